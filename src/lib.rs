@@ -1,0 +1,15 @@
+//! # waterline
+//!
+//! A miniature MVCC row store for studying why transaction systems stop scaling, and what
+//! fixes them: the MySQL 8.0 scalability work of Bin Wang's book (chapter 8), each mechanism
+//! next to the baseline it replaced, switchable in one engine.
+//!
+//! This facade re-exports the parts that exist so far:
+//!
+//! * [`readview`]: InnoDB's sorted-vector read view, the book's hybrid bitmap + vector view,
+//!   and CSN snapshots, with the global active-transaction sets they are copied from.
+//!
+//! See `DESIGN.md` in the project's shared folder for the whole picture.
+
+pub use waterline_readview as readview;
+pub use waterline_readview::{ReadView, SnapshotKind, TrxId};
