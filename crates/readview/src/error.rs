@@ -44,6 +44,12 @@ pub enum ConfigError {
         /// The size asked for.
         bytes: usize,
     },
+    /// The hybrid global window is a ring indexed with a mask.
+    #[error("a global bitmap window of {bytes} bytes: it must be a power of two, at least 8 bytes")]
+    GlobalWindow {
+        /// The size asked for.
+        bytes: usize,
+    },
     /// The CSN ring is indexed by `id % capacity`.
     #[error("a CSN ring of {slots} slots: it must be a power of two, at least 2")]
     CsnRing {

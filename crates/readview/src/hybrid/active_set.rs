@@ -9,8 +9,8 @@ use crate::{ActiveSetError, ConfigError, TrxId, error};
 
 /// The book's global active list (8.2.3): `short_rw_trx_ids_bitmap` + `long_rw_trx_ids`.
 ///
-/// The window is a ring of `W` words: absolute word `w` (ids `64w .. 64w + 63`) lives in
-/// `ring[w % W]`, and the window covers the absolute words `base_word .. base_word + W`.
+/// The window is a ring of `W` words (`W` a power of two): absolute word `w` (ids
+/// `64w .. 64w + 63`) lives in `ring[w % W]`, and the window covers the absolute words `base_word .. base_word + W`.
 /// Ids below `short_min_id() = 64 * base_word` that are still active are in `long_ids`.
 ///
 /// Invariants (checked by the property tests through the public interface):
@@ -47,10 +47,16 @@ impl HybridActiveSet {
         Self::default()
     }
 
-    /// An empty set whose own window holds `global_bytes` and whose views hold `view_bytes`
-    /// (both positive multiples of 8). Tests shrink both so that overflow happens early.
+    /// An empty set whose own window holds `global_bytes` (a power of two, at least 8: the
+    /// ring is indexed with a mask, not a division) and whose views hold `view_bytes` (a
+    /// positive multiple of 8). Tests shrink both so that overflow happens early.
     pub fn with_windows(global_bytes: usize, view_bytes: usize) -> Result<Self, ConfigError> {
         let words = window_words(global_bytes)?;
+        if !words.is_power_of_two() {
+            return Err(ConfigError::GlobalWindow {
+                bytes: global_bytes,
+            });
+        }
         Ok(HybridActiveSet {
             ring: vec![0; words].into_boxed_slice(),
             base_word: 0,
@@ -86,7 +92,9 @@ impl HybridActiveSet {
     }
 
     fn slot(&self, w: u64) -> usize {
-        (w % self.capacity()) as usize
+        // The capacity is a power of two: this is `w % capacity` without a division, which
+        // would otherwise cost more than the rest of a small snapshot.
+        (w & (self.capacity() - 1)) as usize
     }
 
     /// The ring's words for the absolute words `first ..= last` (at most one ring length), as
@@ -221,8 +229,27 @@ impl ActiveSet for HybridActiveSet {
         }
         let (head, tail) = self.words(first, last);
         view.bits.extend_from_slice(head);
-        view.bits.extend_from_slice(tail);
+        if !tail.is_empty() {
+            // The copy wraps around the end of the ring (rare: once a lap).
+            view.bits.extend_from_slice(tail);
+        }
         view.short_base = first * WORD_BITS;
+        // The last word is `low_limit_id - 1`'s: the ids above it in that word did not exist
+        // yet, and their bits say so, so the window's answer is final for every id it covers.
+        // (Written as a plain store of a value computed from the ring: a read-modify-write of
+        // the word memcpy has just stored stalls on store forwarding.)
+        let unborn = self.low_limit_id.0 % WORD_BITS;
+        if unborn != 0 {
+            let padded = self.ring[self.slot(last)] | (!0 << unborn);
+            *view.bits.last_mut().expect("at least one word was copied") = padded;
+        }
+        if let Some(offset) = creator
+            .map(|id| id.0.wrapping_sub(view.short_base))
+            .filter(|&offset| offset / WORD_BITS < view.bits.len() as u64)
+        {
+            // The creator sees its own changes: its bit goes, so one bit test answers for it.
+            view.bits[(offset / WORD_BITS) as usize] &= !(1 << (offset % WORD_BITS));
+        }
         view.copied_bytes()
     }
 }
@@ -306,6 +333,29 @@ mod tests {
     }
 
     #[test]
+    fn the_window_answers_for_the_creator_and_for_unborn_ids() {
+        let mut set = HybridActiveSet::with_windows(16, 8).unwrap();
+        for id in 64..=70 {
+            set.insert(TrxId(id)).unwrap();
+        }
+        let view = set.snapshot(Some(TrxId(66)));
+        assert_eq!(view.short_min_id(), TrxId(64));
+        assert_eq!(view.bitmap_words(), 1);
+        assert!(
+            view.changes_visible(TrxId(66)),
+            "the creator, inside the window"
+        );
+        assert!(!view.changes_visible(TrxId(65)));
+        // 71..=127 share the last copied word but did not exist at snapshot time.
+        for id in [71, 100, 127, 128] {
+            assert!(!view.changes_visible(TrxId(id)), "id {id}");
+        }
+        // The global set is untouched by the snapshot: 66 is still active there.
+        assert!(set.contains(TrxId(66)));
+        assert!(!set.snapshot(None).changes_visible(TrxId(66)));
+    }
+
+    #[test]
     fn a_view_of_an_empty_set() {
         let mut set = HybridActiveSet::new();
         set.insert(TrxId(1)).unwrap();
@@ -334,6 +384,10 @@ mod tests {
         assert_eq!(
             HybridActiveSet::with_windows(12, 8).unwrap_err(),
             ConfigError::Window { bytes: 12 }
+        );
+        assert_eq!(
+            HybridActiveSet::with_windows(24, 8).unwrap_err(),
+            ConfigError::GlobalWindow { bytes: 24 }
         );
         assert_eq!(
             HybridReadView::with_window_bytes(0).unwrap_err(),

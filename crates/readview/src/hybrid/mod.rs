@@ -52,7 +52,7 @@ const WORD_BITS: u64 = u64::BITS as u64;
 
 /// Converts a window size in bytes to 64-bit words, rejecting sizes that are not whole words.
 fn window_words(bytes: usize) -> Result<usize, ConfigError> {
-    if bytes == 0 || bytes % 8 != 0 {
+    if bytes == 0 || !bytes.is_multiple_of(8) {
         Err(ConfigError::Window { bytes })
     } else {
         Ok(bytes / 8)

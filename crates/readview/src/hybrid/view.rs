@@ -7,9 +7,12 @@ use crate::{ConfigError, TrxId};
 /// The book's ReadView (8.2.3): a bitmap for the short ids (`top_active`), a sorted vector for
 /// the long ones below it (`m_long_ids`), and InnoDB's limits.
 ///
-/// Bit `i` of `bits[k]` stands for id `short_base + 64 * k + i`; a set bit means "active when
-/// the view was taken". Ids below `short_base` are active exactly when they are in
-/// `long_ids`; ids in `[short_base + 64 * bits.len(), low_limit_id)` were not active.
+/// Bit `i` of `bits[k]` stands for id `short_base + 64 * k + i`; a set bit means "not
+/// visible". The window is every id the copied words cover, and in it the bit alone is the
+/// answer: set for the ids that were active when the view was taken, cleared for the view's
+/// creator (it sees itself), and set for the ids at or above `low_limit_id` that share the
+/// last word (they did not exist yet). Ids outside the window get InnoDB's checks, then a
+/// search of `long_ids`, which are all below `short_base`.
 #[derive(Clone, Debug)]
 pub struct HybridReadView {
     limits: ViewLimits,
@@ -81,6 +84,17 @@ impl HybridReadView {
         self.bits.len()
     }
 
+    /// `changes_visible` for an id the bitmap does not cover: InnoDB's checks, then the long
+    /// ids. Kept out of line (`cold`) so that the bit test is the straight-line path.
+    #[cold]
+    #[inline(never)]
+    fn outside_window(&self, id: TrxId) -> bool {
+        match self.limits.decide(id) {
+            Some(answer) => answer,
+            None => self.long_ids.binary_search(&id).is_err(),
+        }
+    }
+
     /// Bytes a snapshot wrote into this view: the fixed fields, the window's base, the long
     /// ids and the bitmap words.
     pub(super) fn copied_bytes(&self) -> usize {
@@ -92,24 +106,15 @@ impl HybridReadView {
 }
 
 impl ReadView for HybridReadView {
-    /// InnoDB's prelude, then: inside the window, one bit test; below it, a binary search of
-    /// the (short) long vector; above the copied words, not active.
+    /// Inside the window: one bit test, nothing else. Outside it: InnoDB's checks, then a
+    /// binary search of the (short) long vector.
     #[inline]
     fn changes_visible(&self, id: TrxId) -> bool {
-        if let Some(answer) = self.limits.decide(id) {
-            return answer;
-        }
-        match id.0.checked_sub(self.short_base) {
-            Some(offset) => {
-                let word = usize::try_from(offset / WORD_BITS)
-                    .ok()
-                    .and_then(|k| self.bits.get(k));
-                match word {
-                    Some(word) => word & (1 << (offset % WORD_BITS)) == 0,
-                    None => true,
-                }
-            }
-            None => self.long_ids.binary_search(&id).is_err(),
+        // An id below the window wraps to a huge offset and misses, like one above it.
+        let offset = id.0.wrapping_sub(self.short_base);
+        match self.bits.get((offset / WORD_BITS) as usize) {
+            Some(word) => (word >> (offset % WORD_BITS)) & 1 == 0,
+            None => self.outside_window(id),
         }
     }
 
