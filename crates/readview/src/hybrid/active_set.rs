@@ -1,8 +1,8 @@
 //! [`HybridActiveSet`]: the global active list as a bitmap ring plus a long vector.
 
 use super::{
-    GLOBAL_WINDOW_BYTES, HybridReadView, WORD_BITS, mask_of, push_ids_of_word, window_words,
-    word_of,
+    GLOBAL_WINDOW_BYTES, HybridReadView, WORD_BITS, append, mask_of, push_ids_of_word,
+    window_words, word_of,
 };
 use crate::view::{ActiveSet, ViewLimits};
 use crate::{ActiveSetError, ConfigError, TrxId, error};
@@ -211,7 +211,7 @@ impl ActiveSet for HybridActiveSet {
     fn snapshot_into(&self, view: &mut HybridReadView, creator: Option<TrxId>) -> usize {
         view.set_limits(ViewLimits::new(self.low_limit_id, self.oldest(), creator));
         view.long_ids.clear();
-        view.long_ids.extend_from_slice(&self.long_ids);
+        append(&mut view.long_ids, &self.long_ids);
         view.bits.clear();
         if self.short_count == 0 {
             view.short_base = self.low_limit_id.0;
@@ -228,10 +228,10 @@ impl ActiveSet for HybridActiveSet {
             first = kept;
         }
         let (head, tail) = self.words(first, last);
-        view.bits.extend_from_slice(head);
+        append(&mut view.bits, head);
         if !tail.is_empty() {
             // The copy wraps around the end of the ring (rare: once a lap).
-            view.bits.extend_from_slice(tail);
+            append(&mut view.bits, tail);
         }
         view.short_base = first * WORD_BITS;
         // The last word is `low_limit_id - 1`'s: the ids above it in that word did not exist
