@@ -3,6 +3,10 @@
 baseline function of each group (`vector` where the group has it).
 
 Usage: cargo bench --bench readview && python3 scripts/bench-table.py [GROUP ...]
+       python3 scripts/bench-table.py --runs DIR,DIR,... [GROUP ...]
+
+With --runs, each DIR is a saved copy of target/criterion from one run; every cell is then the
+median over the runs of each run's median, and ratios are computed from those cells.
 
 Reads target/criterion/<group>/<function>/<parameter>/new/{estimates,benchmark}.json, as
 criterion writes them. A median is divided by the benchmark's element throughput when it has
@@ -11,6 +15,8 @@ one (e.g. 1,024 visibility tests per iteration), so every cell is "ns per operat
 import json
 import sys
 from pathlib import Path
+
+import statistics
 
 ROOT = Path(__file__).resolve().parent.parent / "target" / "criterion"
 BASELINE = "vector"
@@ -29,19 +35,22 @@ def sort_key(param: str):
     return (int(head) if head.isdigit() else 0, param)
 
 
-def table(group: str) -> str:
-    results = {}  # function -> parameter -> ns
-    for meta in sorted((ROOT / group).glob("*/*/new/benchmark.json")):
-        bench_dir = meta.parent.parent
-        function, param = bench_dir.parent.name, bench_dir.name
-        results.setdefault(function, {})[param] = per_op_ns(bench_dir)
-    if not results:
-        return f"(no results for group {group!r} under {ROOT})\n"
+def table(group: str, roots) -> str:
+    samples = {}  # function -> parameter -> [ns per run]
+    for root in roots:
+        for meta in sorted((root / group).glob("*/*/new/benchmark.json")):
+            bench_dir = meta.parent.parent
+            function, param = bench_dir.parent.name, bench_dir.name
+            samples.setdefault(function, {}).setdefault(param, []).append(per_op_ns(bench_dir))
+    if not samples:
+        return f"(no results for group {group!r})\n"
+    results = {f: {p: statistics.median(v) for p, v in ps.items()} for f, ps in samples.items()}
     functions = sorted(results, key=lambda f: (f != BASELINE, f))
     params = sorted({p for f in results.values() for p in f}, key=sort_key)
     others = [f for f in functions if f != BASELINE] if BASELINE in results else []
     head = ["param"] + [f"{f} (ns)" for f in functions] + [f"{BASELINE}/{f}" for f in others]
-    lines = [f"**{group}** (median ns per operation)", "", "| " + " | ".join(head) + " |",
+    runs = f", median of {len(roots)} runs" if len(roots) > 1 else ""
+    lines = [f"**{group}** (median ns per operation{runs})", "", "| " + " | ".join(head) + " |",
              "|" + "---|" * len(head)]
     for p in params:
         row = [p] + [fmt(results[f].get(p)) for f in functions]
@@ -58,8 +67,11 @@ def fmt(ns):
 
 
 def main(argv):
-    groups = argv or sorted(p.name for p in ROOT.iterdir() if p.is_dir() and p.name != "report")
-    print("\n".join(table(g) for g in groups))
+    roots = [ROOT]
+    if argv[:1] == ["--runs"]:
+        roots, argv = [Path(d) for d in argv[1].split(",")], argv[2:]
+    groups = argv or sorted(p.name for p in roots[0].iterdir() if p.is_dir() and p.name != "report")
+    print("\n".join(table(g, roots) for g in groups))
 
 
 if __name__ == "__main__":

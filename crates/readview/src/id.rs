@@ -7,6 +7,14 @@
 
 use std::fmt;
 
+/// `n + 1`, unless that is `u64::MAX`, which both id kinds reserve.
+const fn checked_next(n: u64) -> Option<u64> {
+    match n.checked_add(1) {
+        Some(next) if next < u64::MAX => Some(next),
+        _ => None,
+    }
+}
+
 /// A read-write transaction's id: InnoDB's `trx_id_t`.
 ///
 /// Ids are handed out in increasing order by the transaction system, on a transaction's first
@@ -27,9 +35,9 @@ impl TrxId {
     /// [`TrxId::MAX`], which is reserved).
     #[must_use]
     pub const fn next(self) -> Option<TrxId> {
-        match self.0.checked_add(1) {
-            Some(n) if n < u64::MAX => Some(TrxId(n)),
-            _ => None,
+        match checked_next(self.0) {
+            Some(n) => Some(TrxId(n)),
+            None => None,
         }
     }
 
@@ -71,9 +79,9 @@ impl Csn {
     /// (the CSN log uses it to mark "still active").
     #[must_use]
     pub const fn next(self) -> Option<Csn> {
-        match self.0.checked_add(1) {
-            Some(n) if n < u64::MAX => Some(Csn(n)),
-            _ => None,
+        match checked_next(self.0) {
+            Some(n) => Some(Csn(n)),
+            None => None,
         }
     }
 

@@ -377,6 +377,9 @@ mod tests {
         // 1..=1000 lies in words 0..=15: 16 words, 128 bytes, plus 40 bytes of fields.
         assert_eq!(set.snapshot_into(&mut view, None), 168);
         assert_eq!(view.bitmap_words(), 16);
+        let buffer = view.bits.as_ptr();
+        set.snapshot_into(&mut view, None);
+        assert_eq!(view.bits.as_ptr(), buffer, "no new allocation");
     }
 
     #[test]
