@@ -318,6 +318,15 @@ impl CsnLog {
 
     /// What the log knows of `id` now. Lock-free unless `id` left the ring while still needed.
     pub fn state(&self, id: TrxId) -> TrxState {
+        if id >= self.low_limit_id() {
+            return TrxState::NotBegun;
+        }
+        self.state_below_low_limit(id)
+    }
+
+    /// [`CsnLog::state`] for an id below a `low_limit_id` this thread has read (a snapshot's):
+    /// such an id lies below `base + N` for every `base` read after it, so its slot is its own.
+    fn state_below_low_limit(&self, id: TrxId) -> TrxState {
         // Acquire (all three loads): see the module page, "Reading a ring slot while the ring
         // slides".
         let base = self.base.load(Ordering::Acquire);
@@ -410,7 +419,8 @@ impl ReadView for CsnSnapshot {
         if id >= self.low_limit_id {
             return false;
         }
-        match self.log.state(id) {
+        // The check above makes the unchecked look-up safe: see `state_below_low_limit`.
+        match self.log.state_below_low_limit(id) {
             TrxState::NotBegun | TrxState::Settled => true,
             TrxState::Active => false,
             TrxState::Ended(csn) => csn <= self.csn,
@@ -533,6 +543,15 @@ mod tests {
             CsnLog::with_ring_slots(6).unwrap_err(),
             ConfigError::CsnRing { slots: 6 }
         );
+    }
+
+    #[test]
+    fn an_id_beyond_the_high_water_mark_has_not_begun() {
+        let log = log(4);
+        log.begin(TrxId(1)).unwrap();
+        // 5 would share 1's slot in a 4-slot ring; it must not borrow 1's state.
+        assert_eq!(log.state(TrxId(5)), TrxState::NotBegun);
+        assert_eq!(log.state(TrxId(1)), TrxState::Active);
     }
 
     #[test]

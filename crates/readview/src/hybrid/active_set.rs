@@ -236,8 +236,6 @@ impl ActiveSet for HybridActiveSet {
         view.short_base = first * WORD_BITS;
         // The last word is `low_limit_id - 1`'s: the ids above it in that word did not exist
         // yet, and their bits say so, so the window's answer is final for every id it covers.
-        // (Written as a plain store of a value computed from the ring: a read-modify-write of
-        // the word memcpy has just stored stalls on store forwarding.)
         let unborn = self.low_limit_id.0 % WORD_BITS;
         if unborn != 0 {
             let padded = self.ring[self.slot(last)] | (!0 << unborn);

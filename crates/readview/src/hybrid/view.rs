@@ -112,7 +112,10 @@ impl ReadView for HybridReadView {
     fn changes_visible(&self, id: TrxId) -> bool {
         // An id below the window wraps to a huge offset and misses, like one above it.
         let offset = id.0.wrapping_sub(self.short_base);
-        match self.bits.get((offset / WORD_BITS) as usize) {
+        let word = usize::try_from(offset / WORD_BITS)
+            .ok()
+            .and_then(|k| self.bits.get(k));
+        match word {
             Some(word) => (word >> (offset % WORD_BITS)) & 1 == 0,
             None => self.outside_window(id),
         }
