@@ -137,6 +137,7 @@ impl ActiveSet for HybridActiveSet {
     fn insert(&mut self, id: TrxId) -> Result<(), ActiveSetError> {
         error::check_begin(id, self.low_limit_id)?;
         let w = word_of(id);
+        let mut slid = false;
         if self.short_count == 0 {
             // Every word is zero: the window can start at the new id's word, leaving the most
             // room for the ids to come.
@@ -144,12 +145,16 @@ impl ActiveSet for HybridActiveSet {
             self.lo_word = w;
         } else if w >= self.base_word + self.capacity() {
             self.slide_to(w + 1 - self.capacity());
+            slid = true;
         }
         self.hi_word = w;
         let slot = self.slot(w);
         self.ring[slot] |= mask_of(id);
         self.short_count += 1;
-        self.settle_lo();
+        if slid {
+            // Only a slide can leave `lo_word` on an empty word; setting a bit cannot.
+            self.settle_lo();
+        }
         self.low_limit_id = TrxId(id.0 + 1);
         Ok(())
     }
