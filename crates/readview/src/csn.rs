@@ -87,12 +87,11 @@ fn decode(slot: u64) -> TrxState {
     }
 }
 
-/// What only the writer (holder of the writer mutex) reads and writes.
+/// What only the writer reads and writes. Holding it (the writer mutex) is also the proof
+/// that the caller is the one thread allowed to store to the log's atomics, so it may read them
+/// `Relaxed`: every earlier store was made by an earlier holder of the mutex.
 #[derive(Debug)]
 struct Writer {
-    last_csn: Csn,
-    low_limit_id: TrxId,
-    base: u64,
     horizon: Csn,
     overflow_moves: u64,
 }
@@ -150,9 +149,6 @@ impl CsnLog {
             retired_len: AtomicUsize::new(0),
             retired: RwLock::new(BTreeMap::new()),
             writer: Mutex::new(Writer {
-                last_csn: Csn::ZERO,
-                low_limit_id: TrxId::FIRST,
-                base: 0,
                 horizon: Csn::ZERO,
                 overflow_moves: 0,
             }),
@@ -183,17 +179,17 @@ impl CsnLog {
     /// Marks `id` active. Ids must arrive in increasing order.
     pub fn begin(&self, id: TrxId) -> Result<(), ActiveSetError> {
         let mut writer = self.writer.lock();
-        error::check_begin(id, writer.low_limit_id)?;
+        error::check_begin(id, TrxId(self.low_limit_id.load(Ordering::Relaxed)))?;
         let capacity = self.slots.len() as u64;
-        if id.0 >= writer.base + capacity {
+        let base = self.base.load(Ordering::Relaxed);
+        if id.0 >= base + capacity {
             // Slide by at least a quarter ring, so that readers see `base` change rarely.
-            let new_base = (id.0 + 1 - capacity).max((writer.base + capacity / 4).min(id.0));
+            let new_base = (id.0 + 1 - capacity).max((base + capacity / 4).min(id.0));
             self.slide(&mut writer, new_base);
         }
         // Release: with the low_limit_id store below, a snapshot that reads the new
         // low_limit_id finds this slot "active", never "not begun".
         self.slot(id).store(ACTIVE, Ordering::Release);
-        writer.low_limit_id = TrxId(id.0 + 1);
         // Release: pairs with the Acquire in `snapshot_into` (②).
         self.low_limit_id.store(id.0 + 1, Ordering::Release);
         Ok(())
@@ -204,10 +200,10 @@ impl CsnLog {
     /// for the ids that will reuse them.
     fn slide(&self, writer: &mut Writer, new_base: u64) {
         let capacity = self.slots.len() as u64;
-        let leaving = writer.base
-            ..new_base
-                .min(writer.base + capacity)
-                .min(writer.low_limit_id.0);
+        // Relaxed: we hold the writer mutex (see `Writer`).
+        let base = self.base.load(Ordering::Relaxed);
+        let low_limit_id = self.low_limit_id.load(Ordering::Relaxed);
+        let leaving = base..new_base.min(base + capacity).min(low_limit_id);
         let mut kept = Vec::new();
         for id in leaving.clone().map(TrxId) {
             // Relaxed: only the writer stores to slots, and we are the writer.
@@ -224,7 +220,6 @@ impl CsnLog {
             // takes the read lock anyway; this orders the fast "empty" check).
             self.retired_len.store(retired.len(), Ordering::Release);
         }
-        writer.base = new_base;
         // Release: the retired entries above happen before the new base; a reader that sees
         // the new base (Acquire in `state`) and looks in the map finds them.
         self.base.store(new_base, Ordering::Release);
@@ -245,13 +240,13 @@ impl CsnLog {
     /// whole group becomes visible at once. If any id is not active, nothing changes and the
     /// error names it. An empty group publishes nothing and returns the last CSN.
     pub fn commit_group(&self, ids: &[TrxId]) -> Result<Csn, ActiveSetError> {
-        let mut writer = self.writer.lock();
+        let writer = self.writer.lock();
+        // Relaxed: we hold the writer mutex (see `Writer`).
+        let last = Csn(self.last_csn.load(Ordering::Relaxed));
         if ids.is_empty() {
-            return Ok(writer.last_csn);
+            return Ok(last);
         }
-        let csn = writer.last_csn.next().ok_or(ActiveSetError::CsnExhausted {
-            last: writer.last_csn,
-        })?;
+        let csn = last.next().ok_or(ActiveSetError::CsnExhausted { last })?;
         for (done, &id) in ids.iter().enumerate() {
             if let Err(error) = self.transition(&writer, id, ACTIVE, csn.0) {
                 // Not yet published (last_csn is unchanged), so putting back "active" is
@@ -263,7 +258,6 @@ impl CsnLog {
                 return Err(error);
             }
         }
-        writer.last_csn = csn;
         // Release: every slot store of this group happens before; pairs with ① in
         // `snapshot_into`.
         self.last_csn.store(csn.0, Ordering::Release);
@@ -273,14 +267,15 @@ impl CsnLog {
     /// Changes `id`'s state from `from` to `to`, in the ring or in the retired map.
     fn transition(
         &self,
-        writer: &Writer,
+        _writer: &Writer,
         id: TrxId,
         from: u64,
         to: u64,
     ) -> Result<(), ActiveSetError> {
         let not_active = ActiveSetError::NotActive { id };
-        if id.0 >= writer.base {
-            if id >= writer.low_limit_id {
+        // Relaxed: `_writer` proves we hold the writer mutex (see `Writer`).
+        if id.0 >= self.base.load(Ordering::Relaxed) {
+            if id.0 >= self.low_limit_id.load(Ordering::Relaxed) {
                 return Err(not_active);
             }
             let slot = self.slot(id);
@@ -307,7 +302,8 @@ impl CsnLog {
     /// horizon above the last CSN is capped to it; a horizon never moves back.
     pub fn purge(&self, horizon: Csn) {
         let mut writer = self.writer.lock();
-        writer.horizon = writer.horizon.max(horizon.min(writer.last_csn));
+        let last = Csn(self.last_csn.load(Ordering::Relaxed));
+        writer.horizon = writer.horizon.max(horizon.min(last));
         if self.retired_len.load(Ordering::Relaxed) > 0 {
             let horizon = writer.horizon.0;
             let mut retired = self.retired.write();

@@ -58,19 +58,12 @@ pub enum ConfigError {
     },
 }
 
-/// Rejects the two reserved ids; shared by every active set's `begin`.
-pub(crate) fn check_not_reserved(id: TrxId) -> Result<(), ActiveSetError> {
+/// Checks that `id` may begin in a set whose next free id is `low_limit_id`: shared by every
+/// active set's `insert` and the CSN log's `begin`.
+pub(crate) fn check_begin(id: TrxId, low_limit_id: TrxId) -> Result<(), ActiveSetError> {
     if id.0 == 0 || id == TrxId::MAX {
         Err(ActiveSetError::Reserved { id })
-    } else {
-        Ok(())
-    }
-}
-
-/// Checks that `id` may begin in a set whose next free id is `low_limit_id`.
-pub(crate) fn check_begin(id: TrxId, low_limit_id: TrxId) -> Result<(), ActiveSetError> {
-    check_not_reserved(id)?;
-    if id < low_limit_id {
+    } else if id < low_limit_id {
         Err(ActiveSetError::NotIncreasing { id, low_limit_id })
     } else {
         Ok(())
