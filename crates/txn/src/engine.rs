@@ -1,0 +1,224 @@
+//! The engine: configuration, catalog, transaction system, lock table, commit pipeline, and
+//! the background purge.
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::commit::{CommitPipeline, Immediate};
+use crate::config::{EngineConfig, Isolation};
+use crate::error::TxnError;
+use crate::lock::LockManager;
+use crate::schema::TableSchema;
+use crate::stats::{Counter, Stats, StatsSnapshot};
+use crate::table::{Table, TableId};
+use crate::trx::Transaction;
+use crate::trx_sys::TrxSys;
+
+/// Shards of the row-lock table.
+const LOCK_SHARDS: usize = 64;
+
+/// What every transaction of an engine shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) config: EngineConfig,
+    pub(crate) trx_sys: TrxSys,
+    pub(crate) locks: LockManager,
+    pub(crate) stats: Arc<Stats>,
+    catalog: RwLock<Vec<Table>>,
+    pub(crate) pipeline: Box<dyn CommitPipeline>,
+}
+
+/// What one purge pass did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PurgeReport {
+    /// The horizon it used: versions shadowed by a commit numbered below it were unlinked.
+    pub horizon: u64,
+    /// Versions unlinked.
+    pub versions: u64,
+}
+
+impl Shared {
+    fn purge(&self) -> PurgeReport {
+        let horizon = self.trx_sys.purge_horizon();
+        let tables = self.catalog.read().clone();
+        let versions = tables.iter().map(|t| t.purge(horizon)).sum();
+        self.stats.incr(Counter::PurgeRuns);
+        self.stats.add(Counter::VersionsPurged, versions);
+        PurgeReport { horizon, versions }
+    }
+}
+
+/// The background purge thread and its stop signal.
+#[derive(Debug)]
+struct PurgeWorker {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl PurgeWorker {
+    fn start(shared: Arc<Shared>, interval: Duration) -> PurgeWorker {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let signal = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("waterline-purge".into())
+            .spawn(move || {
+                let (stopped, wake) = &*signal;
+                let mut stopped = stopped.lock();
+                while !*stopped {
+                    if wake.wait_for(&mut stopped, interval).timed_out() {
+                        parking_lot::MutexGuard::unlocked(&mut stopped, || shared.purge());
+                    }
+                }
+            })
+            .expect("the purge thread can be spawned");
+        PurgeWorker {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for PurgeWorker {
+    fn drop(&mut self) {
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_all();
+        if let Some(thread) = self.thread.take() {
+            // A panic in purge has been reported by the thread itself.
+            let _ = thread.join();
+        }
+    }
+}
+
+/// An in-memory MVCC engine. Share it between threads by reference (or `Arc`).
+///
+/// ```
+/// use waterline_txn::{Column, ColumnType, Engine, EngineConfig, Isolation, Key, TableSchema};
+///
+/// let engine = Engine::open(EngineConfig::default())?;
+/// let accounts = engine.create_table(
+///     TableSchema::new("account", vec![
+///         Column::new("id", ColumnType::Int),
+///         Column::new("balance", ColumnType::BigInt),
+///     ])
+///     .primary_key(&["id"])?,
+/// )?;
+///
+/// let mut setup = engine.begin(Isolation::ReadCommitted);
+/// setup.insert(&accounts, vec![1.into(), 100.into()])?;
+/// setup.commit()?;
+///
+/// let mut reader = engine.begin(Isolation::RepeatableRead);
+/// assert_eq!(reader.get(&accounts, Key::one(1))?.unwrap()[1], 100.into());
+///
+/// let mut writer = engine.begin(Isolation::ReadCommitted);
+/// writer.update_with(&accounts, Key::one(1), |row| {
+///     vec![row[0].clone(), (row[1].as_int().unwrap() - 30).into()]
+/// })?;
+/// writer.commit()?;
+///
+/// // REPEATABLE READ keeps its snapshot; a new transaction sees the commit.
+/// assert_eq!(reader.get(&accounts, Key::one(1))?.unwrap()[1], 100.into());
+/// let mut later = engine.begin(Isolation::ReadCommitted);
+/// assert_eq!(later.get(&accounts, Key::one(1))?.unwrap()[1], 70.into());
+/// # Ok::<(), waterline_txn::TxnError>(())
+/// ```
+#[derive(Debug)]
+pub struct Engine {
+    shared: Arc<Shared>,
+    // Declared last: dropped after `shared`'s last user here, stops the thread first.
+    _purge: Option<PurgeWorker>,
+}
+
+impl Engine {
+    /// An empty engine that commits in memory ([`Immediate`]).
+    pub fn open(config: EngineConfig) -> Result<Engine, TxnError> {
+        Engine::with_pipeline(config, Box::new(Immediate))
+    }
+
+    /// An empty engine whose commits go through `pipeline` (the WAL and group commit plug in
+    /// here).
+    pub fn with_pipeline(
+        config: EngineConfig,
+        pipeline: Box<dyn CommitPipeline>,
+    ) -> Result<Engine, TxnError> {
+        config.validate()?;
+        let stats = Arc::new(Stats::default());
+        let shared = Arc::new(Shared {
+            trx_sys: TrxSys::new(&config, Arc::clone(&stats))?,
+            locks: LockManager::new(LOCK_SHARDS, Arc::clone(&stats)),
+            stats,
+            catalog: RwLock::new(Vec::new()),
+            pipeline,
+            config,
+        });
+        let purge = shared
+            .config
+            .purge_interval
+            .map(|interval| PurgeWorker::start(Arc::clone(&shared), interval));
+        Ok(Engine {
+            shared,
+            _purge: purge,
+        })
+    }
+
+    /// The configuration the engine runs with.
+    pub fn config(&self) -> &EngineConfig {
+        &self.shared.config
+    }
+
+    /// Creates a table.
+    pub fn create_table(&self, schema: TableSchema) -> Result<Table, TxnError> {
+        schema.validate()?;
+        let mut catalog = self.shared.catalog.write();
+        if catalog
+            .iter()
+            .any(|t| t.name().eq_ignore_ascii_case(&schema.name))
+        {
+            return Err(TxnError::TableExists(schema.name));
+        }
+        let id =
+            u32::try_from(catalog.len()).map_err(|_| TxnError::Config("too many tables".into()))?;
+        let table = Table::new(TableId(id), schema);
+        catalog.push(table.clone());
+        Ok(table)
+    }
+
+    /// The table named `name` (case-insensitive, as MySQL on Linux is not; close enough).
+    pub fn table(&self, name: &str) -> Result<Table, TxnError> {
+        self.shared
+            .catalog
+            .read()
+            .iter()
+            .find(|t| t.name().eq_ignore_ascii_case(name))
+            .cloned()
+            .ok_or_else(|| TxnError::NoSuchTable(name.to_owned()))
+    }
+
+    /// Every table, in creation order.
+    pub fn tables(&self) -> Vec<Table> {
+        self.shared.catalog.read().clone()
+    }
+
+    /// Begins a transaction. It gets a trx id only at its first write or lock.
+    pub fn begin(&self, isolation: Isolation) -> Transaction {
+        Transaction::new(Arc::clone(&self.shared), isolation)
+    }
+
+    /// Runs one purge pass now (the background thread does this every `purge_interval`).
+    pub fn purge(&self) -> PurgeReport {
+        self.shared.purge()
+    }
+
+    /// The counters, summed now.
+    pub fn stats(&self) -> StatsSnapshot {
+        self.shared.stats.snapshot()
+    }
+
+    /// The transaction system, for its live-transaction list and gauges.
+    pub fn trx_sys(&self) -> &TrxSys {
+        &self.shared.trx_sys
+    }
+}

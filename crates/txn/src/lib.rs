@@ -1,0 +1,74 @@
+//! # waterline-txn: the transaction system and row store
+//!
+//! The engine the book's chapter 8 measures: a trx-sys whose global latch, active set and
+//! view open/close decide whether throughput climbs or collapses as connections grow, over a
+//! multi-version row store with READ COMMITTED and REPEATABLE READ.
+//!
+//! ## The model
+//!
+//! ```text
+//!  Engine ──► Transaction ── first write ──► TrxSys::begin_rw: id, active set, registry shard
+//!               │  consistent read ──► view (RC: per statement, RR: per transaction)
+//!               │                      walk version chain until view.sees(writer)
+//!               │  write ──► row lock (wait / timeout / deadlock) ──► push version + undo
+//!               └─ commit ──► CommitPipeline (durability seam) ──► CommitTicket::publish:
+//!                             leave active set, commit number, stamp versions, release locks
+//!  purge thread ──► horizon = min(open views' limits) ──► unlink versions nobody can see
+//! ```
+//!
+//! - [`TrxSys`] (`trx_sys.rs`): ids, the active set of the configured [`SnapshotKind`]
+//!   behind the cache-padded trx-sys latch, the registry of live read-write transactions in
+//!   `trx_shards` shards, view open and close ([`ViewClose`]).
+//! - `horizon.rs`: the purge horizon, and the argument (checked by loom) that a latch-free
+//!   view close cannot let purge remove a version an open view needs.
+//! - `version.rs`, `table.rs`: version chains (newest first, roll pointers, delete marks), a
+//!   clustered skip-list index per table, secondary indexes whose hits are rechecked.
+//! - `lock.rs`: shared/exclusive row locks, lock-wait timeout, wait-for-graph deadlock
+//!   detection; the victim's error is typed and retryable.
+//! - `trx.rs`: the embedded API ([`Transaction`]), statements, undo.
+//! - `commit.rs`: the seam where the WAL and group commit plug in ([`CommitPipeline`]).
+//!
+//! ## Invariants
+//!
+//! 1. A transaction sees its own changes and exactly the changes of transactions its view
+//!    sees (`readview`'s invariant), never an uncommitted change of another.
+//! 2. Every write happens under the row's exclusive lock, held until the writer ends; so a
+//!    chain's versions are in commit order and only its head may be uncommitted.
+//! 3. Durable before visible: a commit is published only by the pipeline, after it made the
+//!    redo durable; an unpublished commit is rolled back.
+//! 4. Purge never unlinks a version an open or future view can reach.
+//!
+//! ## Left out
+//!
+//! Gap and next-key locks (locking range reads see phantoms; unique secondary values are
+//! locked as values instead), SERIALIZABLE and READ UNCOMMITTED, savepoints by name, DDL
+//! beyond CREATE TABLE, changing a primary key in place, persistence (the commit pipeline's
+//! job), and a buffer pool: everything is in memory.
+
+mod commit;
+mod config;
+mod engine;
+mod error;
+pub mod horizon;
+mod lock;
+mod schema;
+mod stats;
+mod sync;
+mod table;
+mod trx;
+mod trx_sys;
+mod value;
+mod version;
+
+pub use commit::{CommitPipeline, CommitTicket, Immediate, RedoRecord};
+pub use config::{EngineConfig, Isolation, ViewClose};
+pub use engine::{Engine, PurgeReport};
+pub use error::TxnError;
+pub use lock::LockMode;
+pub use schema::{Column, ColumnType, IndexDef, TableSchema};
+pub use stats::{Counter, Stats, StatsSnapshot};
+pub use table::{KeyRange, Table, TableId};
+pub use trx::{Savepoint, ScanOptions, Transaction};
+pub use trx_sys::{TrxInfo, TrxSys};
+pub use value::{DateTime, Decimal, Key, Row, Value};
+pub use waterline_readview::{SnapshotKind, TrxId};

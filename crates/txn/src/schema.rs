@@ -1,0 +1,328 @@
+//! Table schemas: column types, the primary key (or a hidden row id), and secondary indexes.
+//! A row is checked (and coerced, as MySQL stores into a column) before it is written.
+
+use crate::error::TxnError;
+use crate::value::{Decimal, Key, Row, Value};
+
+/// A column's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ColumnType {
+    /// 32-bit signed integer.
+    Int,
+    /// 64-bit signed integer.
+    BigInt,
+    /// DECIMAL(precision, scale).
+    Decimal {
+        /// Total digits (at most 38 here, as `i128` holds them; MySQL allows 65).
+        precision: u8,
+        /// Digits after the point.
+        scale: u8,
+    },
+    /// CHAR(n): at most `n` characters.
+    Char(u32),
+    /// VARCHAR(n): at most `n` characters.
+    Varchar(u32),
+    /// DATETIME.
+    DateTime,
+    /// DOUBLE.
+    Double,
+}
+
+/// A column: name, type, and whether it may hold NULL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// The column's name.
+    pub name: String,
+    /// Its type.
+    pub ty: ColumnType,
+    /// Whether NULL is allowed.
+    pub nullable: bool,
+}
+
+impl Column {
+    /// A NOT NULL column.
+    pub fn new(name: impl Into<String>, ty: ColumnType) -> Column {
+        Column {
+            name: name.into(),
+            ty,
+            nullable: false,
+        }
+    }
+
+    /// A column that may hold NULL.
+    pub fn nullable(name: impl Into<String>, ty: ColumnType) -> Column {
+        Column {
+            nullable: true,
+            ..Column::new(name, ty)
+        }
+    }
+}
+
+/// A secondary index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexDef {
+    /// The index's name.
+    pub name: String,
+    /// Positions of its columns in the row.
+    pub columns: Vec<usize>,
+    /// Whether two live rows may not share a value (rows with a NULL in it are exempt, as
+    /// in MySQL).
+    pub unique: bool,
+}
+
+/// A table's definition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableSchema {
+    /// The table's name.
+    pub name: String,
+    /// Its columns, in row order.
+    pub columns: Vec<Column>,
+    /// Positions of the primary key's columns; `None` gives the table a hidden row id, as
+    /// InnoDB's `DB_ROW_ID`.
+    pub primary_key: Option<Vec<usize>>,
+    /// Secondary indexes.
+    pub indexes: Vec<IndexDef>,
+}
+
+impl TableSchema {
+    /// A table with these columns and no keys yet.
+    pub fn new(name: impl Into<String>, columns: Vec<Column>) -> TableSchema {
+        TableSchema {
+            name: name.into(),
+            columns,
+            primary_key: None,
+            indexes: Vec::new(),
+        }
+    }
+
+    /// Sets the primary key to the named columns.
+    pub fn primary_key(mut self, columns: &[&str]) -> Result<TableSchema, TxnError> {
+        self.primary_key = Some(self.positions(columns)?);
+        Ok(self)
+    }
+
+    /// Adds a secondary index over the named columns.
+    pub fn index(mut self, name: &str, columns: &[&str], unique: bool) -> Result<Self, TxnError> {
+        let columns = self.positions(columns)?;
+        self.indexes.push(IndexDef {
+            name: name.to_owned(),
+            columns,
+            unique,
+        });
+        Ok(self)
+    }
+
+    /// The position of the named column.
+    pub fn column(&self, name: &str) -> Result<usize, TxnError> {
+        self.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| self.error(name, "no such column"))
+    }
+
+    fn positions(&self, names: &[&str]) -> Result<Vec<usize>, TxnError> {
+        names.iter().map(|name| self.column(name)).collect()
+    }
+
+    /// Checks the definition itself: names, key columns, types.
+    pub fn validate(&self) -> Result<(), TxnError> {
+        if self.columns.is_empty() {
+            return Err(self.error("*", "a table needs at least one column"));
+        }
+        for (i, column) in self.columns.iter().enumerate() {
+            if self.columns[..i]
+                .iter()
+                .any(|c| c.name.eq_ignore_ascii_case(&column.name))
+            {
+                return Err(self.error(&column.name, "duplicate column name"));
+            }
+            if let ColumnType::Decimal { precision, scale } = column.ty
+                && (precision == 0 || precision > 38 || scale > precision)
+            {
+                return Err(self.error(&column.name, "DECIMAL(p, s) needs 0 < p <= 38, s <= p"));
+            }
+        }
+        let keys = self
+            .primary_key
+            .iter()
+            .chain(self.indexes.iter().map(|i| &i.columns));
+        for key in keys {
+            if key.is_empty() || key.iter().any(|&c| c >= self.columns.len()) {
+                return Err(self.error("*", "a key needs existing columns"));
+            }
+        }
+        if let Some(pk) = &self.primary_key
+            && let Some(&c) = pk.iter().find(|&&c| self.columns[c].nullable)
+        {
+            return Err(self.error(&self.columns[c].name, "a primary key column cannot be NULL"));
+        }
+        for (i, index) in self.indexes.iter().enumerate() {
+            if index.name.eq_ignore_ascii_case("PRIMARY")
+                || self.indexes[..i]
+                    .iter()
+                    .any(|j| j.name.eq_ignore_ascii_case(&index.name))
+            {
+                return Err(self.error("*", &format!("duplicate index name {}", index.name)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks `row` against the columns and returns it as stored: integers widened into
+    /// DECIMAL and DOUBLE columns, decimals rounded to the column's scale.
+    pub fn check_row(&self, mut row: Row) -> Result<Row, TxnError> {
+        if row.len() != self.columns.len() {
+            return Err(self.error(
+                "*",
+                &format!("expected {} values, got {}", self.columns.len(), row.len()),
+            ));
+        }
+        for (value, column) in row.iter_mut().zip(&self.columns) {
+            let stored = self.coerce(column, std::mem::replace(value, Value::Null))?;
+            *value = stored;
+        }
+        Ok(row)
+    }
+
+    fn coerce(&self, column: &Column, value: Value) -> Result<Value, TxnError> {
+        let mismatch = |what: &str| self.error(&column.name, what);
+        match (column.ty, value) {
+            (_, Value::Null) if column.nullable => Ok(Value::Null),
+            (_, Value::Null) => Err(mismatch("cannot be NULL")),
+            (ColumnType::Int, Value::Int(n)) if i32::try_from(n).is_err() => {
+                Err(mismatch(&format!("{n} is out of range for INT")))
+            }
+            (ColumnType::Int | ColumnType::BigInt, Value::Int(n)) => Ok(Value::Int(n)),
+            (ColumnType::Decimal { precision, scale }, value) => {
+                let decimal = match value {
+                    Value::Int(n) => Decimal::new(n.into(), 0),
+                    Value::Decimal(d) => Some(d),
+                    other => return Err(mismatch(&format!("{other} is not a DECIMAL"))),
+                };
+                let stored = decimal.and_then(|d| d.rescale(scale));
+                match stored {
+                    Some(d) if d.integer_digits() <= u32::from(precision - scale) => {
+                        Ok(Value::Decimal(d))
+                    }
+                    _ => Err(mismatch(&format!(
+                        "value out of range for DECIMAL({precision}, {scale})"
+                    ))),
+                }
+            }
+            (ColumnType::Char(n) | ColumnType::Varchar(n), Value::Str(s)) => {
+                if s.chars().count() > n as usize {
+                    Err(mismatch(&format!("string longer than {n} characters")))
+                } else {
+                    Ok(Value::Str(s))
+                }
+            }
+            (ColumnType::DateTime, Value::DateTime(t)) => Ok(Value::DateTime(t)),
+            (
+                ColumnType::Double,
+                value @ (Value::Double(_) | Value::Int(_) | Value::Decimal(_)),
+            ) => Ok(Value::Double(value.as_f64().unwrap_or_default())),
+            (ty, value) => Err(mismatch(&format!("{value} does not fit {ty:?}"))),
+        }
+    }
+
+    /// Coerces a (possibly partial, for range bounds) key over the given columns.
+    pub fn check_key(&self, columns: &[usize], key: Key) -> Result<Key, TxnError> {
+        if key.0.len() > columns.len() {
+            return Err(self.error("*", "key has more values than the index has columns"));
+        }
+        let mut values = key.0;
+        for (value, &c) in values.iter_mut().zip(columns) {
+            let column = Column {
+                nullable: true,
+                ..self.columns[c].clone()
+            };
+            let stored = self.coerce(&column, std::mem::replace(value, Value::Null))?;
+            *value = stored;
+        }
+        Ok(Key(values))
+    }
+
+    fn error(&self, column: &str, reason: &str) -> TxnError {
+        TxnError::Schema {
+            table: self.name.clone(),
+            column: column.to_owned(),
+            reason: reason.to_owned(),
+        }
+    }
+}
+
+/// The values of `columns` in `row`.
+pub(crate) fn project(row: &[Value], columns: &[usize]) -> Key {
+    Key(columns.iter().map(|&c| row[c].clone()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn account() -> TableSchema {
+        TableSchema::new(
+            "account",
+            vec![
+                Column::new("id", ColumnType::Int),
+                Column::new(
+                    "balance",
+                    ColumnType::Decimal {
+                        precision: 6,
+                        scale: 2,
+                    },
+                ),
+                Column::nullable("name", ColumnType::Varchar(4)),
+            ],
+        )
+        .primary_key(&["id"])
+        .unwrap()
+    }
+
+    #[test]
+    fn rows_are_coerced_like_mysql_stores_them() {
+        let schema = account();
+        schema.validate().unwrap();
+        let row = schema
+            .check_row(vec![Value::Int(1), Value::Int(5), Value::Null])
+            .unwrap();
+        assert_eq!(row[1], Value::Decimal("5.00".parse().unwrap()));
+        let rounded = schema
+            .check_row(vec![
+                1.into(),
+                Value::Decimal("1.005".parse().unwrap()),
+                "ab".into(),
+            ])
+            .unwrap();
+        assert_eq!(rounded[1].to_string(), "1.01");
+    }
+
+    #[test]
+    fn bad_rows_get_a_clear_error() {
+        let schema = account();
+        let errors = [
+            vec![Value::Int(1), Value::Int(1)],
+            vec![Value::Null, Value::Int(1), Value::Null],
+            vec![Value::Int(1 << 40), Value::Int(1), Value::Null],
+            vec![Value::Int(1), Value::Int(10_000), Value::Null],
+            vec![Value::Int(1), Value::Int(1), "toolong".into()],
+            vec![Value::Int(1), "x".into(), Value::Null],
+        ];
+        for row in errors {
+            let error = schema.check_row(row.clone()).unwrap_err();
+            assert!(matches!(error, TxnError::Schema { .. }), "{row:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn bad_definitions_are_refused() {
+        let mut schema = account();
+        schema.columns.push(Column::new("ID", ColumnType::Int));
+        assert!(schema.validate().is_err());
+        assert!(account().primary_key(&["nope"]).is_err());
+        let nullable_pk = TableSchema::new("t", vec![Column::nullable("a", ColumnType::Int)])
+            .primary_key(&["a"])
+            .unwrap();
+        assert!(nullable_pk.validate().is_err());
+    }
+}

@@ -1,0 +1,140 @@
+//! What the transaction system did, counted cheaply: each thread adds to one of a few
+//! cache-padded counter blocks (chosen once per thread), so counting never contends on one
+//! line; reading sums the blocks and can happen at any time.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use crossbeam_utils::CachePadded;
+
+/// The counters, named for what they count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(usize)]
+pub enum Counter {
+    /// Read views opened.
+    ViewsOpened,
+    /// Read views closed.
+    ViewsClosed,
+    /// Bytes copied into read views at open.
+    ViewBytesCopied,
+    /// Acquisitions of the global trx-sys latch (view open, latched view close, trx id
+    /// assignment, commit, purge).
+    TrxSysLatch,
+    /// Acquisitions of a registry shard's latch.
+    RegistryLatch,
+    /// Read-write transactions begun (trx ids assigned).
+    RwTrxBegun,
+    /// Transactions committed.
+    Commits,
+    /// Transactions rolled back.
+    Rollbacks,
+    /// Row lock requests that had to wait.
+    LockWaits,
+    /// Lock waits that timed out.
+    LockWaitTimeouts,
+    /// Deadlocks detected.
+    Deadlocks,
+    /// Row versions unlinked by purge.
+    VersionsPurged,
+    /// Purge passes run.
+    PurgeRuns,
+}
+
+const COUNTERS: usize = Counter::PurgeRuns as usize + 1;
+const BLOCKS: usize = 16;
+
+/// A reading of every counter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatsSnapshot {
+    values: [u64; COUNTERS],
+}
+
+impl StatsSnapshot {
+    /// The value of one counter.
+    pub fn get(&self, counter: Counter) -> u64 {
+        self.values[counter as usize]
+    }
+
+    /// The counts since an earlier reading.
+    pub fn since(&self, earlier: &StatsSnapshot) -> StatsSnapshot {
+        let mut values = [0; COUNTERS];
+        for (i, v) in values.iter_mut().enumerate() {
+            *v = self.values[i].saturating_sub(earlier.values[i]);
+        }
+        StatsSnapshot { values }
+    }
+}
+
+/// Sharded counters. `Stats::add` is one relaxed `fetch_add` on a line few threads share.
+#[derive(Debug)]
+pub struct Stats {
+    blocks: Box<[CachePadded<[AtomicU64; COUNTERS]>]>,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            blocks: (0..BLOCKS)
+                .map(|_| CachePadded::new(std::array::from_fn(|_| AtomicU64::new(0))))
+                .collect(),
+        }
+    }
+}
+
+/// A small number fixed per thread, to spread threads over shards of anything.
+pub(crate) fn thread_hint() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        // Relaxed: only spreads threads over blocks; no data hangs on it.
+        static BLOCK: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    BLOCK.with(|b| *b)
+}
+
+impl Stats {
+    /// Adds `n` to `counter`.
+    #[inline]
+    pub fn add(&self, counter: Counter, n: u64) {
+        // Relaxed: a statistic; readers want a sum, not an order with other memory.
+        self.blocks[thread_hint() % BLOCKS][counter as usize].fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Adds one to `counter`.
+    #[inline]
+    pub fn incr(&self, counter: Counter) {
+        self.add(counter, 1);
+    }
+
+    /// Sums the blocks.
+    pub fn snapshot(&self) -> StatsSnapshot {
+        let mut values = [0; COUNTERS];
+        for block in self.blocks.iter() {
+            for (sum, counter) in values.iter_mut().zip(block.iter()) {
+                // Relaxed: see `add`.
+                *sum += counter.load(Ordering::Relaxed);
+            }
+        }
+        StatsSnapshot { values }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_from_many_threads_add_up() {
+        let stats = Stats::default();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..1000 {
+                        stats.incr(Counter::Commits);
+                    }
+                });
+            }
+        });
+        let reading = stats.snapshot();
+        assert_eq!(reading.get(Counter::Commits), 4000);
+        assert_eq!(reading.since(&reading).get(Counter::Commits), 0);
+    }
+}

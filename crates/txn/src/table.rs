@@ -1,0 +1,288 @@
+//! Tables: a clustered primary index (a concurrent ordered skip list from key to version
+//! chain) and secondary indexes (ordered sets of `(secondary key, primary key)`).
+//!
+//! A secondary entry is added when a version with that key value is written and never
+//! changed in place; readers recheck every hit against the clustered version they see
+//! (InnoDB does the same for secondary index records it cannot prove visible). Purge drops an
+//! entry once no remaining version of its row carries that value.
+
+use std::ops::Bound;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use crossbeam_skiplist::{SkipMap, SkipSet};
+
+use crate::schema::{TableSchema, project};
+use crate::value::{Key, Row, Value};
+use crate::version::{Chain, Record};
+
+/// A table's id (its position in the catalog).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TableId(pub u32);
+
+impl std::fmt::Display for TableId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "table#{}", self.0)
+    }
+}
+
+/// A range of keys. Bounds are prefixes: `Prefix([1])` is every key that starts with 1, and an
+/// inclusive upper bound `[5]` includes `[5, x]`, as a range on an index prefix does in SQL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyRange {
+    /// Every key.
+    All,
+    /// Every key that starts with these values.
+    Prefix(Key),
+    /// Keys between two (prefix) bounds.
+    Between(Bound<Key>, Bound<Key>),
+}
+
+impl KeyRange {
+    /// Where an ascending walk starts (a bound the skip list understands).
+    fn start(&self) -> Bound<Key> {
+        match self {
+            KeyRange::All | KeyRange::Between(Bound::Unbounded, _) => Bound::Unbounded,
+            KeyRange::Prefix(p) | KeyRange::Between(Bound::Included(p) | Bound::Excluded(p), _) => {
+                Bound::Included(p.clone())
+            }
+        }
+    }
+
+    /// Whether `key` is past the lower bound (`Excluded` skips the bound's prefix).
+    fn after_start(&self, key: &Key) -> bool {
+        match self {
+            KeyRange::Between(Bound::Excluded(p), _) => prefix_cmp(key, p).is_gt(),
+            _ => true,
+        }
+    }
+
+    /// Whether `key` is still inside the upper bound; the walk stops at the first that is not.
+    fn before_end(&self, key: &Key) -> bool {
+        match self {
+            KeyRange::All | KeyRange::Between(_, Bound::Unbounded) => true,
+            KeyRange::Prefix(p) => prefix_cmp(key, p).is_eq(),
+            KeyRange::Between(_, Bound::Included(p)) => prefix_cmp(key, p).is_le(),
+            KeyRange::Between(_, Bound::Excluded(p)) => prefix_cmp(key, p).is_lt(),
+        }
+    }
+
+    /// Whether `key` lies in the range.
+    pub fn contains(&self, key: &Key) -> bool {
+        let started = match self.start() {
+            Bound::Included(p) => prefix_cmp(key, &p).is_ge(),
+            _ => true,
+        };
+        started && self.after_start(key) && self.before_end(key)
+    }
+
+    /// The same range with every bound passed through `f` (schema coercion).
+    pub(crate) fn try_map<E>(self, mut f: impl FnMut(Key) -> Result<Key, E>) -> Result<Self, E> {
+        let mut bound = |b: Bound<Key>| -> Result<Bound<Key>, E> {
+            Ok(match b {
+                Bound::Included(k) => Bound::Included(f(k)?),
+                Bound::Excluded(k) => Bound::Excluded(f(k)?),
+                Bound::Unbounded => Bound::Unbounded,
+            })
+        };
+        Ok(match self {
+            KeyRange::All => KeyRange::All,
+            KeyRange::Prefix(p) => KeyRange::Prefix(f(p)?),
+            KeyRange::Between(lo, hi) => KeyRange::Between(bound(lo)?, bound(hi)?),
+        })
+    }
+}
+
+/// Compares `key`'s first `bound.len()` values with `bound`.
+fn prefix_cmp(key: &Key, bound: &Key) -> std::cmp::Ordering {
+    let n = bound.0.len().min(key.0.len());
+    key.0[..n]
+        .cmp(&bound.0[..n])
+        .then(key.0.len().min(bound.0.len()).cmp(&bound.0.len()))
+}
+
+/// A table: schema, clustered index, secondary indexes. Cheap to clone (a handle).
+#[derive(Clone, Debug)]
+pub struct Table(pub(crate) Arc<TableInner>);
+
+#[derive(Debug)]
+pub(crate) struct TableInner {
+    pub(crate) id: TableId,
+    pub(crate) schema: TableSchema,
+    pub(crate) clustered: SkipMap<Key, Arc<Record>>,
+    /// One set per secondary index: `(secondary key, primary key)`.
+    pub(crate) secondary: Vec<SkipSet<(Key, Key)>>,
+    /// The next hidden row id, for a table without a primary key (InnoDB's `DB_ROW_ID`).
+    next_row_id: AtomicI64,
+}
+
+impl Table {
+    pub(crate) fn new(id: TableId, schema: TableSchema) -> Table {
+        let secondary = schema.indexes.iter().map(|_| SkipSet::new()).collect();
+        Table(Arc::new(TableInner {
+            id,
+            schema,
+            clustered: SkipMap::new(),
+            secondary,
+            next_row_id: AtomicI64::new(1),
+        }))
+    }
+
+    /// The table's id.
+    pub fn id(&self) -> TableId {
+        self.0.id
+    }
+
+    /// The table's name.
+    pub fn name(&self) -> &str {
+        &self.0.schema.name
+    }
+
+    /// The table's schema.
+    pub fn schema(&self) -> &TableSchema {
+        &self.0.schema
+    }
+
+    /// Clustered index entries, including rows deleted or not yet purged: a statistic for
+    /// planners and tests, not a count of visible rows.
+    pub fn approximate_rows(&self) -> usize {
+        self.0.clustered.len()
+    }
+
+    /// The primary key of `row`, or a new hidden row id for a table without one.
+    pub(crate) fn primary_key_of(&self, row: &[Value]) -> Key {
+        match &self.0.schema.primary_key {
+            Some(columns) => project(row, columns),
+            // Relaxed: only uniqueness matters.
+            None => Key::one(self.0.next_row_id.fetch_add(1, Ordering::Relaxed)),
+        }
+    }
+
+    /// The primary key's columns (the hidden row id counts as column 0 of a one-column key).
+    pub(crate) fn check_primary_key(&self, key: Key) -> Result<Key, crate::TxnError> {
+        match &self.0.schema.primary_key {
+            Some(columns) => self.0.schema.check_key(columns, key),
+            None => Ok(key),
+        }
+    }
+
+    pub(crate) fn record(&self, key: &Key) -> Option<Arc<Record>> {
+        self.0.clustered.get(key).map(|e| Arc::clone(e.value()))
+    }
+
+    /// The record for `key`, created empty if absent. The caller holds the row lock; it must
+    /// check `removed` under the record's latch and call again if set.
+    pub(crate) fn record_for_insert(&self, key: &Key) -> Arc<Record> {
+        let entry = self
+            .0
+            .clustered
+            .get_or_insert_with(key.clone(), || Arc::new(Record::default()));
+        Arc::clone(entry.value())
+    }
+
+    /// Unlinks `record` from the clustered index if it is still the entry for `key`.
+    pub(crate) fn unlink(&self, key: &Key, record: &Arc<Record>) {
+        if let Some(entry) = self.0.clustered.get(key)
+            && Arc::ptr_eq(entry.value(), record)
+        {
+            entry.remove();
+        }
+    }
+
+    /// Adds `row`'s secondary entries (under the record's latch).
+    pub(crate) fn index(&self, row: &[Value], pk: &Key) {
+        for (def, set) in self.0.schema.indexes.iter().zip(&self.0.secondary) {
+            set.insert((project(row, &def.columns), pk.clone()));
+        }
+    }
+
+    /// Primary keys of clustered entries in `range`, ascending.
+    pub(crate) fn keys_in(&self, range: &KeyRange) -> impl Iterator<Item = (Key, Arc<Record>)> {
+        self.0
+            .clustered
+            .range((range.start(), Bound::Unbounded))
+            .skip_while(|e| !range.after_start(e.key()))
+            .take_while(|e| range.before_end(e.key()))
+            .map(|e| (e.key().clone(), Arc::clone(e.value())))
+    }
+
+    /// `(secondary key, primary key)` entries of index `index` in `range`, ascending.
+    pub(crate) fn index_entries(
+        &self,
+        index: usize,
+        range: &KeyRange,
+    ) -> impl Iterator<Item = (Key, Key)> {
+        let start = match range.start() {
+            Bound::Included(k) => Bound::Included((k, Key::default())),
+            _ => Bound::Unbounded,
+        };
+        self.0.secondary[index]
+            .range((start, Bound::Unbounded))
+            .skip_while(|e| !range.after_start(&e.value().0))
+            .take_while(|e| range.before_end(&e.value().0))
+            .map(|e| e.value().clone())
+    }
+
+    /// One purge pass over the table: returns the versions unlinked.
+    pub(crate) fn purge(&self, horizon: u64) -> u64 {
+        let mut versions = 0;
+        for entry in self.0.clustered.iter() {
+            let (pk, record) = (entry.key(), entry.value());
+            let purged = record.purge(horizon, |removed, kept| self.unindex(pk, removed, kept));
+            if let Some(purged) = purged {
+                versions += purged.versions;
+                if record.write().removed {
+                    entry.remove();
+                }
+                debug_assert!(purged.removed_rows.len() as u64 <= purged.versions);
+            }
+        }
+        versions
+    }
+
+    /// After undo popped a version with image `row` from `chain` (whose latch the caller
+    /// holds): drops the secondary entries only that image had.
+    pub(crate) fn unindex_undone(&self, pk: &Key, row: &Row, chain: &Chain) {
+        let kept = chain.rows();
+        let kept: Vec<&Row> = kept.iter().collect();
+        self.unindex(pk, std::slice::from_ref(row), &kept);
+    }
+
+    /// Drops secondary entries of `removed` row images that no `kept` image shares.
+    fn unindex(&self, pk: &Key, removed: &[Row], kept: &[&Row]) {
+        for (def, set) in self.0.schema.indexes.iter().zip(&self.0.secondary) {
+            for row in removed {
+                let key = project(row, &def.columns);
+                if !kept.iter().any(|k| project(k, &def.columns) == key) {
+                    set.remove(&(key, pk.clone()));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(values: &[i64]) -> Key {
+        Key(values.iter().map(|&v| Value::Int(v)).collect())
+    }
+
+    #[test]
+    fn prefix_bounds_behave_like_sql_ranges_on_an_index_prefix() {
+        let range = KeyRange::Between(Bound::Included(k(&[2])), Bound::Included(k(&[3])));
+        assert!(!range.contains(&k(&[1, 9])));
+        assert!(range.contains(&k(&[2, 0])));
+        assert!(range.contains(&k(&[3, 9])));
+        assert!(!range.contains(&k(&[4])));
+        let open = KeyRange::Between(Bound::Excluded(k(&[2])), Bound::Excluded(k(&[3])));
+        assert!(!open.contains(&k(&[2, 5])));
+        assert!(!open.contains(&k(&[3, 0])));
+        let prefix = KeyRange::Prefix(k(&[1, 2]));
+        assert!(prefix.contains(&k(&[1, 2, 3])));
+        assert!(!prefix.contains(&k(&[1, 3])));
+        assert!(!prefix.contains(&k(&[1])));
+        assert!(KeyRange::All.contains(&k(&[])));
+    }
+}

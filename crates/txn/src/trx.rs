@@ -1,0 +1,621 @@
+//! A transaction: the embedded, typed API (get, scan, insert, update, delete, commit,
+//! rollback), statements with their own atomicity, undo, and the hand-over to the commit
+//! pipeline.
+//!
+//! Every call is one statement unless it runs inside [`Transaction::statement`]. A statement
+//! that fails undoes only its own changes (its locks stay, as in InnoDB), except a deadlock,
+//! which rolls back the whole transaction. Under READ COMMITTED each statement opens a view
+//! at its first consistent read and closes it at its end; under REPEATABLE READ the first
+//! consistent read opens the view the transaction keeps.
+//!
+//! Writes always act on the newest committed version, under an exclusive row lock (so
+//! `update_with(|row| balance - 10)` never loses an update); consistent reads go through the
+//! view; locking reads ([`Transaction::get_for_update`], [`ScanOptions::lock`]) lock first and
+//! then read the newest version, as `SELECT ... FOR UPDATE` does.
+
+use std::sync::Arc;
+
+use waterline_readview::TrxId;
+
+use crate::commit::{CommitTicket, RedoRecord};
+use crate::config::Isolation;
+use crate::engine::Shared;
+use crate::error::TxnError;
+use crate::horizon::ViewSlot;
+use crate::lock::{LockKey, LockMode, LockTarget, Request};
+use crate::schema::project;
+use crate::stats::{Counter, thread_hint};
+use crate::table::{KeyRange, Table};
+use crate::trx_sys::View;
+use crate::value::{Key, Row};
+use crate::version::{Record, Version};
+
+/// How a scan walks and whether it locks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// Stop after this many rows.
+    pub limit: Option<usize>,
+    /// Walk from the high end (the range is read ascending, then reversed).
+    pub reverse: bool,
+    /// Lock every row read (FOR SHARE / FOR UPDATE) and read its newest version.
+    pub lock: Option<LockMode>,
+}
+
+/// One change to undo: the version this transaction pushed on a record.
+#[derive(Debug)]
+pub(crate) struct Undo {
+    table: Table,
+    key: Key,
+    record: Arc<Record>,
+    version: Arc<Version>,
+}
+
+impl Undo {
+    fn apply(&self) {
+        let mut chain = self.record.write();
+        chain.pop(&self.version);
+        if let Some(row) = &self.version.row {
+            self.table.unindex_undone(&self.key, row, &chain);
+        }
+    }
+}
+
+/// What ending a read-write transaction needs: its id, undo, and locks.
+#[derive(Debug)]
+pub(crate) struct Ending {
+    shared: Arc<Shared>,
+    id: TrxId,
+    undo: Vec<Undo>,
+    locks: Vec<LockKey>,
+}
+
+impl Ending {
+    pub(crate) fn trx_id(&self) -> TrxId {
+        self.id
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// After the transaction became visible with commit number `no`.
+    pub(crate) fn finish_commit(self, no: u64) {
+        for undo in &self.undo {
+            undo.version.set_committed(no);
+        }
+        self.shared.trx_sys.deregister(self.id);
+        self.shared.locks.release_all(self.id, &self.locks);
+        self.shared.stats.incr(Counter::Commits);
+    }
+
+    /// Undoes every change, newest first, then ends the transaction and releases its locks.
+    pub(crate) fn roll_back(self) {
+        for undo in self.undo.iter().rev() {
+            undo.apply();
+        }
+        // An id that began cannot fail to end; if the bookkeeping disagrees, the engine is
+        // already inconsistent and the debug build says so.
+        let ended = self.shared.trx_sys.end_rolled_back(self.id);
+        debug_assert!(ended.is_ok(), "ending {} failed: {ended:?}", self.id);
+        self.shared.trx_sys.deregister(self.id);
+        self.shared.locks.release_all(self.id, &self.locks);
+        self.shared.stats.incr(Counter::Rollbacks);
+    }
+}
+
+/// A transaction. Dropping an active one rolls it back.
+#[derive(Debug)]
+pub struct Transaction {
+    shared: Arc<Shared>,
+    isolation: Isolation,
+    id: Option<TrxId>,
+    active: bool,
+    slot: Option<Arc<ViewSlot>>,
+    view: Option<View>,
+    view_open: bool,
+    depth: u32,
+    undo: Vec<Undo>,
+    redo: Vec<RedoRecord>,
+    locks: Vec<LockKey>,
+}
+
+/// Where a statement started: enough to undo it alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Savepoint {
+    undo: usize,
+    redo: usize,
+}
+
+impl Transaction {
+    pub(crate) fn new(shared: Arc<Shared>, isolation: Isolation) -> Transaction {
+        Transaction {
+            shared,
+            isolation,
+            id: None,
+            active: true,
+            slot: None,
+            view: None,
+            view_open: false,
+            depth: 0,
+            undo: Vec::new(),
+            redo: Vec::new(),
+            locks: Vec::new(),
+        }
+    }
+
+    /// The trx id, once the transaction has written (or taken a lock); `None` while it is
+    /// read-only.
+    pub fn id(&self) -> Option<TrxId> {
+        self.id
+    }
+
+    /// The isolation level.
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    /// Whether the transaction can still run statements.
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// Runs `f` as one statement: a view per statement under READ COMMITTED, and if `f`
+    /// fails, its changes (only) are undone. Statements nest; the outermost decides.
+    pub fn statement<R>(
+        &mut self,
+        f: impl FnOnce(&mut Transaction) -> Result<R, TxnError>,
+    ) -> Result<R, TxnError> {
+        if !self.active {
+            return Err(TxnError::NotActive);
+        }
+        let savepoint = self.savepoint();
+        self.depth += 1;
+        let result = f(self);
+        self.depth -= 1;
+        if let Err(error) = &result
+            && self.active
+            && !error.rolled_back_transaction()
+        {
+            self.rollback_to(savepoint);
+        }
+        if self.depth == 0 && self.isolation == Isolation::ReadCommitted {
+            self.close_view();
+        }
+        result
+    }
+
+    /// The current position in the transaction's changes.
+    pub fn savepoint(&self) -> Savepoint {
+        Savepoint {
+            undo: self.undo.len(),
+            redo: self.redo.len(),
+        }
+    }
+
+    /// Undoes the changes made after `savepoint` (their locks stay).
+    pub fn rollback_to(&mut self, savepoint: Savepoint) {
+        for undo in self.undo.drain(savepoint.undo.min(self.undo.len())..).rev() {
+            undo.apply();
+        }
+        self.redo.truncate(savepoint.redo);
+    }
+
+    fn ensure_id(&mut self) -> Result<TrxId, TxnError> {
+        match self.id {
+            Some(id) => Ok(id),
+            None => {
+                let id = self.shared.trx_sys.begin_rw(self.isolation)?;
+                self.id = Some(id);
+                Ok(id)
+            }
+        }
+    }
+
+    /// The view for a consistent read, opened if needed.
+    fn read_view(&mut self) -> &View {
+        if !self.view_open {
+            let slot = self
+                .slot
+                .get_or_insert_with(|| self.shared.trx_sys.take_slot(thread_hint()));
+            self.shared.trx_sys.open_view(slot, &mut self.view, self.id);
+            self.view_open = true;
+        }
+        self.view.as_ref().expect("an open view exists")
+    }
+
+    fn close_view(&mut self) {
+        if self.view_open {
+            self.view_open = false;
+            if let Some(slot) = &self.slot {
+                self.shared.trx_sys.close_view(slot);
+            }
+        }
+    }
+
+    fn lock(&mut self, table: &Table, target: LockTarget, mode: LockMode) -> Result<(), TxnError> {
+        let trx = self.ensure_id()?;
+        let key: LockKey = (table.id(), target);
+        let request = Request {
+            trx,
+            key: key.clone(),
+            mode,
+            timeout: self.shared.config.lock_wait_timeout,
+            table_name: table.name(),
+        };
+        match self.shared.locks.acquire(request) {
+            Ok(true) => {
+                self.locks.push(key);
+                Ok(())
+            }
+            Ok(false) => Ok(()),
+            Err(error) => {
+                if error.rolled_back_transaction() {
+                    self.end_by_rollback();
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// The row with primary key `key`, as this transaction's view sees it.
+    pub fn get(&mut self, table: &Table, key: impl Into<Key>) -> Result<Option<Row>, TxnError> {
+        let key = table.check_primary_key(key.into())?;
+        self.statement(|trx| {
+            let me = trx.id;
+            let view = trx.read_view();
+            Ok(table.record(&key).and_then(|r| r.visible_row(view, me)))
+        })
+    }
+
+    /// `SELECT ... FOR UPDATE`: locks the row exclusively, then reads its newest version.
+    pub fn get_for_update(
+        &mut self,
+        table: &Table,
+        key: impl Into<Key>,
+    ) -> Result<Option<Row>, TxnError> {
+        self.get_locked(table, key.into(), LockMode::Exclusive)
+    }
+
+    /// `SELECT ... FOR SHARE`: locks the row shared, then reads its newest version.
+    pub fn get_for_share(
+        &mut self,
+        table: &Table,
+        key: impl Into<Key>,
+    ) -> Result<Option<Row>, TxnError> {
+        self.get_locked(table, key.into(), LockMode::Shared)
+    }
+
+    fn get_locked(
+        &mut self,
+        table: &Table,
+        key: Key,
+        mode: LockMode,
+    ) -> Result<Option<Row>, TxnError> {
+        let key = table.check_primary_key(key)?;
+        self.statement(|trx| {
+            trx.lock(table, LockTarget::Row(key.clone()), mode)?;
+            Ok(table.record(&key).and_then(|r| r.latest_row()))
+        })
+    }
+
+    /// The rows whose primary key lies in `range`, ascending.
+    pub fn scan(&mut self, table: &Table, range: KeyRange) -> Result<Vec<(Key, Row)>, TxnError> {
+        self.scan_with(table, range, ScanOptions::default())
+    }
+
+    /// The rows whose primary key lies in `range`, as `options` say.
+    pub fn scan_with(
+        &mut self,
+        table: &Table,
+        range: KeyRange,
+        options: ScanOptions,
+    ) -> Result<Vec<(Key, Row)>, TxnError> {
+        let range = range.try_map(|k| table.check_primary_key(k))?;
+        self.statement(|trx| {
+            let candidates = table.keys_in(&range).map(|(pk, _)| (pk.clone(), pk));
+            trx.read_candidates(table, candidates, None, options)
+        })
+    }
+
+    /// The rows whose key in secondary index `index` lies in `range`, in index order. Every
+    /// hit is rechecked against the row version this transaction sees.
+    pub fn scan_index(
+        &mut self,
+        table: &Table,
+        index: &str,
+        range: KeyRange,
+        options: ScanOptions,
+    ) -> Result<Vec<(Key, Row)>, TxnError> {
+        let schema = table.schema();
+        let position = schema
+            .indexes
+            .iter()
+            .position(|i| i.name.eq_ignore_ascii_case(index))
+            .ok_or_else(|| TxnError::NoSuchIndex {
+                table: table.name().to_owned(),
+                index: index.to_owned(),
+            })?;
+        let columns = &schema.indexes[position].columns;
+        let range = range.try_map(|k| schema.check_key(columns, k))?;
+        self.statement(|trx| {
+            let candidates = table.index_entries(position, &range);
+            trx.read_candidates(table, candidates, Some(columns), options)
+        })
+    }
+
+    /// Reads `(index key, primary key)` candidates: with the view, or locked and newest. With
+    /// `columns`, a row counts only if its values there still equal the index key.
+    fn read_candidates(
+        &mut self,
+        table: &Table,
+        candidates: impl Iterator<Item = (Key, Key)>,
+        columns: Option<&Vec<usize>>,
+        options: ScanOptions,
+    ) -> Result<Vec<(Key, Row)>, TxnError> {
+        let still_matches = |index_key: &Key, row: &Row| match columns {
+            Some(columns) => project(row, columns) == *index_key,
+            None => true,
+        };
+        let early_limit = if options.reverse { None } else { options.limit };
+        let mut rows = Vec::new();
+        match options.lock {
+            None => {
+                let me = self.id;
+                let view = self.read_view();
+                for (index_key, pk) in candidates {
+                    let row = table.record(&pk).and_then(|r| r.visible_row(view, me));
+                    if let Some(row) = row.filter(|row| still_matches(&index_key, row)) {
+                        rows.push((pk, row));
+                        if early_limit.is_some_and(|n| rows.len() >= n) {
+                            break;
+                        }
+                    }
+                }
+            }
+            Some(mode) => {
+                // Collect first: a lock wait must not hold the index walk open.
+                let candidates: Vec<(Key, Key)> = candidates.collect();
+                for (index_key, pk) in candidates {
+                    self.lock(table, LockTarget::Row(pk.clone()), mode)?;
+                    let row = table.record(&pk).and_then(|r| r.latest_row());
+                    if let Some(row) = row.filter(|row| still_matches(&index_key, row)) {
+                        rows.push((pk, row));
+                        if early_limit.is_some_and(|n| rows.len() >= n) {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if options.reverse {
+            rows.reverse();
+            rows.truncate(options.limit.unwrap_or(usize::MAX));
+        }
+        Ok(rows)
+    }
+
+    /// Inserts `row`; returns its primary key (or hidden row id).
+    pub fn insert(&mut self, table: &Table, row: Row) -> Result<Key, TxnError> {
+        let row = table.schema().check_row(row)?;
+        self.statement(|trx| {
+            let id = trx.ensure_id()?;
+            let pk = table.primary_key_of(&row);
+            trx.lock(table, LockTarget::Row(pk.clone()), LockMode::Exclusive)?;
+            trx.lock_unique_keys(table, &pk, None, &row)?;
+            loop {
+                let record = table.record_for_insert(&pk);
+                let mut chain = record.write();
+                if chain.removed {
+                    drop(chain);
+                    table.unlink(&pk, &record);
+                    continue;
+                }
+                if chain.latest_row().is_some() {
+                    return Err(TxnError::DuplicateKey {
+                        table: table.name().to_owned(),
+                        index: "PRIMARY".to_owned(),
+                        key: pk,
+                    });
+                }
+                let version = chain.push(id, Some(row.clone()));
+                table.index(&row, &pk);
+                drop(chain);
+                trx.log(table, pk.clone(), record, version, Some(row));
+                return Ok(pk);
+            }
+        })
+    }
+
+    /// Replaces the row with primary key `key` by `row` (same key). `Ok(false)` if there is
+    /// no such row.
+    pub fn update(
+        &mut self,
+        table: &Table,
+        key: impl Into<Key>,
+        row: Row,
+    ) -> Result<bool, TxnError> {
+        self.update_with(table, key, |_| row)
+    }
+
+    /// Replaces the newest version of the row with primary key `key` by `f(newest)`, under
+    /// its exclusive lock: `UPDATE t SET balance = balance - 10 WHERE id = ?`. `Ok(false)` if
+    /// there is no such row.
+    pub fn update_with(
+        &mut self,
+        table: &Table,
+        key: impl Into<Key>,
+        f: impl FnOnce(&Row) -> Row,
+    ) -> Result<bool, TxnError> {
+        let key = table.check_primary_key(key.into())?;
+        self.statement(|trx| {
+            let id = trx.ensure_id()?;
+            trx.lock(table, LockTarget::Row(key.clone()), LockMode::Exclusive)?;
+            let Some(record) = table.record(&key) else {
+                return Ok(false);
+            };
+            let Some(old) = record.latest_row() else {
+                return Ok(false);
+            };
+            let new = table.schema().check_row(f(&old))?;
+            if table.schema().primary_key.is_some() && table.primary_key_of(&new) != key {
+                return Err(TxnError::Schema {
+                    table: table.name().to_owned(),
+                    column: "PRIMARY".to_owned(),
+                    reason: "an update cannot change the primary key; delete and insert".into(),
+                });
+            }
+            trx.lock_unique_keys(table, &key, Some(&old), &new)?;
+            let mut chain = record.write();
+            let version = chain.push(id, Some(new.clone()));
+            table.index(&new, &key);
+            drop(chain);
+            trx.log(table, key, record, version, Some(new));
+            Ok(true)
+        })
+    }
+
+    /// Deletes (delete-marks) the row with primary key `key`. `Ok(false)` if there is none.
+    pub fn delete(&mut self, table: &Table, key: impl Into<Key>) -> Result<bool, TxnError> {
+        let key = table.check_primary_key(key.into())?;
+        self.statement(|trx| {
+            let id = trx.ensure_id()?;
+            trx.lock(table, LockTarget::Row(key.clone()), LockMode::Exclusive)?;
+            let Some(record) = table.record(&key) else {
+                return Ok(false);
+            };
+            let Some(old) = record.latest_row() else {
+                return Ok(false);
+            };
+            // Lock the unique values it frees: an inserter of one must wait for our outcome.
+            trx.lock_unique_keys(table, &key, Some(&old), &old)?;
+            let version = record.write().push(id, None);
+            trx.log(table, key, record, version, None);
+            Ok(true)
+        })
+    }
+
+    /// Locks the unique secondary values `new` takes and `old` gives up, and checks that no
+    /// other live row holds one of `new`'s.
+    fn lock_unique_keys(
+        &mut self,
+        table: &Table,
+        pk: &Key,
+        old: Option<&Row>,
+        new: &Row,
+    ) -> Result<(), TxnError> {
+        for (i, def) in table.schema().indexes.iter().enumerate() {
+            if !def.unique {
+                continue;
+            }
+            let new_key = project(new, &def.columns);
+            let old_key = old.map(|row| project(row, &def.columns));
+            for key in [Some(&new_key), old_key.as_ref()].into_iter().flatten() {
+                if !key.0.iter().any(|v| v.is_null()) {
+                    self.lock(
+                        table,
+                        LockTarget::Unique(i, key.clone()),
+                        LockMode::Exclusive,
+                    )?;
+                }
+            }
+            if new_key.0.iter().any(|v| v.is_null()) || old_key.as_ref() == Some(&new_key) {
+                continue;
+            }
+            for (index_key, other) in table.index_entries(i, &KeyRange::Prefix(new_key.clone())) {
+                let taken = other != *pk
+                    && index_key == new_key
+                    && table
+                        .record(&other)
+                        .and_then(|r| r.latest_row())
+                        .is_some_and(|row| project(&row, &def.columns) == new_key);
+                if taken {
+                    return Err(TxnError::DuplicateKey {
+                        table: table.name().to_owned(),
+                        index: def.name.clone(),
+                        key: new_key,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn log(
+        &mut self,
+        table: &Table,
+        key: Key,
+        record: Arc<Record>,
+        version: Arc<Version>,
+        after: Option<Row>,
+    ) {
+        self.redo.push(RedoRecord {
+            table: table.id(),
+            key: key.clone(),
+            after,
+        });
+        self.undo.push(Undo {
+            table: table.clone(),
+            key,
+            record,
+            version,
+        });
+    }
+
+    /// Commits: a read-only transaction just ends; a read-write one goes through the
+    /// engine's commit pipeline (see `commit.rs`) and is visible when this returns `Ok`. On
+    /// error nothing of it is visible and it is rolled back.
+    pub fn commit(mut self) -> Result<(), TxnError> {
+        if !self.active {
+            return Err(TxnError::NotActive);
+        }
+        self.finish_reading();
+        let Some(id) = self.id else {
+            self.shared.stats.incr(Counter::Commits);
+            return Ok(());
+        };
+        let ticket = CommitTicket {
+            ending: Some(self.ending(id)),
+        };
+        let redo = std::mem::take(&mut self.redo);
+        self.shared.pipeline.commit(id, redo, ticket)
+    }
+
+    /// Rolls back every change and ends the transaction.
+    pub fn rollback(mut self) {
+        self.end_by_rollback();
+    }
+
+    fn finish_reading(&mut self) {
+        self.close_view();
+        self.active = false;
+        if let Some(slot) = self.slot.take() {
+            self.shared.trx_sys.give_back_slot(slot, thread_hint());
+        }
+    }
+
+    fn ending(&mut self, id: TrxId) -> Ending {
+        Ending {
+            shared: Arc::clone(&self.shared),
+            id,
+            undo: std::mem::take(&mut self.undo),
+            locks: std::mem::take(&mut self.locks),
+        }
+    }
+
+    fn end_by_rollback(&mut self) {
+        if !self.active {
+            return;
+        }
+        self.finish_reading();
+        match self.id {
+            Some(id) => self.ending(id).roll_back(),
+            None => self.shared.stats.incr(Counter::Rollbacks),
+        }
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        self.end_by_rollback();
+    }
+}

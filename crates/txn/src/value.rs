@@ -1,0 +1,501 @@
+//! Column values and keys. A [`Value`] has one total order (NULL first), so rows can be keyed
+//! by any tuple of columns; [`Decimal`] and [`DateTime`] are small exact types, enough for
+//! TPC-C's money and timestamps.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+/// One column value.
+#[derive(Clone, Debug)]
+pub enum Value {
+    /// SQL NULL. Sorts before every other value and equals itself (as a key, not in SQL).
+    Null,
+    /// INT and BIGINT.
+    Int(i64),
+    /// DECIMAL(p, s).
+    Decimal(Decimal),
+    /// DOUBLE.
+    Double(f64),
+    /// CHAR(n) and VARCHAR(n).
+    Str(String),
+    /// DATETIME.
+    DateTime(DateTime),
+}
+
+impl Value {
+    fn rank(&self) -> u8 {
+        match self {
+            Value::Null => 0,
+            Value::Int(_) => 1,
+            Value::Decimal(_) => 2,
+            Value::Double(_) => 3,
+            Value::Str(_) => 4,
+            Value::DateTime(_) => 5,
+        }
+    }
+
+    /// The integer, if this is an INT/BIGINT.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The decimal, if this is a DECIMAL.
+    pub fn as_decimal(&self) -> Option<Decimal> {
+        match self {
+            Value::Decimal(d) => Some(*d),
+            _ => None,
+        }
+    }
+
+    /// The string, if this is a CHAR/VARCHAR.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The number as a double, if this is numeric.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int(n) => Some(*n as f64),
+            Value::Decimal(d) => Some(d.to_f64()),
+            Value::Double(x) => Some(*x),
+            _ => None,
+        }
+    }
+
+    /// Whether this is NULL.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+}
+
+impl Ord for Value {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => a.cmp(b),
+            (Value::Decimal(a), Value::Decimal(b)) => a.cmp(b),
+            (Value::Double(a), Value::Double(b)) => a.total_cmp(b),
+            (Value::Str(a), Value::Str(b)) => a.cmp(b),
+            (Value::DateTime(a), Value::DateTime(b)) => a.cmp(b),
+            _ => self.rank().cmp(&other.rank()),
+        }
+    }
+}
+
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Value {}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.rank().hash(state);
+        match self {
+            Value::Null => {}
+            Value::Int(n) => n.hash(state),
+            Value::Decimal(d) => d.normalized().hash(state),
+            Value::Double(x) => x.to_bits().hash(state),
+            Value::Str(s) => s.hash(state),
+            Value::DateTime(t) => t.hash(state),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("NULL"),
+            Value::Int(n) => write!(f, "{n}"),
+            Value::Decimal(d) => write!(f, "{d}"),
+            Value::Double(x) => write!(f, "{x}"),
+            Value::Str(s) => write!(f, "'{}'", s.replace('\'', "''")),
+            Value::DateTime(t) => write!(f, "'{t}'"),
+        }
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Int(n)
+    }
+}
+
+impl From<i32> for Value {
+    fn from(n: i32) -> Self {
+        Value::Int(n.into())
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::Str(s.to_owned())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::Str(s)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(x: f64) -> Self {
+        Value::Double(x)
+    }
+}
+
+impl From<Decimal> for Value {
+    fn from(d: Decimal) -> Self {
+        Value::Decimal(d)
+    }
+}
+
+impl From<DateTime> for Value {
+    fn from(t: DateTime) -> Self {
+        Value::DateTime(t)
+    }
+}
+
+/// A row: one value per column, in schema order.
+pub type Row = Vec<Value>;
+
+/// A key: the values of an index's columns, compared column by column.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key(pub Vec<Value>);
+
+impl Key {
+    /// A one-column key.
+    pub fn one(value: impl Into<Value>) -> Key {
+        Key(vec![value.into()])
+    }
+}
+
+impl<V: Into<Value>, const N: usize> From<[V; N]> for Key {
+    fn from(values: [V; N]) -> Self {
+        Key(values.into_iter().map(Into::into).collect())
+    }
+}
+
+impl From<Vec<Value>> for Key {
+    fn from(values: Vec<Value>) -> Self {
+        Key(values)
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("(")?;
+        for (i, value) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{value}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// An exact decimal: `units / 10^scale`. Equal values with different scales compare equal.
+#[derive(Clone, Copy, Debug)]
+pub struct Decimal {
+    units: i128,
+    scale: u8,
+}
+
+/// The largest scale a [`Decimal`] keeps (MySQL's limit is 30).
+pub const MAX_DECIMAL_SCALE: u8 = 30;
+
+impl Decimal {
+    /// `units / 10^scale`; `None` if the scale is above [`MAX_DECIMAL_SCALE`].
+    pub fn new(units: i128, scale: u8) -> Option<Decimal> {
+        (scale <= MAX_DECIMAL_SCALE).then_some(Decimal { units, scale })
+    }
+
+    /// The value with `scale` digits after the point, rounded half away from zero (as MySQL
+    /// stores into a DECIMAL column); `None` on overflow.
+    pub fn rescale(self, scale: u8) -> Option<Decimal> {
+        if scale > MAX_DECIMAL_SCALE {
+            return None;
+        }
+        let units = if scale >= self.scale {
+            self.units
+                .checked_mul(10i128.checked_pow(u32::from(scale - self.scale))?)?
+        } else {
+            let div = 10i128.pow(u32::from(self.scale - scale));
+            let (q, r) = (self.units / div, self.units % div);
+            if r.abs() * 2 >= div {
+                q + self.units.signum()
+            } else {
+                q
+            }
+        };
+        Some(Decimal { units, scale })
+    }
+
+    /// Digits left of the point (for a DECIMAL(p, s) check: at most `p - s`).
+    pub fn integer_digits(self) -> u32 {
+        let whole = (self.units / 10i128.pow(u32::from(self.scale))).unsigned_abs();
+        if whole == 0 { 0 } else { whole.ilog10() + 1 }
+    }
+
+    /// The scaled integer.
+    pub fn units(self) -> i128 {
+        self.units
+    }
+
+    /// Digits after the point.
+    pub fn scale(self) -> u8 {
+        self.scale
+    }
+
+    /// The nearest double.
+    pub fn to_f64(self) -> f64 {
+        self.units as f64 / 10f64.powi(i32::from(self.scale))
+    }
+
+    /// The sum, at the larger scale; `None` on overflow.
+    pub fn checked_add(self, other: Decimal) -> Option<Decimal> {
+        let scale = self.scale.max(other.scale);
+        let (a, b) = (self.rescale(scale)?, other.rescale(scale)?);
+        Some(Decimal {
+            units: a.units.checked_add(b.units)?,
+            scale,
+        })
+    }
+
+    /// The difference, at the larger scale; `None` on overflow.
+    pub fn checked_sub(self, other: Decimal) -> Option<Decimal> {
+        self.checked_add(Decimal {
+            units: other.units.checked_neg()?,
+            scale: other.scale,
+        })
+    }
+
+    /// The same value with trailing zero digits dropped: equal values normalise alike.
+    fn normalized(self) -> (i128, u8) {
+        let (mut units, mut scale) = (self.units, self.scale);
+        while scale > 0 && units % 10 == 0 {
+            units /= 10;
+            scale -= 1;
+        }
+        (units, scale)
+    }
+}
+
+impl std::str::FromStr for Decimal {
+    type Err = String;
+
+    /// Parses `-12.345` or `7`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("not a decimal: {s:?}");
+        let (negative, digits) = match s.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, s.strip_prefix('+').unwrap_or(s)),
+        };
+        let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
+        if whole.is_empty() && frac.is_empty()
+            || !whole
+                .bytes()
+                .chain(frac.bytes())
+                .all(|b| b.is_ascii_digit())
+        {
+            return Err(bad());
+        }
+        let scale = u8::try_from(frac.len())
+            .ok()
+            .filter(|&n| n <= MAX_DECIMAL_SCALE)
+            .ok_or_else(bad)?;
+        let mut units: i128 = 0;
+        for b in whole.bytes().chain(frac.bytes()) {
+            units = units
+                .checked_mul(10)
+                .and_then(|u| u.checked_add(i128::from(b - b'0')))
+                .ok_or_else(bad)?;
+        }
+        Ok(Decimal {
+            units: if negative { -units } else { units },
+            scale,
+        })
+    }
+}
+
+impl Ord for Decimal {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let scale = self.scale.max(other.scale);
+        match (self.rescale(scale), other.rescale(scale)) {
+            (Some(a), Some(b)) => a.units.cmp(&b.units),
+            // Too large to rescale exactly: compare as doubles, then normalised forms.
+            _ => self
+                .to_f64()
+                .total_cmp(&other.to_f64())
+                .then_with(|| self.normalized().cmp(&other.normalized())),
+        }
+    }
+}
+
+impl PartialOrd for Decimal {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Decimal {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Decimal {}
+
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sign = if self.units < 0 { "-" } else { "" };
+        let abs = self.units.unsigned_abs();
+        if self.scale == 0 {
+            return write!(f, "{sign}{abs}");
+        }
+        let div = 10u128.pow(u32::from(self.scale));
+        write!(
+            f,
+            "{sign}{}.{:0width$}",
+            abs / div,
+            abs % div,
+            width = usize::from(self.scale)
+        )
+    }
+}
+
+/// A DATETIME: microseconds since 1970-01-01 00:00:00 (no time zone, as MySQL's DATETIME).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DateTime(pub i64);
+
+impl DateTime {
+    /// The given civil date and time; `None` if a field is out of range.
+    pub fn from_ymd_hms(y: i32, m: u32, d: u32, hh: u32, mm: u32, ss: u32) -> Option<DateTime> {
+        if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 59 {
+            return None;
+        }
+        let days = days_from_civil(i64::from(y), m, d);
+        let secs = days * 86_400 + i64::from(hh * 3600 + mm * 60 + ss);
+        secs.checked_mul(1_000_000).map(DateTime)
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = i64::from((m + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The civil date of a day count since 1970-01-01 (the inverse of `days_from_civil`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+impl fmt::Display for DateTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.0.div_euclid(1_000_000);
+        let micros = self.0.rem_euclid(1_000_000);
+        let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+        let s = secs.rem_euclid(86_400);
+        write!(
+            f,
+            "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+            s / 3600,
+            s / 60 % 60,
+            s % 60
+        )?;
+        if micros != 0 {
+            write!(f, ".{micros:06}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_compare_across_scales_and_round_half_away() {
+        let a: Decimal = "1.50".parse().unwrap();
+        let b: Decimal = "1.5".parse().unwrap();
+        assert_eq!(a, b);
+        assert_eq!(Value::Decimal(a), Value::Decimal(b));
+        assert_eq!(a.rescale(0).unwrap().units(), 2);
+        assert_eq!(
+            "-2.5"
+                .parse::<Decimal>()
+                .unwrap()
+                .rescale(0)
+                .unwrap()
+                .units(),
+            -3
+        );
+        assert_eq!(a.to_string(), "1.50");
+        assert_eq!("-0.05".parse::<Decimal>().unwrap().to_string(), "-0.05");
+        assert_eq!("123.4".parse::<Decimal>().unwrap().integer_digits(), 3);
+        assert!("1.2.3".parse::<Decimal>().is_err());
+        assert!("".parse::<Decimal>().is_err());
+    }
+
+    #[test]
+    fn values_have_one_total_order_with_null_first() {
+        let mut values = vec![
+            Value::from("b"),
+            Value::Int(3),
+            Value::Null,
+            Value::Int(-1),
+            Value::from("a"),
+        ];
+        values.sort();
+        assert_eq!(
+            values,
+            vec![
+                Value::Null,
+                Value::Int(-1),
+                Value::Int(3),
+                Value::from("a"),
+                Value::from("b")
+            ]
+        );
+        assert_eq!(Key::from([1, 2]).to_string(), "(1, 2)");
+    }
+
+    #[test]
+    fn datetimes_print_as_mysql_does() {
+        let t = DateTime::from_ymd_hms(2024, 2, 29, 23, 5, 9).unwrap();
+        assert_eq!(t.to_string(), "2024-02-29 23:05:09");
+        assert_eq!(DateTime(0).to_string(), "1970-01-01 00:00:00");
+        assert_eq!(DateTime(-1).to_string(), "1969-12-31 23:59:59.999999");
+        assert!(DateTime::from_ymd_hms(2024, 13, 1, 0, 0, 0).is_none());
+    }
+}

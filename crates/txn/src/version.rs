@@ -1,0 +1,214 @@
+//! Version chains: a record is a chain of row versions, newest first, each pointing at the one
+//! it replaced (InnoDB's roll pointer). A reader walks the chain until its view sees the
+//! version's writer; a writer (holding the row lock) pushes a new head; rollback pops it;
+//! purge cuts the chain below the newest version every view sees.
+//!
+//! ```text
+//!  record ─► v3 (trx 9, uncommitted) ─► v2 (trx 7, no 12) ─► v1 (trx 4, no 8) ─► ∅
+//!            a view that does not see 9 but sees 7 reads v2; purge with horizon > 12
+//!            unlinks v1 (every view sees v2 or newer).
+//! ```
+//!
+//! Versions of one record are committed in chain order: a writer holds the row's exclusive
+//! lock until it ends, so only the head (and the versions right below it, by the same
+//! writer) can be uncommitted.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::{RwLock, RwLockWriteGuard};
+use waterline_readview::TrxId;
+
+use crate::trx_sys::View;
+use crate::value::Row;
+
+/// Commit number of a version whose writer has not committed.
+const UNCOMMITTED: u64 = 0;
+
+/// One version of a row.
+#[derive(Debug)]
+pub(crate) struct Version {
+    /// InnoDB's `DB_TRX_ID`: the writer.
+    pub(crate) trx_id: TrxId,
+    /// The writer's commit number once committed (see `horizon.rs`); purge reads it.
+    no: AtomicU64,
+    /// The row image; `None` is a delete mark.
+    pub(crate) row: Option<Row>,
+    /// InnoDB's `DB_ROLL_PTR`: the version this one replaced.
+    prev: RwLock<Option<Arc<Version>>>,
+}
+
+impl Version {
+    /// Stamps the writer's commit number (after the commit is visible).
+    pub(crate) fn set_committed(&self, no: u64) {
+        // Release: purge's Acquire load sees a commit number only after the commit.
+        self.no.store(no, Ordering::Release);
+    }
+
+    fn committed_before(&self, horizon: u64) -> bool {
+        // Acquire: pairs with `set_committed`.
+        let no = self.no.load(Ordering::Acquire);
+        no != UNCOMMITTED && no < horizon
+    }
+
+    fn prev(&self) -> Option<Arc<Version>> {
+        self.prev.read().clone()
+    }
+}
+
+impl Drop for Version {
+    /// Drops an unlinked tail iteratively: a long chain must not recurse once per version.
+    fn drop(&mut self) {
+        let mut next = self.prev.get_mut().take();
+        while let Some(version) = next {
+            next = match Arc::try_unwrap(version) {
+                Ok(mut version) => version.prev.get_mut().take(),
+                Err(_) => None,
+            };
+        }
+    }
+}
+
+/// The head of a chain, and whether purge removed the record from its index.
+#[derive(Debug, Default)]
+pub(crate) struct Chain {
+    head: Option<Arc<Version>>,
+    /// Set by purge (under this latch) before it unlinks the record from the clustered index:
+    /// a writer that finds it set must look the key up again.
+    pub(crate) removed: bool,
+}
+
+impl Chain {
+    /// The newest row image (committed or the caller's own, when the caller holds the row
+    /// lock); `None` if deleted or never committed.
+    pub(crate) fn latest_row(&self) -> Option<&Row> {
+        self.head.as_ref().and_then(|v| v.row.as_ref())
+    }
+
+    /// Pushes a new head written by `trx_id` (the caller holds the row lock).
+    pub(crate) fn push(&mut self, trx_id: TrxId, row: Option<Row>) -> Arc<Version> {
+        let version = Arc::new(Version {
+            trx_id,
+            no: AtomicU64::new(UNCOMMITTED),
+            row,
+            prev: RwLock::new(self.head.take()),
+        });
+        self.head = Some(Arc::clone(&version));
+        version
+    }
+
+    /// Every row image in the chain, newest first.
+    pub(crate) fn rows(&self) -> Vec<Row> {
+        let mut rows = Vec::new();
+        let mut next = self.head.clone();
+        while let Some(version) = next {
+            rows.extend(version.row.clone());
+            next = version.prev();
+        }
+        rows
+    }
+
+    /// Undoes `version`, which must be the head (undo runs newest first).
+    pub(crate) fn pop(&mut self, version: &Arc<Version>) {
+        let head = self.head.take();
+        assert!(
+            head.as_ref().is_some_and(|h| Arc::ptr_eq(h, version)),
+            "undo must pop the transaction's own newest version"
+        );
+        self.head = version.prev();
+    }
+}
+
+/// A clustered index entry: one row's version chain.
+#[derive(Debug, Default)]
+pub(crate) struct Record {
+    chain: RwLock<Chain>,
+}
+
+/// What a purge pass did to one record.
+pub(crate) struct Purged {
+    /// Row images of the unlinked versions (their secondary entries may go).
+    pub(crate) removed_rows: Vec<Row>,
+    /// Versions unlinked.
+    pub(crate) versions: u64,
+}
+
+impl Record {
+    /// The chain, for a writer.
+    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Chain> {
+        self.chain.write()
+    }
+
+    /// The newest row image (see [`Chain::latest_row`]).
+    pub(crate) fn latest_row(&self) -> Option<Row> {
+        self.chain.read().latest_row().cloned()
+    }
+
+    /// The row as `view` sees it: the newest version written by `me` or by a transaction the
+    /// view sees; `None` if that version is a delete mark or there is none.
+    pub(crate) fn visible_row(&self, view: &View, me: Option<TrxId>) -> Option<Row> {
+        let mut next = self.chain.read().head.clone();
+        while let Some(version) = next {
+            if Some(version.trx_id) == me || view.sees(version.trx_id) {
+                return version.row.clone();
+            }
+            next = version.prev();
+        }
+        None
+    }
+
+    /// Unlinks every version below the newest one committed before `horizon`. If that one is
+    /// the head and a delete mark (or the chain is empty), the record itself is dead: it is
+    /// marked removed and the caller unlinks it from the index. `unindex(removed, kept)` runs
+    /// under the record's latch, so no writer adds an index entry meanwhile.
+    pub(crate) fn purge(
+        &self,
+        horizon: u64,
+        unindex: impl FnOnce(&[Row], &[&Row]),
+    ) -> Option<Purged> {
+        let mut chain = self.chain.write();
+        let mut kept: Vec<Arc<Version>> = Vec::new();
+        let mut next = chain.head.clone();
+        let mut cut = None;
+        while let Some(version) = next {
+            if version.committed_before(horizon) {
+                cut = Some(version);
+                break;
+            }
+            next = version.prev();
+            kept.push(version);
+        }
+        let dead_head = chain.head.is_none()
+            || cut
+                .as_ref()
+                .is_some_and(|v| kept.is_empty() && v.row.is_none());
+        let tail = match &cut {
+            Some(version) if dead_head => {
+                chain.head = None;
+                Some(Arc::clone(version))
+            }
+            Some(version) => version.prev.write().take(),
+            None if dead_head => None,
+            None => return None,
+        };
+        if dead_head {
+            chain.removed = true;
+        } else if let Some(version) = cut {
+            kept.push(version);
+        }
+        let mut removed_rows = Vec::new();
+        let mut versions = 0;
+        let mut next = tail;
+        while let Some(version) = next {
+            versions += 1;
+            removed_rows.extend(version.row.clone());
+            next = version.prev();
+        }
+        let kept_rows: Vec<&Row> = kept.iter().filter_map(|v| v.row.as_ref()).collect();
+        unindex(&removed_rows, &kept_rows);
+        Some(Purged {
+            removed_rows,
+            versions,
+        })
+    }
+}
