@@ -1,0 +1,317 @@
+//! Isolation scenarios that read like documentation: each file in `tests/scenarios/` is a
+//! script of session commands with the engine's recorded answers under each command. Every
+//! script runs for every snapshot kind and both view-close modes, and must produce the same
+//! text. `UPDATE_SCENARIOS=1 cargo test -p waterline-txn --test scenarios` rewrites the
+//! files from what the engine answers now; review the diff with `git diff`.
+//!
+//! Each session (`t1`, `t2`, ...) runs in its own thread, so a command that waits for a row
+//! lock prints `waiting` and its answer appears under the command that released it. Trx ids
+//! are printed as the session that owns them, so the output does not depend on id numbering.
+//!
+//! The table is `t(id INT PRIMARY KEY, v BIGINT, tag VARCHAR(8) NULL UNIQUE)`.
+//!
+//! Commands: `tN: begin rc|rr`, `tN: get ID`, `tN: get_for_update ID`, `tN: get_for_share
+//! ID`, `tN: scan [LO HI]`, `tN: scan_for_update LO HI`, `tN: insert ID V [TAG]`, `tN: set ID
+//! V`, `tN: add ID DELTA`, `tN: delete ID`, `tN: commit`, `tN: rollback`, `tN: statement CMD;
+//! CMD...` (one statement), `purge`, `wait` (until every waiting session has answered).
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::Duration;
+
+use waterline_txn::{
+    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, ScanOptions,
+    SnapshotKind, Table, TableSchema, Transaction, TrxId, TxnError, Value, ViewClose,
+};
+
+/// How long a command may take before it is reported as waiting.
+const BLOCKED_AFTER: Duration = Duration::from_millis(150);
+
+fn engine(snapshot: SnapshotKind, view_close: ViewClose) -> (Arc<Engine>, Table) {
+    let config = EngineConfig {
+        snapshot,
+        view_close,
+        lock_wait_timeout: Duration::from_millis(600),
+        purge_interval: None,
+        ..EngineConfig::default().with_tiny_windows()
+    };
+    let engine = Engine::open(config).unwrap();
+    let schema = TableSchema::new(
+        "t",
+        vec![
+            Column::new("id", ColumnType::Int),
+            Column::new("v", ColumnType::BigInt),
+            Column::nullable("tag", ColumnType::Varchar(8)),
+        ],
+    )
+    .primary_key(&["id"])
+    .unwrap()
+    .index("tag", &["tag"], true)
+    .unwrap();
+    let table = engine.create_table(schema).unwrap();
+    (Arc::new(engine), table)
+}
+
+/// What a session thread answers: the lines to print, and its trx id now.
+type Answer = (Vec<String>, Option<TrxId>);
+
+struct Session {
+    commands: Sender<String>,
+    answers: Receiver<Answer>,
+    waiting: bool,
+}
+
+fn spawn_session(engine: Arc<Engine>, table: Table) -> Session {
+    let (commands, inbox) = channel::<String>();
+    let (outbox, answers) = channel();
+    std::thread::spawn(move || {
+        let mut trx: Option<Transaction> = None;
+        for command in inbox {
+            let lines = run(&engine, &table, &mut trx, &command);
+            let id = trx.as_ref().and_then(Transaction::id);
+            if outbox.send((lines, id)).is_err() {
+                break;
+            }
+        }
+    });
+    Session {
+        commands,
+        answers,
+        waiting: false,
+    }
+}
+
+fn value(word: &str) -> Value {
+    match word.parse::<i64>() {
+        Ok(n) => Value::Int(n),
+        Err(_) if word.eq_ignore_ascii_case("null") => Value::Null,
+        Err(_) => Value::from(word.trim_matches('\'')),
+    }
+}
+
+fn row_text(row: &[Value]) -> String {
+    Key(row.to_vec()).to_string()
+}
+
+/// Runs one session command; the lines it answers (errors included).
+fn run(engine: &Engine, t: &Table, trx: &mut Option<Transaction>, command: &str) -> Vec<String> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    if let ["begin", level] = words[..] {
+        let isolation = match level {
+            "rr" => Isolation::RepeatableRead,
+            _ => Isolation::ReadCommitted,
+        };
+        *trx = Some(engine.begin(isolation));
+        return vec!["ok".into()];
+    }
+    let Some(current) = trx.as_mut() else {
+        return vec!["no transaction".into()];
+    };
+    let result = match words[..] {
+        ["commit"] => trx.take().unwrap().commit().map(|()| vec!["committed".into()]),
+        ["rollback"] => {
+            trx.take().unwrap().rollback();
+            Ok(vec!["rolled back".into()])
+        }
+        ["statement", ..] => {
+            let body = command.trim_start_matches("statement").to_owned();
+            current.statement(|trx| {
+                let mut lines = Vec::new();
+                for part in body.split(';') {
+                    lines.extend(step(trx, t, &part.split_whitespace().collect::<Vec<_>>())?);
+                }
+                Ok(lines)
+            })
+        }
+        _ => step(current, t, &words),
+    };
+    match result {
+        Ok(lines) => lines,
+        Err(error) => {
+            if error.rolled_back_transaction() {
+                *trx = None;
+            }
+            vec![format!("error: {}", describe(&error))]
+        }
+    }
+}
+
+fn step(trx: &mut Transaction, t: &Table, words: &[&str]) -> Result<Vec<String>, TxnError> {
+    let found = |ok: bool| vec![if ok { "ok" } else { "not found" }.to_owned()];
+    let rows = |rows: Vec<(Key, Vec<Value>)>| {
+        if rows.is_empty() {
+            vec!["(no rows)".to_owned()]
+        } else {
+            rows.iter().map(|(_, row)| row_text(row)).collect()
+        }
+    };
+    let one = |row: Option<Vec<Value>>| vec![row.map_or("not found".into(), |r| row_text(&r))];
+    let between = |lo: &str, hi: &str| {
+        KeyRange::Between(Bound::Included(Key::one(value(lo))), Bound::Included(Key::one(value(hi))))
+    };
+    Ok(match *words {
+        ["get", id] => one(trx.get(t, Key::one(value(id)))?),
+        ["get_for_update", id] => one(trx.get_for_update(t, Key::one(value(id)))?),
+        ["get_for_share", id] => one(trx.get_for_share(t, Key::one(value(id)))?),
+        ["scan"] => rows(trx.scan(t, KeyRange::All)?),
+        ["scan", lo, hi] => rows(trx.scan(t, between(lo, hi))?),
+        ["scan_for_update", lo, hi] => {
+            let options = ScanOptions {
+                lock: Some(LockMode::Exclusive),
+                ..ScanOptions::default()
+            };
+            rows(trx.scan_with(t, between(lo, hi), options)?)
+        }
+        ["insert", id, v] => trx.insert(t, vec![value(id), value(v), Value::Null]).map(|_| found(true))?,
+        ["insert", id, v, tag] => trx.insert(t, vec![value(id), value(v), value(tag)]).map(|_| found(true))?,
+        ["set", id, v] => found(trx.update_with(t, Key::one(value(id)), |row| {
+            vec![row[0].clone(), value(v), row[2].clone()]
+        })?),
+        ["add", id, delta] => found(trx.update_with(t, Key::one(value(id)), |row| {
+            let sum = row[1].as_int().unwrap() + value(delta).as_int().unwrap();
+            vec![row[0].clone(), sum.into(), row[2].clone()]
+        })?),
+        ["delete", id] => found(trx.delete(t, Key::one(value(id)))?),
+        _ => vec![format!("unknown command {words:?}")],
+    })
+}
+
+/// The error with trx ids left for the runner to name (`trx#N`).
+fn describe(error: &TxnError) -> String {
+    match error {
+        TxnError::LockWaitTimeout { waiter, blocker, table, key } => format!(
+            "lock wait timeout: trx#{} waited for trx#{} on {table} {key} (retryable)",
+            waiter.get(),
+            blocker.get()
+        ),
+        TxnError::Deadlock { victim, cycle, table, key, .. } => format!(
+            "deadlock on {table} {key}: cycle {}; trx#{} rolled back (retryable)",
+            cycle.iter().map(|id| format!("trx#{}", id.get())).collect::<Vec<_>>().join(" -> "),
+            victim.get()
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// Runs a script and returns its text with fresh answers.
+fn replay(script: &str, snapshot: SnapshotKind, view_close: ViewClose) -> String {
+    let (engine, table) = engine(snapshot, view_close);
+    let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
+    let mut names: BTreeMap<u64, String> = BTreeMap::new();
+    let mut out = String::new();
+    let mut emit = |out: &mut String, names: &BTreeMap<u64, String>, who: &str, lines: Vec<String>| {
+        for line in lines {
+            let mut line = line;
+            for (id, name) in names {
+                line = line.replace(&format!("trx#{id} "), &format!("{name} "));
+                line = line.replace(&format!("trx#{id};"), &format!("{name};"));
+            }
+            out.push_str(&format!("{who}: {line}\n"));
+        }
+    };
+    for line in script.lines() {
+        let Some(command) = line.strip_prefix("> ") else {
+            if line.starts_with('#') || line.is_empty() {
+                out.push_str(line);
+                out.push('\n');
+            }
+            continue;
+        };
+        out.push_str(line);
+        out.push('\n');
+        let mut pending_wait = Duration::from_millis(200);
+        match command.split_once(": ") {
+            Some((who, rest)) => {
+                let session = sessions
+                    .entry(who.to_owned())
+                    .or_insert_with(|| spawn_session(Arc::clone(&engine), table.clone()));
+                session.commands.send(rest.to_owned()).unwrap();
+                match session.answers.recv_timeout(BLOCKED_AFTER) {
+                    Ok((lines, id)) => {
+                        if let Some(id) = id {
+                            names.insert(id.get(), who.to_owned());
+                        }
+                        emit(&mut out, &names, who, lines);
+                    }
+                    Err(RecvTimeoutError::Timeout) => {
+                        session.waiting = true;
+                        emit(&mut out, &names, who, vec!["waiting".into()]);
+                    }
+                    Err(RecvTimeoutError::Disconnected) => panic!("session {who} died"),
+                }
+            }
+            None if command == "purge" => {
+                let report = engine.purge();
+                emit(&mut out, &names, "purge", vec![format!("{} versions", report.versions)]);
+            }
+            None if command == "wait" => pending_wait = Duration::from_secs(5),
+            None => panic!("unknown command {command:?}"),
+        }
+        for (who, session) in sessions.iter_mut().filter(|(_, s)| s.waiting) {
+            if let Ok((lines, id)) = session.answers.recv_timeout(pending_wait) {
+                session.waiting = false;
+                if let Some(id) = id {
+                    names.insert(id.get(), who.clone());
+                }
+                emit(&mut out, &names, who, lines);
+            }
+        }
+    }
+    out
+}
+
+fn check_all(snapshot: SnapshotKind, view_close: ViewClose) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
+    let update = std::env::var_os("UPDATE_SCENARIOS").is_some();
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(!files.is_empty(), "no scenarios in {}", dir.display());
+    for file in files {
+        let script = std::fs::read_to_string(&file).unwrap();
+        let actual = replay(&script, snapshot, view_close);
+        if update && snapshot == SnapshotKind::Hybrid && view_close == ViewClose::LatchFree {
+            std::fs::write(&file, &actual).unwrap();
+        } else if !update {
+            assert_eq!(
+                actual,
+                script,
+                "{} differs under {snapshot} / {}; rerun with UPDATE_SCENARIOS=1 and review the diff",
+                file.display(),
+                view_close.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn vector_latched() {
+    check_all(SnapshotKind::Vector, ViewClose::Latched);
+}
+
+#[test]
+fn vector_latch_free() {
+    check_all(SnapshotKind::Vector, ViewClose::LatchFree);
+}
+
+#[test]
+fn hybrid_latched() {
+    check_all(SnapshotKind::Hybrid, ViewClose::Latched);
+}
+
+#[test]
+fn hybrid_latch_free() {
+    check_all(SnapshotKind::Hybrid, ViewClose::LatchFree);
+}
+
+#[test]
+fn csn_latched() {
+    check_all(SnapshotKind::Csn, ViewClose::Latched);
+}
+
+#[test]
+fn csn_latch_free() {
+    check_all(SnapshotKind::Csn, ViewClose::LatchFree);
+}
