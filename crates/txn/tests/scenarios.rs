@@ -111,7 +111,11 @@ fn run(engine: &Engine, t: &Table, trx: &mut Option<Transaction>, command: &str)
         return vec!["no transaction".into()];
     };
     let result = match words[..] {
-        ["commit"] => trx.take().unwrap().commit().map(|()| vec!["committed".into()]),
+        ["commit"] => trx
+            .take()
+            .unwrap()
+            .commit()
+            .map(|()| vec!["committed".into()]),
         ["rollback"] => {
             trx.take().unwrap().rollback();
             Ok(vec!["rolled back".into()])
@@ -150,7 +154,10 @@ fn step(trx: &mut Transaction, t: &Table, words: &[&str]) -> Result<Vec<String>,
     };
     let one = |row: Option<Vec<Value>>| vec![row.map_or("not found".into(), |r| row_text(&r))];
     let between = |lo: &str, hi: &str| {
-        KeyRange::Between(Bound::Included(Key::one(value(lo))), Bound::Included(Key::one(value(hi))))
+        KeyRange::Between(
+            Bound::Included(Key::one(value(lo))),
+            Bound::Included(Key::one(value(hi))),
+        )
     };
     Ok(match *words {
         ["get", id] => one(trx.get(t, Key::one(value(id)))?),
@@ -165,8 +172,12 @@ fn step(trx: &mut Transaction, t: &Table, words: &[&str]) -> Result<Vec<String>,
             };
             rows(trx.scan_with(t, between(lo, hi), options)?)
         }
-        ["insert", id, v] => trx.insert(t, vec![value(id), value(v), Value::Null]).map(|_| found(true))?,
-        ["insert", id, v, tag] => trx.insert(t, vec![value(id), value(v), value(tag)]).map(|_| found(true))?,
+        ["insert", id, v] => trx
+            .insert(t, vec![value(id), value(v), Value::Null])
+            .map(|_| found(true))?,
+        ["insert", id, v, tag] => trx
+            .insert(t, vec![value(id), value(v), value(tag)])
+            .map(|_| found(true))?,
         ["set", id, v] => found(trx.update_with(t, Key::one(value(id)), |row| {
             vec![row[0].clone(), value(v), row[2].clone()]
         })?),
@@ -182,14 +193,29 @@ fn step(trx: &mut Transaction, t: &Table, words: &[&str]) -> Result<Vec<String>,
 /// The error with trx ids left for the runner to name (`trx#N`).
 fn describe(error: &TxnError) -> String {
     match error {
-        TxnError::LockWaitTimeout { waiter, blocker, table, key } => format!(
+        TxnError::LockWaitTimeout {
+            waiter,
+            blocker,
+            table,
+            key,
+        } => format!(
             "lock wait timeout: trx#{} waited for trx#{} on {table} {key} (retryable)",
             waiter.get(),
             blocker.get()
         ),
-        TxnError::Deadlock { victim, cycle, table, key, .. } => format!(
+        TxnError::Deadlock {
+            victim,
+            cycle,
+            table,
+            key,
+            ..
+        } => format!(
             "deadlock on {table} {key}: cycle {}; trx#{} rolled back (retryable)",
-            cycle.iter().map(|id| format!("trx#{}", id.get())).collect::<Vec<_>>().join(" -> "),
+            cycle
+                .iter()
+                .map(|id| format!("trx#{}", id.get()))
+                .collect::<Vec<_>>()
+                .join(" -> "),
             victim.get()
         ),
         other => other.to_string(),
@@ -202,16 +228,17 @@ fn replay(script: &str, snapshot: SnapshotKind, view_close: ViewClose) -> String
     let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
     let mut names: BTreeMap<u64, String> = BTreeMap::new();
     let mut out = String::new();
-    let mut emit = |out: &mut String, names: &BTreeMap<u64, String>, who: &str, lines: Vec<String>| {
-        for line in lines {
-            let mut line = line;
-            for (id, name) in names {
-                line = line.replace(&format!("trx#{id} "), &format!("{name} "));
-                line = line.replace(&format!("trx#{id};"), &format!("{name};"));
+    let mut emit =
+        |out: &mut String, names: &BTreeMap<u64, String>, who: &str, lines: Vec<String>| {
+            for line in lines {
+                let mut line = line;
+                for (id, name) in names {
+                    line = line.replace(&format!("trx#{id} "), &format!("{name} "));
+                    line = line.replace(&format!("trx#{id};"), &format!("{name};"));
+                }
+                out.push_str(&format!("{who}: {line}\n"));
             }
-            out.push_str(&format!("{who}: {line}\n"));
-        }
-    };
+        };
     for line in script.lines() {
         let Some(command) = line.strip_prefix("> ") else {
             if line.starts_with('#') || line.is_empty() {
@@ -245,7 +272,12 @@ fn replay(script: &str, snapshot: SnapshotKind, view_close: ViewClose) -> String
             }
             None if command == "purge" => {
                 let report = engine.purge();
-                emit(&mut out, &names, "purge", vec![format!("{} versions", report.versions)]);
+                emit(
+                    &mut out,
+                    &names,
+                    "purge",
+                    vec![format!("{} versions", report.versions)],
+                );
             }
             None if command == "wait" => pending_wait = Duration::from_secs(5),
             None => panic!("unknown command {command:?}"),
@@ -266,7 +298,10 @@ fn replay(script: &str, snapshot: SnapshotKind, view_close: ViewClose) -> String
 fn check_all(snapshot: SnapshotKind, view_close: ViewClose) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
     let update = std::env::var_os("UPDATE_SCENARIOS").is_some();
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     assert!(!files.is_empty(), "no scenarios in {}", dir.display());
     for file in files {
