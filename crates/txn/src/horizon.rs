@@ -34,13 +34,17 @@
 //! this hand-off, including a close and re-open racing a scan.
 //!
 //! **CSN views open without the latch**, so the slot store can race the scan. The reader
-//! first stores a limit it read from the log (no larger than its snapshot's, as the snapshot
-//! reads the log after it), then does a read-modify-write of the [`PurgeEpoch`]; purge
-//! announces its `h` in the epoch (read-modify-write) before it scans. Either the scan sees
-//! the reader's slot, or the scan's slot read came first in the slot's modification order,
-//! in which case the reader's epoch RMW came after purge's announcement and synchronises with
-//! it, so the reader's snapshot reads a last CSN at least `h - 1`: its limit is `>= h`. Both
-//! cases leave every version the view needs. This is checked by loom as well.
+//! stores a limit it read from the log before its snapshot (so no larger than the
+//! snapshot's), then takes the snapshot. Every write to a slot is a swap and purge reads a
+//! slot with a read-modify-write, so the slot's modification order is one chain of RMWs,
+//! each synchronising with the one before. Either purge's RMW comes after the reader's swap
+//! (it sees the limit), or before it: then the reader's swap synchronises with it, so the
+//! last CSN purge read before scanning happens before the reader's snapshot, which reads
+//! that CSN or a later one; the view's limit is at least purge's `h`. Both cases leave every
+//! version the view needs. `tests/loom.rs` runs this interleaving too, but loom does not
+//! flag a deliberately broken variant (the scan reading slots with a plain load, which
+//! allows the store-buffering outcome), so here the argument above, not loom, is the
+//! evidence; the latched model above does fail when its protocol is broken.
 
 use std::sync::Arc;
 
@@ -66,15 +70,12 @@ impl ViewSlot {
         self.limit.swap(limit, Ordering::AcqRel);
     }
 
-    /// Publishes `limit` without the latch (CSN views): stores it, then synchronises with the
-    /// purge epoch. The caller takes its snapshot after this returns, and `limit` must not
-    /// exceed the limit that snapshot will have.
-    pub fn open_unlatched(&self, limit: u64, epoch: &PurgeEpoch) {
+    /// Publishes `limit` without the latch (CSN views). The caller takes its snapshot after
+    /// this returns, and `limit` must not exceed the limit that snapshot will have.
+    pub fn open_unlatched(&self, limit: u64) {
         debug_assert_ne!(limit, CLOSED);
-        // AcqRel RMW: see the module page, "CSN views open without the latch".
+        // AcqRel RMW: synchronises with purge's last slot RMW (module page, "CSN views").
         self.limit.swap(limit, Ordering::AcqRel);
-        // AcqRel RMW on the epoch: reads purge's latest announcement and synchronises with it.
-        epoch.0.fetch_add(0, Ordering::AcqRel);
     }
 
     /// Marks the view closed: one atomic swap, no latch. The view's reads happen before it
@@ -91,19 +92,6 @@ impl ViewSlot {
             CLOSED => None,
             limit => Some(limit),
         }
-    }
-}
-
-/// Where purge announces the horizon it is about to use, for views that open without the
-/// latch (CSN).
-#[derive(Debug, Default)]
-pub struct PurgeEpoch(AtomicU64);
-
-impl PurgeEpoch {
-    /// Announces `horizon` before purge scans the slots.
-    pub fn announce(&self, horizon: u64) {
-        // AcqRel RMW: a reader's later epoch RMW synchronises with this one.
-        self.0.fetch_max(horizon, Ordering::AcqRel);
     }
 }
 

@@ -70,5 +70,5 @@ pub use stats::{Counter, Stats, StatsSnapshot};
 pub use table::{KeyRange, Table, TableId};
 pub use trx::{Savepoint, ScanOptions, Transaction};
 pub use trx_sys::{TrxInfo, TrxSys};
-pub use value::{DateTime, Decimal, Key, Row, Value};
+pub use value::{DateTime, Decimal, Key, MAX_DECIMAL_SCALE, Row, Value};
 pub use waterline_readview::{SnapshotKind, TrxId};

@@ -28,7 +28,7 @@ use waterline_readview::{
 
 use crate::config::{EngineConfig, Isolation, ViewClose};
 use crate::error::TxnError;
-use crate::horizon::{PurgeEpoch, ViewSlot, ViewSlots};
+use crate::horizon::{ViewSlot, ViewSlots};
 use crate::stats::{Counter, Stats};
 use crate::sync::{Mutex, MutexGuard};
 
@@ -92,7 +92,6 @@ pub struct TrxSys {
     view_close: ViewClose,
     latch: CachePadded<Mutex<Latched>>,
     csn: Arc<CsnLog>,
-    epoch: PurgeEpoch,
     slots: ViewSlots,
     registry: Box<[RegistryShard]>,
     stats: Arc<Stats>,
@@ -121,7 +120,6 @@ impl TrxSys {
                 next_id: TrxId::FIRST,
             })),
             csn: Arc::new(CsnLog::with_ring_slots(csn_slots)?),
-            epoch: PurgeEpoch::default(),
             slots: ViewSlots::new(config.trx_shards.min(64)),
             registry: (0..config.trx_shards)
                 .map(|_| CachePadded::new(parking_lot::Mutex::new(HashMap::new())))
@@ -230,7 +228,7 @@ impl TrxSys {
             SnapshotKind::Csn => {
                 // A limit no larger than the snapshot's (it reads the log after this load).
                 let limit = self.csn.last_csn().get() + 1;
-                slot.open_unlatched(limit, &self.epoch);
+                slot.open_unlatched(limit);
                 match view {
                     Some(View::Csn(snapshot)) => self.csn.snapshot_into(snapshot, creator),
                     _ => {
@@ -269,7 +267,6 @@ impl TrxSys {
         match self.kind {
             SnapshotKind::Csn => {
                 let upto = self.csn.last_csn().get() + 1;
-                self.epoch.announce(upto);
                 let horizon = self.slots.horizon(upto);
                 self.csn.purge(Csn(horizon - 1));
                 horizon

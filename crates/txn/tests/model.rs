@@ -148,19 +148,17 @@ fn run(kind: SnapshotKind, close: ViewClose, ops: &[Op]) -> Result<(), TestCaseE
     for (step, op) in ops.iter().enumerate() {
         let ctx = || format!("step {step}: {op:?}");
         match *op {
-            Op::Begin(i, rr) => {
-                if trxs[i].is_none() {
-                    let isolation = if rr {
-                        Isolation::RepeatableRead
-                    } else {
-                        Isolation::ReadCommitted
-                    };
-                    trxs[i] = Some(engine.begin(isolation));
-                    model.trxs[i] = Some(ModelTrx {
-                        rr,
-                        ..ModelTrx::default()
-                    });
-                }
+            Op::Begin(i, rr) if trxs[i].is_none() => {
+                let isolation = if rr {
+                    Isolation::RepeatableRead
+                } else {
+                    Isolation::ReadCommitted
+                };
+                trxs[i] = Some(engine.begin(isolation));
+                model.trxs[i] = Some(ModelTrx {
+                    rr,
+                    ..ModelTrx::default()
+                });
             }
             Op::Churn(n) => {
                 for j in 0..i64::from(n) {

@@ -228,17 +228,16 @@ fn replay(script: &str, snapshot: SnapshotKind, view_close: ViewClose) -> String
     let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
     let mut names: BTreeMap<u64, String> = BTreeMap::new();
     let mut out = String::new();
-    let mut emit =
-        |out: &mut String, names: &BTreeMap<u64, String>, who: &str, lines: Vec<String>| {
-            for line in lines {
-                let mut line = line;
-                for (id, name) in names {
-                    line = line.replace(&format!("trx#{id} "), &format!("{name} "));
-                    line = line.replace(&format!("trx#{id};"), &format!("{name};"));
-                }
-                out.push_str(&format!("{who}: {line}\n"));
+    let emit = |out: &mut String, names: &BTreeMap<u64, String>, who: &str, lines: Vec<String>| {
+        for line in lines {
+            let mut line = line;
+            for (id, name) in names {
+                line = line.replace(&format!("trx#{id} "), &format!("{name} "));
+                line = line.replace(&format!("trx#{id};"), &format!("{name};"));
             }
-        };
+            out.push_str(&format!("{who}: {line}\n"));
+        }
+    };
     for line in script.lines() {
         let Some(command) = line.strip_prefix("> ") else {
             if line.starts_with('#') || line.is_empty() {
