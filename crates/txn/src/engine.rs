@@ -28,7 +28,7 @@ pub(crate) struct Shared {
     pub(crate) locks: LockManager,
     pub(crate) stats: Arc<Stats>,
     catalog: RwLock<Vec<Table>>,
-    pub(crate) pipeline: Box<dyn CommitPipeline>,
+    pub(crate) pipeline: Arc<dyn CommitPipeline>,
 }
 
 /// What one purge pass did.
@@ -135,14 +135,14 @@ pub struct Engine {
 impl Engine {
     /// An empty engine that commits in memory ([`Immediate`]).
     pub fn open(config: EngineConfig) -> Result<Engine, TxnError> {
-        Engine::with_pipeline(config, Box::new(Immediate))
+        Engine::with_pipeline(config, Arc::new(Immediate))
     }
 
     /// An empty engine whose commits go through `pipeline` (the WAL and group commit plug in
-    /// here).
+    /// here); the caller may keep its own handle on it.
     pub fn with_pipeline(
         config: EngineConfig,
-        pipeline: Box<dyn CommitPipeline>,
+        pipeline: Arc<dyn CommitPipeline>,
     ) -> Result<Engine, TxnError> {
         config.validate()?;
         let stats = Arc::new(Stats::default());

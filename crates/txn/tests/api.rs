@@ -1,0 +1,346 @@
+//! The embedded API's less travelled paths: tables without a primary key, secondary index
+//! rechecks, ordered and limited scans, bad input, and the commit seam.
+
+use std::ops::Bound;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use waterline_txn::{
+    Column, ColumnType, CommitPipeline, CommitTicket, Counter, Decimal, Engine, EngineConfig,
+    Isolation, Key, KeyRange, LockMode, RedoRecord, ScanOptions, SnapshotKind, Table, TableSchema,
+    TrxId, TxnError, Value,
+};
+
+fn config() -> EngineConfig {
+    EngineConfig {
+        purge_interval: None,
+        lock_wait_timeout: Duration::ZERO,
+        ..EngineConfig::default()
+    }
+}
+
+fn customers(engine: &Engine) -> Table {
+    let schema = TableSchema::new(
+        "customer",
+        vec![
+            Column::new("w", ColumnType::Int),
+            Column::new("id", ColumnType::Int),
+            Column::new("last", ColumnType::Varchar(16)),
+            Column::new(
+                "balance",
+                ColumnType::Decimal {
+                    precision: 12,
+                    scale: 2,
+                },
+            ),
+        ],
+    )
+    .primary_key(&["w", "id"])
+    .unwrap()
+    .index("by_last", &["w", "last"], false)
+    .unwrap();
+    engine.create_table(schema).unwrap()
+}
+
+fn customer(w: i64, id: i64, last: &str, balance: &str) -> Vec<Value> {
+    vec![
+        w.into(),
+        id.into(),
+        last.into(),
+        Value::Decimal(balance.parse::<Decimal>().unwrap()),
+    ]
+}
+
+#[test]
+fn a_table_without_primary_key_gets_hidden_row_ids() {
+    let engine = Engine::open(config()).unwrap();
+    let log = engine
+        .create_table(TableSchema::new(
+            "log",
+            vec![Column::new("msg", ColumnType::Varchar(8))],
+        ))
+        .unwrap();
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let a = trx.insert(&log, vec!["same".into()]).unwrap();
+    let b = trx.insert(&log, vec!["same".into()]).unwrap();
+    assert_ne!(a, b, "equal rows are distinct rows");
+    trx.commit().unwrap();
+    let mut reader = engine.begin(Isolation::ReadCommitted);
+    assert_eq!(reader.scan(&log, KeyRange::All).unwrap().len(), 2);
+    assert_eq!(reader.get(&log, a).unwrap(), Some(vec!["same".into()]));
+}
+
+#[test]
+fn secondary_hits_are_rechecked_against_the_visible_version() {
+    let engine = Engine::open(config()).unwrap();
+    let t = customers(&engine);
+    let mut load = engine.begin(Isolation::ReadCommitted);
+    load.insert(&t, customer(1, 1, "ABLE", "10.00")).unwrap();
+    load.insert(&t, customer(1, 2, "BAKER", "20.00")).unwrap();
+    load.insert(&t, customer(1, 3, "ABLE", "30.00")).unwrap();
+    load.insert(&t, customer(2, 1, "ABLE", "40.00")).unwrap();
+    load.commit().unwrap();
+
+    let by_last = |trx: &mut waterline_txn::Transaction, last: &str| {
+        let range = KeyRange::Prefix(Key(vec![1.into(), last.into()]));
+        let rows = trx
+            .scan_index(&t, "by_last", range, ScanOptions::default())
+            .unwrap();
+        rows.into_iter()
+            .map(|(_, r)| r[1].as_int().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let mut old = engine.begin(Isolation::RepeatableRead);
+    assert_eq!(by_last(&mut old, "ABLE"), vec![1, 3]);
+
+    // Customer 1 changes name: a new entry (BAKER, 1); the old (ABLE, 1) entry stays for
+    // the old reader and must not match for anyone who sees the new version.
+    let mut rename = engine.begin(Isolation::ReadCommitted);
+    rename
+        .update(&t, Key::from([1, 1]), customer(1, 1, "BAKER", "10.00"))
+        .unwrap();
+    assert_eq!(
+        by_last(&mut rename, "ABLE"),
+        vec![3],
+        "own change seen through the index"
+    );
+    rename.commit().unwrap();
+
+    let mut new = engine.begin(Isolation::ReadCommitted);
+    assert_eq!(by_last(&mut new, "ABLE"), vec![3]);
+    assert_eq!(by_last(&mut new, "BAKER"), vec![1, 2]);
+    assert_eq!(
+        by_last(&mut old, "ABLE"),
+        vec![1, 3],
+        "the old snapshot still finds it"
+    );
+    assert_eq!(by_last(&mut old, "BAKER"), vec![2]);
+    old.commit().unwrap();
+
+    // With no old view left, purge drops the stale entry; answers do not change.
+    assert!(engine.purge().versions >= 1);
+    assert_eq!(by_last(&mut new, "ABLE"), vec![3]);
+    let locked = ScanOptions {
+        lock: Some(LockMode::Shared),
+        ..ScanOptions::default()
+    };
+    let range = KeyRange::Prefix(Key(vec![1.into(), "BAKER".into()]));
+    assert_eq!(
+        new.scan_index(&t, "by_last", range, locked).unwrap().len(),
+        2
+    );
+    assert!(matches!(
+        new.scan_index(&t, "nope", KeyRange::All, ScanOptions::default()),
+        Err(TxnError::NoSuchIndex { .. })
+    ));
+}
+
+#[test]
+fn scans_walk_ranges_in_order_forwards_and_backwards_with_limits() {
+    let engine = Engine::open(config()).unwrap();
+    let t = customers(&engine);
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    for w in 1..=3 {
+        for id in 1..=5 {
+            trx.insert(&t, customer(w, id, "X", "0")).unwrap();
+        }
+    }
+    let keys = |rows: Vec<(Key, Vec<Value>)>| rows.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+    let w2 = KeyRange::Prefix(Key::one(2));
+    let last_two = ScanOptions {
+        limit: Some(2),
+        reverse: true,
+        ..ScanOptions::default()
+    };
+    assert_eq!(
+        keys(trx.scan_with(&t, w2.clone(), last_two).unwrap()),
+        vec![Key::from([2, 5]), Key::from([2, 4])]
+    );
+    let first = ScanOptions {
+        limit: Some(1),
+        ..ScanOptions::default()
+    };
+    assert_eq!(
+        keys(trx.scan_with(&t, w2, first).unwrap()),
+        vec![Key::from([2, 1])]
+    );
+    let between = KeyRange::Between(
+        Bound::Excluded(Key::one(1)),
+        Bound::Included(Key::from([3, 2])),
+    );
+    assert_eq!(trx.scan(&t, between).unwrap().len(), 7);
+    trx.delete(&t, Key::from([2, 3])).unwrap();
+    assert_eq!(
+        trx.scan(&t, KeyRange::Prefix(Key::one(2))).unwrap().len(),
+        4
+    );
+}
+
+#[test]
+fn bad_input_gets_a_typed_error_and_changes_nothing() {
+    let engine = Engine::open(config()).unwrap();
+    let t = customers(&engine);
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    trx.insert(&t, customer(1, 1, "A", "1")).unwrap();
+    let errors = [
+        trx.insert(&t, vec![1.into()]).unwrap_err(),
+        trx.insert(&t, customer(1, 2, "NAME-TOO-LONG-FOR-16", "1"))
+            .unwrap_err(),
+        trx.insert(&t, customer(1, 2, "A", "12345678901.00"))
+            .unwrap_err(),
+        trx.update(&t, Key::from([1, 1]), customer(1, 9, "A", "1"))
+            .unwrap_err(),
+        trx.get(&t, Key(vec!["one".into()])).unwrap_err(),
+    ];
+    for error in &errors {
+        assert!(matches!(error, TxnError::Schema { .. }), "{error}");
+        assert!(!error.is_retryable());
+    }
+    assert_eq!(trx.scan(&t, KeyRange::All).unwrap().len(), 1);
+    assert!(matches!(
+        engine.table("nope"),
+        Err(TxnError::NoSuchTable(_))
+    ));
+    let again = TableSchema::new("CUSTOMER", vec![Column::new("a", ColumnType::Int)]);
+    assert!(matches!(
+        engine.create_table(again),
+        Err(TxnError::TableExists(_))
+    ));
+    let zero_shards = EngineConfig {
+        trx_shards: 0,
+        ..config()
+    };
+    assert!(matches!(
+        Engine::open(zero_shards),
+        Err(TxnError::Config(_))
+    ));
+}
+
+#[test]
+fn dropping_an_active_transaction_rolls_it_back() {
+    let engine = Engine::open(config()).unwrap();
+    let t = customers(&engine);
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    trx.insert(&t, customer(1, 1, "A", "1")).unwrap();
+    let id = trx.id().unwrap();
+    assert_eq!(engine.trx_sys().live_transactions()[0].id, id);
+    drop(trx);
+    assert!(engine.trx_sys().live_transactions().is_empty());
+    let mut reader = engine.begin(Isolation::ReadCommitted);
+    assert!(reader.scan(&t, KeyRange::All).unwrap().is_empty());
+    // The key is free again: its lock went with the rollback.
+    reader.insert(&t, customer(1, 1, "B", "2")).unwrap();
+    reader.commit().unwrap();
+    assert_eq!(engine.stats().get(Counter::Rollbacks), 1);
+}
+
+/// A pipeline that refuses every commit: the ticket is dropped unpublished.
+#[derive(Debug)]
+struct Failing;
+
+impl CommitPipeline for Failing {
+    fn commit(&self, _: TrxId, _: Vec<RedoRecord>, _: CommitTicket) -> Result<(), TxnError> {
+        Err(TxnError::Commit("disk full".into()))
+    }
+}
+
+#[test]
+fn a_failed_commit_leaves_nothing_visible_and_releases_the_locks() {
+    let engine = Engine::with_pipeline(config(), Arc::new(Failing)).unwrap();
+    let t = customers(&engine);
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    trx.insert(&t, customer(1, 1, "A", "1")).unwrap();
+    let error = trx.commit().unwrap_err();
+    assert!(error.rolled_back_transaction());
+    let mut reader = engine.begin(Isolation::ReadCommitted);
+    assert_eq!(reader.get(&t, Key::from([1, 1])).unwrap(), None);
+    assert!(engine.trx_sys().live_transactions().is_empty());
+    // A read-only transaction never reaches the pipeline.
+    reader.commit().unwrap();
+}
+
+/// A two-member group commit: the first committer waits; the second publishes both tickets
+/// as one group and wakes it. The redo each brought is kept for inspection.
+#[derive(Debug, Default)]
+struct PairCommit {
+    state: Mutex<Pair>,
+    published: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Pair {
+    tickets: Vec<CommitTicket>,
+    redo: Vec<RedoRecord>,
+    groups: u64,
+}
+
+impl CommitPipeline for PairCommit {
+    fn commit(
+        &self,
+        _: TrxId,
+        redo: Vec<RedoRecord>,
+        ticket: CommitTicket,
+    ) -> Result<(), TxnError> {
+        let mut state = self.state.lock().unwrap();
+        state.redo.extend(redo);
+        state.tickets.push(ticket);
+        if state.tickets.len() == 2 {
+            let group = std::mem::take(&mut state.tickets);
+            CommitTicket::publish_group(group)?;
+            state.groups += 1;
+            self.published.notify_all();
+            return Ok(());
+        }
+        let group = state.groups;
+        let _published = self
+            .published
+            .wait_while(state, |s| s.groups == group)
+            .unwrap();
+        Ok(())
+    }
+}
+
+#[test]
+fn a_group_is_published_at_once_and_redo_describes_the_changes() {
+    for kind in SnapshotKind::ALL {
+        let pipeline = Arc::new(PairCommit::default());
+        let config = EngineConfig {
+            snapshot: kind,
+            ..config()
+        };
+        let engine = Engine::with_pipeline(config, Arc::clone(&pipeline) as _).unwrap();
+        let t = customers(&engine);
+        std::thread::scope(|s| {
+            let follower = s.spawn(|| {
+                let mut first = engine.begin(Isolation::ReadCommitted);
+                first.insert(&t, customer(1, 1, "A", "1")).unwrap();
+                first.commit().unwrap();
+            });
+            // Wait until the follower's ticket is parked in the pipeline.
+            while pipeline.state.lock().unwrap().tickets.is_empty() {
+                std::thread::yield_now();
+            }
+            let mut reader = engine.begin(Isolation::ReadCommitted);
+            assert_eq!(
+                reader.get(&t, Key::from([1, 1])).unwrap(),
+                None,
+                "{kind}: not published"
+            );
+            let mut second = engine.begin(Isolation::ReadCommitted);
+            second.insert(&t, customer(1, 2, "B", "2")).unwrap();
+            second.commit().unwrap(); // publishes both
+            follower.join().unwrap();
+            assert_eq!(reader.scan(&t, KeyRange::All).unwrap().len(), 2, "{kind}");
+        });
+        let state = pipeline.state.lock().unwrap();
+        assert_eq!(state.groups, 1);
+        let keys: Vec<&Key> = state.redo.iter().map(|r| &r.key).collect();
+        assert_eq!(keys, [&Key::from([1, 1]), &Key::from([1, 2])]);
+        assert!(
+            state
+                .redo
+                .iter()
+                .all(|r| r.table == t.id() && r.after.is_some())
+        );
+    }
+}
