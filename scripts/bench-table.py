@@ -3,7 +3,11 @@
 baseline function of each group (`vector` where the group has it).
 
 Usage: cargo bench --bench readview && python3 scripts/bench-table.py [GROUP ...]
-       python3 scripts/bench-table.py --runs DIR,DIR,... [GROUP ...]
+       python3 scripts/bench-table.py [--runs DIR,DIR,...] [--baseline FUNCTION] [GROUP ...]
+
+--baseline names the function the ratios divide by (default: vector). A group directory that
+holds a waterline-counters.json (written by benches/txn.rs) gets a second table with those
+per-operation counters (trx-sys latch acquisitions, view bytes).
 
 With --runs, each DIR is a saved copy of target/criterion from one run; every cell is then the
 median over the runs of each run's median, and ratios are computed from those cells.
@@ -19,7 +23,6 @@ from pathlib import Path
 import statistics
 
 ROOT = Path(__file__).resolve().parent.parent / "target" / "criterion"
-BASELINE = "vector"
 
 
 def per_op_ns(bench_dir: Path) -> float:
@@ -35,7 +38,24 @@ def sort_key(param: str):
     return (int(head) if head.isdigit() else 0, param)
 
 
-def table(group: str, roots) -> str:
+def counters_table(group: str, roots) -> str:
+    files = [r / group / "waterline-counters.json" for r in roots]
+    files = [f for f in files if f.exists()]
+    if not files:
+        return ""
+    data = json.loads(files[0].read_text())
+    names = sorted({k for ps in data.values() for v in ps.values() for k in v})
+    lines = [f"**{group}** counters per operation (from the engine's Stats)", "",
+             "| function | param | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for function in sorted(data):
+        for param in sorted(data[function], key=sort_key):
+            values = data[function][param]
+            lines.append(f"| {function} | {param} | " +
+                         " | ".join(f"{values.get(n, 0):.2f}" for n in names) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def table(group: str, roots, baseline: str) -> str:
     samples = {}  # function -> parameter -> [ns per run]
     for root in roots:
         for meta in sorted((root / group).glob("*/*/new/benchmark.json")):
@@ -45,16 +65,16 @@ def table(group: str, roots) -> str:
     if not samples:
         return f"(no results for group {group!r})\n"
     results = {f: {p: statistics.median(v) for p, v in ps.items()} for f, ps in samples.items()}
-    functions = sorted(results, key=lambda f: (f != BASELINE, f))
+    functions = sorted(results, key=lambda f: (f != baseline, f))
     params = sorted({p for f in results.values() for p in f}, key=sort_key)
-    others = [f for f in functions if f != BASELINE] if BASELINE in results else []
-    head = ["param"] + [f"{f} (ns)" for f in functions] + [f"{BASELINE}/{f}" for f in others]
+    others = [f for f in functions if f != baseline] if baseline in results else []
+    head = ["param"] + [f"{f} (ns)" for f in functions] + [f"{baseline}/{f}" for f in others]
     runs = f", median of {len(roots)} runs" if len(roots) > 1 else ""
     lines = [f"**{group}** (median ns per operation{runs})", "", "| " + " | ".join(head) + " |",
              "|" + "---|" * len(head)]
     for p in params:
         row = [p] + [fmt(results[f].get(p)) for f in functions]
-        base = results.get(BASELINE, {}).get(p)
+        base = results.get(baseline, {}).get(p)
         row += [f"{base / results[f][p]:.1f}x" if base and results[f].get(p) else "" for f in others]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
@@ -67,11 +87,15 @@ def fmt(ns):
 
 
 def main(argv):
-    roots = [ROOT]
-    if argv[:1] == ["--runs"]:
-        roots, argv = [Path(d) for d in argv[1].split(",")], argv[2:]
+    roots, baseline = [ROOT], "vector"
+    while argv[:1] in (["--runs"], ["--baseline"]):
+        if argv[0] == "--runs":
+            roots = [Path(d) for d in argv[1].split(",")]
+        else:
+            baseline = argv[1]
+        argv = argv[2:]
     groups = argv or sorted(p.name for p in roots[0].iterdir() if p.is_dir() and p.name != "report")
-    print("\n".join(table(g, roots) for g in groups))
+    print("\n".join(table(g, roots, baseline) + counters_table(g, roots) for g in groups))
 
 
 if __name__ == "__main__":

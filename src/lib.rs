@@ -8,11 +8,15 @@
 //!
 //! * [`readview`]: InnoDB's sorted-vector read view, the book's hybrid bitmap + vector view,
 //!   and CSN snapshots, with the global active-transaction sets they are copied from.
+//! * [`txn`]: the transaction system and row store: [`Engine`], [`Transaction`], READ
+//!   COMMITTED and REPEATABLE READ, row locks, purge, and the commit seam.
 //!
 //! See `DESIGN.md` in the project's shared folder for the whole picture.
 
 pub use waterline_readview as readview;
 pub use waterline_readview::{ReadView, SnapshotKind, TrxId};
+pub use waterline_txn as txn;
+pub use waterline_txn::{Engine, EngineConfig, Isolation, Transaction, TxnError, ViewClose};
 
 /// The README's examples, compiled and run as doctests so that they stay true.
 #[doc = include_str!("../README.md")]

@@ -55,10 +55,11 @@ use crate::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
 /// A slot's value when its view is closed.
 const CLOSED: u64 = 0;
 
-/// One transaction's published view limit (see the module page).
+/// One transaction's published view limit (see the module page). Cache-padded: each is
+/// written by its own thread at every view open and close.
 #[derive(Debug, Default)]
 pub struct ViewSlot {
-    limit: AtomicU64,
+    limit: CachePadded<AtomicU64>,
 }
 
 impl ViewSlot {

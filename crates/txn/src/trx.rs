@@ -257,6 +257,16 @@ impl Transaction {
         }
     }
 
+    /// Opens the consistent-read view now instead of at the first read, as `START
+    /// TRANSACTION WITH CONSISTENT SNAPSHOT` does. Under READ COMMITTED the view closes when
+    /// the enclosing statement ends (at once, outside [`Transaction::statement`]).
+    pub fn open_view(&mut self) -> Result<(), TxnError> {
+        self.statement(|trx| {
+            trx.read_view();
+            Ok(())
+        })
+    }
+
     /// The row with primary key `key`, as this transaction's view sees it.
     pub fn get(&mut self, table: &Table, key: impl Into<Key>) -> Result<Option<Row>, TxnError> {
         let key = table.check_primary_key(key.into())?;
