@@ -5,14 +5,17 @@
 //!   each run READ COMMITTED statements that only open and close a read view (`open_view` in
 //!   a statement), while 1,000 read-write transactions are held open, so every view copies
 //!   an active set of 1,000. THREADS goes to 256 on purpose: far more threads than cores is
-//!   where the book's collapse lives. Time is per statement, over all threads (divide 10^9 by
-//!   it for statements per second).
+//!   where the book's collapse lives. One criterion iteration is a round of about 4,096
+//!   statements spread over the threads (at least 16 a thread); the element time is wall time
+//!   per statement over all threads (10^9 / it = statements per second).
 //! * `point_ops/{baseline,hybrid,csn}/{read,update}-{1,2}t`: autocommit point reads (begin,
 //!   get, commit) and point updates (begin, `v = v + 1`, commit) on 10,000 rows, 1 and 2
 //!   threads. `baseline` is vector views closed under the latch with one registry shard;
 //!   `hybrid` is the default engine; `csn` uses CSN snapshots.
 //!
-//! After measuring, each configuration runs a fixed number of operations more and records
+//! All configurations are set up first and run back to back for each parameter, so that drift
+//! on a noisy machine does not land on one configuration. After measuring, each runs a fixed
+//! number of rounds more and records
 //! trx-sys latch acquisitions and view bytes per operation from the engine's `Stats` in
 //! `target/criterion/<group>/waterline-counters.json` (`scripts/bench-table.py` prints it).
 
@@ -20,6 +23,7 @@ use std::collections::BTreeMap;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
+use criterion::measurement::WallTime;
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
@@ -31,11 +35,10 @@ use waterline::txn::{
 const THREADS: [usize; 4] = [2, 8, 64, 256];
 const HELD_OPEN: i64 = 1000;
 const ROWS: i64 = 10_000;
-/// Operations per configuration for the counters file.
-const COUNTED_OPS: u64 = 20_000;
-/// Each thread runs at least this many operations per sample, so that waking the threads
-/// (milliseconds for 256 of them on 2 cores) stays a small part of a sample.
-const MIN_OPS_PER_THREAD: u64 = 4_000;
+/// Rounds run for the counters file after measuring.
+const COUNTED_ROUNDS: u64 = 5;
+/// Operations in one round (one criterion iteration), spread evenly over the threads.
+const OPS_PER_ROUND: usize = 4096;
 
 fn engine(
     snapshot: SnapshotKind,
@@ -64,16 +67,23 @@ fn engine(
     (engine, table)
 }
 
-/// Runs `op` about `iters` times (at least `MIN_OPS_PER_THREAD` a thread) spread over
-/// `threads` threads, each with its own state from `init`; returns the wall time scaled to
-/// `iters` operations (spawning excluded, the start signal and the slowest thread included).
-fn spread<S>(
+/// Operations each thread runs per round: a round is about `OPS_PER_ROUND` operations, at
+/// least 16 a thread.
+fn per_thread(threads: usize) -> u64 {
+    (OPS_PER_ROUND / threads).max(16) as u64
+}
+
+/// Runs `rounds` rounds on `threads` threads (each with its own state from `init`): every
+/// thread does `per_thread(threads) * rounds` operations. Returns the wall time from the
+/// start signal until the last thread is done (spawning excluded). Criterion's throughput is
+/// set to one round's operations, so its per-element time is the time per operation.
+fn rounds<S>(
     threads: usize,
-    iters: u64,
+    rounds: u64,
     init: impl Fn(usize) -> S + Sync,
-    op: impl Fn(&mut S, u64) + Sync,
+    op: impl Fn(&mut S) + Sync,
 ) -> Duration {
-    let per_thread = iters.div_ceil(threads as u64).max(MIN_OPS_PER_THREAD);
+    let ops = per_thread(threads) * rounds;
     let barrier = Barrier::new(threads + 1);
     let mut started = Instant::now();
     std::thread::scope(|s| {
@@ -82,22 +92,21 @@ fn spread<S>(
             s.spawn(move || {
                 let mut state = init(t);
                 barrier.wait();
-                for i in 0..per_thread {
-                    op(&mut state, i);
+                for _ in 0..ops {
+                    op(&mut state);
                 }
             });
         }
         barrier.wait();
         started = Instant::now();
     });
-    let elapsed = started.elapsed();
-    elapsed.mul_f64(iters as f64 / (per_thread * threads as u64) as f64)
+    started.elapsed()
 }
 
 /// Latch acquisitions and view bytes per operation over `ops` more operations.
-fn counters(engine: &Engine, ops: u64, run: impl FnOnce(u64)) -> BTreeMap<&'static str, f64> {
+fn counters(engine: &Engine, ops: u64, run: impl FnOnce()) -> BTreeMap<&'static str, f64> {
     let before = engine.stats();
-    run(ops);
+    run();
     let delta = engine.stats().since(&before);
     let per_op = |c: Counter| delta.get(c) as f64 / ops as f64;
     BTreeMap::from([
@@ -134,14 +143,19 @@ fn save(group: &str, counters: &CounterFile) {
     }
 }
 
-fn view_open_close(c: &mut Criterion) {
-    let mut group = c.benchmark_group("view_open_close");
-    group.throughput(Throughput::Elements(1));
+fn group<'a>(c: &'a mut Criterion, name: &str) -> criterion::BenchmarkGroup<'a, WallTime> {
+    let mut group = c.benchmark_group(name);
     group.sampling_mode(SamplingMode::Flat);
     group.sample_size(10);
     group.warm_up_time(Duration::from_millis(300));
     group.measurement_time(Duration::from_secs(1));
-    let mut file = CounterFile::new();
+    group
+}
+
+fn view_open_close(c: &mut Criterion) {
+    // Every configuration is set up first (with its 1,000 transactions held open), then each
+    // thread count runs all of them back to back, so drift on a noisy machine spreads evenly.
+    let mut configs = Vec::new();
     for snapshot in SnapshotKind::ALL {
         for view_close in ViewClose::ALL {
             let (engine, table) = engine(snapshot, view_close, 256, false);
@@ -153,25 +167,30 @@ fn view_open_close(c: &mut Criterion) {
                     trx
                 })
                 .collect();
-            let name = format!("{}-{}", snapshot.name(), view_close.name());
-            let statement = |trx: &mut Transaction, _: u64| trx.open_view().expect("a view opens");
+            configs.push((
+                format!("{}-{}", snapshot.name(), view_close.name()),
+                engine,
+                held,
+            ));
+        }
+    }
+    let mut group = group(c, "view_open_close");
+    let mut file = CounterFile::new();
+    for threads in THREADS {
+        group.throughput(Throughput::Elements(per_thread(threads) * threads as u64));
+        for (name, engine, _held) in &configs {
+            let statement = |trx: &mut Transaction| trx.open_view().expect("a view opens");
             let session = |_| engine.begin(Isolation::ReadCommitted);
-            for threads in THREADS {
-                group.bench_with_input(
-                    BenchmarkId::new(&name, threads),
-                    &threads,
-                    |b, &threads| {
-                        b.iter_custom(|iters| spread(threads, iters, session, statement));
-                    },
-                );
-                let counted = counters(&engine, COUNTED_OPS, |ops| {
-                    spread(threads, ops, session, statement);
-                });
-                file.entry(name.clone())
-                    .or_default()
-                    .insert(threads.to_string(), counted);
-            }
-            drop(held);
+            group.bench_function(BenchmarkId::new(name, threads), |b| {
+                b.iter_custom(|iters| rounds(threads, iters, session, statement));
+            });
+            let ops = COUNTED_ROUNDS * per_thread(threads) * threads as u64;
+            let counted = counters(engine, ops, || {
+                rounds(threads, COUNTED_ROUNDS, session, statement);
+            });
+            file.entry(name.clone())
+                .or_default()
+                .insert(threads.to_string(), counted);
         }
     }
     group.finish();
@@ -179,19 +198,12 @@ fn view_open_close(c: &mut Criterion) {
 }
 
 fn point_ops(c: &mut Criterion) {
-    let mut group = c.benchmark_group("point_ops");
-    group.throughput(Throughput::Elements(1));
-    group.sampling_mode(SamplingMode::Flat);
-    group.sample_size(10);
-    group.warm_up_time(Duration::from_millis(300));
-    group.measurement_time(Duration::from_secs(1));
     let configs = [
         ("baseline", SnapshotKind::Vector, ViewClose::Latched, 1),
         ("hybrid", SnapshotKind::Hybrid, ViewClose::LatchFree, 256),
         ("csn", SnapshotKind::Csn, ViewClose::LatchFree, 256),
-    ];
-    let mut file = CounterFile::new();
-    for (name, snapshot, view_close, shards) in configs {
+    ]
+    .map(|(name, snapshot, view_close, shards)| {
         let (engine, table) = engine(snapshot, view_close, shards, true);
         let mut load = engine.begin(Isolation::ReadCommitted);
         for id in 0..ROWS {
@@ -199,45 +211,48 @@ fn point_ops(c: &mut Criterion) {
                 .expect("a new key");
         }
         load.commit().expect("the load commits");
-        // A per-thread xorshift state picks keys.
-        let seed = |t: usize| 0x9E37_79B9_7F4A_7C15u64 ^ (t as u64 + 1);
-        let next_key = |state: &mut u64| {
-            *state ^= *state << 13;
-            *state ^= *state >> 7;
-            *state ^= *state << 17;
-            Key::one((*state % ROWS as u64) as i64)
-        };
-        let read = |state: &mut u64, _: u64| {
-            let mut trx = engine.begin(Isolation::ReadCommitted);
-            let row = trx.get(&table, next_key(state)).expect("a read succeeds");
-            assert!(row.is_some());
-            trx.commit().expect("a read-only commit");
-        };
-        let update = |state: &mut u64, _: u64| {
-            let mut trx = engine.begin(Isolation::ReadCommitted);
-            let found = trx
-                .update_with(&table, next_key(state), |row| {
-                    vec![row[0].clone(), (row[1].as_int().unwrap_or(0) + 1).into()]
-                })
-                .expect("an update succeeds");
-            assert!(found);
-            trx.commit().expect("the update commits");
-        };
+        (name, engine, table)
+    });
+    // A per-thread xorshift state picks keys.
+    let seed = |t: usize| 0x9E37_79B9_7F4A_7C15u64 ^ (t as u64 + 1);
+    let next_key = |state: &mut u64| {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        Key::one((*state % ROWS as u64) as i64)
+    };
+    let mut group = group(c, "point_ops");
+    let mut file = CounterFile::new();
+    for op in ["read", "update"] {
         for threads in [1usize, 2] {
-            for (op, run) in [
-                ("read", &read as &(dyn Fn(&mut u64, u64) + Sync)),
-                ("update", &update),
-            ] {
-                let param = format!("{op}-{threads}t");
-                group.bench_with_input(BenchmarkId::new(name, &param), &threads, |b, &threads| {
-                    b.iter_custom(|iters| spread(threads, iters, seed, run));
+            group.throughput(Throughput::Elements(per_thread(threads) * threads as u64));
+            let param = format!("{op}-{threads}t");
+            for (name, engine, table) in &configs {
+                let run = |state: &mut u64| {
+                    let mut trx = engine.begin(Isolation::ReadCommitted);
+                    let key = next_key(state);
+                    if op == "read" {
+                        assert!(trx.get(table, key).expect("a read succeeds").is_some());
+                    } else {
+                        let found = trx
+                            .update_with(table, key, |row| {
+                                vec![row[0].clone(), (row[1].as_int().unwrap_or(0) + 1).into()]
+                            })
+                            .expect("an update succeeds");
+                        assert!(found);
+                    }
+                    trx.commit().expect("the commit succeeds");
+                };
+                group.bench_function(BenchmarkId::new(*name, &param), |b| {
+                    b.iter_custom(|iters| rounds(threads, iters, seed, run));
                 });
-                let counted = counters(&engine, COUNTED_OPS, |ops| {
-                    spread(threads, ops, seed, run);
+                let ops = COUNTED_ROUNDS * per_thread(threads) * threads as u64;
+                let counted = counters(engine, ops, || {
+                    rounds(threads, COUNTED_ROUNDS, seed, run);
                 });
-                file.entry(name.to_owned())
+                file.entry((*name).to_owned())
                     .or_default()
-                    .insert(param, counted);
+                    .insert(param.clone(), counted);
             }
         }
     }
