@@ -97,43 +97,53 @@ impl ViewSlot {
 }
 
 /// Every transaction's view slot, pooled so that a transaction reuses a slot instead of
-/// registering a new one: taking and returning one touches a shard latch only.
+/// registering a new one: taking and returning one touches a shard latch only. A slot comes
+/// back with the view object its last user left (`V`), so that view buffers are reused as
+/// InnoDB reuses views from `MVCC::m_free`.
 #[derive(Debug)]
-pub struct ViewSlots {
-    shards: Box<[CachePadded<Mutex<SlotShard>>]>,
+pub struct ViewSlots<V = ()> {
+    shards: Box<[CachePadded<Mutex<SlotShard<V>>>]>,
 }
 
-#[derive(Debug, Default)]
-struct SlotShard {
+#[derive(Debug)]
+struct SlotShard<V> {
     all: Vec<Arc<ViewSlot>>,
-    free: Vec<Arc<ViewSlot>>,
+    free: Vec<(Arc<ViewSlot>, Option<V>)>,
 }
 
-impl ViewSlots {
+impl<V> ViewSlots<V> {
     /// Slots spread over `shards` latches (at least one).
-    pub fn new(shards: usize) -> ViewSlots {
+    pub fn new(shards: usize) -> ViewSlots<V> {
         ViewSlots {
             shards: (0..shards.max(1))
-                .map(|_| CachePadded::new(Mutex::new(SlotShard::default())))
+                .map(|_| {
+                    CachePadded::new(Mutex::new(SlotShard {
+                        all: Vec::new(),
+                        free: Vec::new(),
+                    }))
+                })
                 .collect(),
         }
     }
 
-    /// A closed slot for a new transaction.
-    pub fn take(&self, hint: usize) -> Arc<ViewSlot> {
+    /// A closed slot for a new transaction, with the view object left by its last user.
+    pub fn take(&self, hint: usize) -> (Arc<ViewSlot>, Option<V>) {
         let mut shard = self.shards[hint % self.shards.len()].lock();
-        if let Some(slot) = shard.free.pop() {
-            return slot;
+        if let Some(free) = shard.free.pop() {
+            return free;
         }
         let slot = Arc::new(ViewSlot::default());
         shard.all.push(Arc::clone(&slot));
-        slot
+        (slot, None)
     }
 
-    /// Returns a slot whose view is closed to the pool.
-    pub fn give_back(&self, slot: Arc<ViewSlot>, hint: usize) {
+    /// Closes `slot` and returns it, with a view object to reuse, to the pool.
+    pub fn give_back(&self, slot: Arc<ViewSlot>, view: Option<V>, hint: usize) {
         slot.close();
-        self.shards[hint % self.shards.len()].lock().free.push(slot);
+        self.shards[hint % self.shards.len()]
+            .lock()
+            .free
+            .push((slot, view));
     }
 
     /// `min(upto, the limit of every open view)`: the purge horizon when `upto` is the limit a

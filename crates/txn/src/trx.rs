@@ -214,9 +214,12 @@ impl Transaction {
     /// The view for a consistent read, opened if needed.
     fn read_view(&mut self) -> &View {
         if !self.view_open {
-            let slot = self
-                .slot
-                .get_or_insert_with(|| self.shared.trx_sys.take_slot(thread_hint()));
+            if self.slot.is_none() {
+                let (slot, view) = self.shared.trx_sys.take_slot(thread_hint());
+                self.slot = Some(slot);
+                self.view = view;
+            }
+            let slot = self.slot.as_ref().expect("taken above");
             self.shared.trx_sys.open_view(slot, &mut self.view, self.id);
             self.view_open = true;
         }
@@ -599,7 +602,10 @@ impl Transaction {
         self.close_view();
         self.active = false;
         if let Some(slot) = self.slot.take() {
-            self.shared.trx_sys.give_back_slot(slot, thread_hint());
+            let view = self.view.take();
+            self.shared
+                .trx_sys
+                .give_back_slot(slot, view, thread_hint());
         }
     }
 

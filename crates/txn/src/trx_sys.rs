@@ -92,7 +92,7 @@ pub struct TrxSys {
     view_close: ViewClose,
     latch: CachePadded<Mutex<Latched>>,
     csn: Arc<CsnLog>,
-    slots: ViewSlots,
+    slots: ViewSlots<View>,
     registry: Box<[RegistryShard]>,
     stats: Arc<Stats>,
 }
@@ -206,14 +206,14 @@ impl TrxSys {
         self.shard(id).lock().remove(&id);
     }
 
-    /// A view slot for a new transaction.
-    pub(crate) fn take_slot(&self, hint: usize) -> Arc<ViewSlot> {
+    /// A view slot for a new transaction, with a view object to reuse.
+    pub(crate) fn take_slot(&self, hint: usize) -> (Arc<ViewSlot>, Option<View>) {
         self.slots.take(hint)
     }
 
-    /// Returns a transaction's slot when it ends.
-    pub(crate) fn give_back_slot(&self, slot: Arc<ViewSlot>, hint: usize) {
-        self.slots.give_back(slot, hint);
+    /// Returns a transaction's slot, and its view object for reuse, when it ends.
+    pub(crate) fn give_back_slot(&self, slot: Arc<ViewSlot>, view: Option<View>, hint: usize) {
+        self.slots.give_back(slot, view, hint);
     }
 
     /// Opens a view into `view` (reusing its buffers when it is of the right kind) and

@@ -47,7 +47,7 @@ fn latch_free_close_never_lets_purge_free_a_needed_version() {
             committed: false,
             next_id: 2,
         }));
-        let slots = Arc::new(ViewSlots::new(1));
+        let slots = Arc::new(ViewSlots::<()>::new(1));
         let n_no = Arc::new(AtomicU64::new(0));
         let v_freed = Arc::new(AtomicBool::new(false));
 
@@ -68,7 +68,7 @@ fn latch_free_close_never_lets_purge_free_a_needed_version() {
             let (latch, slots, v_freed) =
                 (Arc::clone(&latch), Arc::clone(&slots), Arc::clone(&v_freed));
             thread::spawn(move || {
-                let slot = slots.take(0);
+                let (slot, _) = slots.take(0);
                 for _ in 0..2 {
                     let sees_n = {
                         let latched = latch.lock().unwrap();
@@ -102,7 +102,7 @@ fn unlatched_csn_open_never_lets_purge_free_a_needed_version() {
     loom::model(|| {
         let log = Arc::new(CsnLog::with_ring_slots(4).unwrap());
         log.begin(TrxId(1)).unwrap();
-        let slots = Arc::new(ViewSlots::new(1));
+        let slots = Arc::new(ViewSlots::<()>::new(1));
         let n_no = Arc::new(AtomicU64::new(0));
         let v_freed = Arc::new(AtomicBool::new(false));
 
@@ -117,7 +117,7 @@ fn unlatched_csn_open_never_lets_purge_free_a_needed_version() {
             let (log, slots, v_freed) =
                 (Arc::clone(&log), Arc::clone(&slots), Arc::clone(&v_freed));
             thread::spawn(move || {
-                let slot = slots.take(0);
+                let (slot, _) = slots.take(0);
                 slot.open_unlatched(log.last_csn().get() + 1);
                 let view = log.snapshot(None);
                 if !view.changes_visible(TrxId(1)) {
