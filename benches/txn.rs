@@ -84,21 +84,25 @@ fn rounds<S>(
     op: impl Fn(&mut S) + Sync,
 ) -> Duration {
     let ops = per_thread(threads) * rounds;
-    let barrier = Barrier::new(threads + 1);
+    // Two barriers: the clock starts only when every thread is ready, and before any can go
+    // (a single barrier let this thread read the clock after others had already worked).
+    let (ready, go) = (Barrier::new(threads + 1), Barrier::new(threads + 1));
     let mut started = Instant::now();
     std::thread::scope(|s| {
         for t in 0..threads {
-            let (barrier, init, op) = (&barrier, &init, &op);
+            let (ready, go, init, op) = (&ready, &go, &init, &op);
             s.spawn(move || {
                 let mut state = init(t);
-                barrier.wait();
+                ready.wait();
+                go.wait();
                 for _ in 0..ops {
                     op(&mut state);
                 }
             });
         }
-        barrier.wait();
+        ready.wait();
         started = Instant::now();
+        go.wait();
     });
     started.elapsed()
 }

@@ -3,9 +3,11 @@
 baseline function of each group (`vector` where the group has it).
 
 Usage: cargo bench --bench readview && python3 scripts/bench-table.py [GROUP ...]
-       python3 scripts/bench-table.py [--runs DIR,DIR,...] [--baseline FUNCTION] [GROUP ...]
+       python3 scripts/bench-table.py [--runs DIR,...] [--baseline FUNCTION] [--ops] [GROUP ...]
 
---baseline names the function the ratios divide by (default: vector). A group directory that
+--baseline names the function the ratios divide by (default: vector). --ops prints millions
+of operations per second (10^3 / ns per operation) instead of ns; the ratios stay "how many
+times faster than the baseline". A group directory that
 holds a waterline-counters.json (written by benches/txn.rs) gets a second table with those
 per-operation counters (trx-sys latch acquisitions, view bytes).
 
@@ -55,7 +57,7 @@ def counters_table(group: str, roots) -> str:
     return "\n".join(lines) + "\n"
 
 
-def table(group: str, roots, baseline: str) -> str:
+def table(group: str, roots, baseline: str, ops: bool = False) -> str:
     samples = {}  # function -> parameter -> [ns per run]
     for root in roots:
         for meta in sorted((root / group).glob("*/*/new/benchmark.json")):
@@ -68,12 +70,15 @@ def table(group: str, roots, baseline: str) -> str:
     functions = sorted(results, key=lambda f: (f != baseline, f))
     params = sorted({p for f in results.values() for p in f}, key=sort_key)
     others = [f for f in functions if f != baseline] if baseline in results else []
-    head = ["param"] + [f"{f} (ns)" for f in functions] + [f"{baseline}/{f}" for f in others]
+    unit = "M ops/s" if ops else "ns"
+    head = ["param"] + [f"{f} ({unit})" for f in functions] + [f"{f} vs {baseline}" for f in others]
     runs = f", median of {len(roots)} runs" if len(roots) > 1 else ""
-    lines = [f"**{group}** (median ns per operation{runs})", "", "| " + " | ".join(head) + " |",
+    what = "millions of operations per second" if ops else "median ns per operation"
+    lines = [f"**{group}** ({what}{runs})", "", "| " + " | ".join(head) + " |",
              "|" + "---|" * len(head)]
     for p in params:
-        row = [p] + [fmt(results[f].get(p)) for f in functions]
+        cell = (lambda ns: f"{1e3 / ns:.2f}" if ns else "") if ops else fmt
+        row = [p] + [cell(results[f].get(p)) for f in functions]
         base = results.get(baseline, {}).get(p)
         row += [f"{base / results[f][p]:.1f}x" if base and results[f].get(p) else "" for f in others]
         lines.append("| " + " | ".join(row) + " |")
@@ -87,15 +92,18 @@ def fmt(ns):
 
 
 def main(argv):
-    roots, baseline = [ROOT], "vector"
-    while argv[:1] in (["--runs"], ["--baseline"]):
+    roots, baseline, ops = [ROOT], "vector", False
+    while argv[:1] in (["--runs"], ["--baseline"], ["--ops"]):
+        if argv[0] == "--ops":
+            ops, argv = True, argv[1:]
+            continue
         if argv[0] == "--runs":
             roots = [Path(d) for d in argv[1].split(",")]
         else:
             baseline = argv[1]
         argv = argv[2:]
     groups = argv or sorted(p.name for p in roots[0].iterdir() if p.is_dir() and p.name != "report")
-    print("\n".join(table(g, roots, baseline) + counters_table(g, roots) for g in groups))
+    print("\n".join(table(g, roots, baseline, ops) + counters_table(g, roots) for g in groups))
 
 
 if __name__ == "__main__":
