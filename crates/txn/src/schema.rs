@@ -178,16 +178,22 @@ impl TableSchema {
             ));
         }
         for (value, column) in row.iter_mut().zip(&self.columns) {
-            let stored = self.coerce(column, std::mem::replace(value, Value::Null))?;
+            let stored = self.coerce(
+                column,
+                column.nullable,
+                std::mem::replace(value, Value::Null),
+            )?;
             *value = stored;
         }
         Ok(row)
     }
 
-    fn coerce(&self, column: &Column, value: Value) -> Result<Value, TxnError> {
+    /// `value` as stored in `column`; NULL is accepted if `nullable` (key bounds may be NULL
+    /// whatever the column says).
+    fn coerce(&self, column: &Column, nullable: bool, value: Value) -> Result<Value, TxnError> {
         let mismatch = |what: &str| self.error(&column.name, what);
         match (column.ty, value) {
-            (_, Value::Null) if column.nullable => Ok(Value::Null),
+            (_, Value::Null) if nullable => Ok(Value::Null),
             (_, Value::Null) => Err(mismatch("cannot be NULL")),
             (ColumnType::Int, Value::Int(n)) if i32::try_from(n).is_err() => {
                 Err(mismatch(&format!("{n} is out of range for INT")))
@@ -232,11 +238,8 @@ impl TableSchema {
         }
         let mut values = key.0;
         for (value, &c) in values.iter_mut().zip(columns) {
-            let column = Column {
-                nullable: true,
-                ..self.columns[c].clone()
-            };
-            let stored = self.coerce(&column, std::mem::replace(value, Value::Null))?;
+            let column = &self.columns[c];
+            let stored = self.coerce(column, true, std::mem::replace(value, Value::Null))?;
             *value = stored;
         }
         Ok(Key(values))
