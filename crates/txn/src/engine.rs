@@ -11,6 +11,7 @@ use crate::commit::{CommitPipeline, Immediate};
 use crate::config::{EngineConfig, Isolation};
 use crate::error::TxnError;
 use crate::lock::LockManager;
+use crate::purge::History;
 use crate::schema::TableSchema;
 use crate::stats::{Counter, Stats, StatsSnapshot};
 use crate::table::{Table, TableId};
@@ -29,6 +30,8 @@ pub(crate) struct Shared {
     pub(crate) stats: Arc<Stats>,
     catalog: RwLock<Vec<Table>>,
     pub(crate) pipeline: Arc<dyn CommitPipeline>,
+    /// Committed (and rolled-back) transactions' records, waiting for purge.
+    pub(crate) history: History,
 }
 
 /// What one purge pass did.
@@ -43,8 +46,7 @@ pub struct PurgeReport {
 impl Shared {
     fn purge(&self) -> PurgeReport {
         let horizon = self.trx_sys.purge_horizon();
-        let tables = self.catalog.read().clone();
-        let versions = tables.iter().map(|t| t.purge(horizon)).sum();
+        let versions = self.history.purge(horizon);
         self.stats.incr(Counter::PurgeRuns);
         self.stats.add(Counter::VersionsPurged, versions);
         PurgeReport { horizon, versions }
@@ -152,6 +154,7 @@ impl Engine {
             stats,
             catalog: RwLock::new(Vec::new()),
             pipeline,
+            history: History::default(),
             config,
         });
         let purge = shared
@@ -210,6 +213,11 @@ impl Engine {
     /// Runs one purge pass now (the background thread does this every `purge_interval`).
     pub fn purge(&self) -> PurgeReport {
         self.shared.purge()
+    }
+
+    /// Transactions whose records wait for purge (InnoDB's history list length).
+    pub fn history_len(&self) -> usize {
+        self.shared.history.len()
     }
 
     /// The counters, summed now.

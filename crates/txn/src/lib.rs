@@ -26,6 +26,7 @@
 //! - `lock.rs`: shared/exclusive row locks, lock-wait timeout, wait-for-graph deadlock
 //!   detection; the victim's error is typed and retryable.
 //! - `trx.rs`: the embedded API ([`Transaction`]), statements, undo.
+//! - `purge.rs`: the history list of committed changes that purge visits.
 //! - `commit.rs`: the seam where the WAL and group commit plug in ([`CommitPipeline`]).
 //!
 //! ## Invariants
@@ -51,6 +52,7 @@ mod engine;
 mod error;
 pub mod horizon;
 mod lock;
+mod purge;
 mod schema;
 mod stats;
 mod sync;

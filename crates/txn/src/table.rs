@@ -223,21 +223,18 @@ impl Table {
             .map(|e| e.value().clone())
     }
 
-    /// One purge pass over the table: returns the versions unlinked.
-    pub(crate) fn purge(&self, horizon: u64) -> u64 {
-        let mut versions = 0;
-        for entry in self.0.clustered.iter() {
-            let (pk, record) = (entry.key(), entry.value());
-            let purged = record.purge(horizon, |removed, kept| self.unindex(pk, removed, kept));
-            if let Some(purged) = purged {
-                versions += purged.versions;
-                if record.write().removed {
-                    entry.remove();
-                }
-                debug_assert!(purged.removed_rows.len() as u64 <= purged.versions);
-            }
+    /// Purges one record (see `purge.rs`): returns the versions unlinked. A record left dead
+    /// leaves the clustered index.
+    pub(crate) fn purge_record(&self, pk: &Key, record: &Arc<Record>, horizon: u64) -> u64 {
+        let purged = record.purge(horizon, |removed, kept| self.unindex(pk, removed, kept));
+        let Some(purged) = purged else {
+            return 0;
+        };
+        debug_assert!(purged.removed_rows.len() as u64 <= purged.versions);
+        if record.write().removed {
+            self.unlink(pk, record);
         }
-        versions
+        purged.versions
     }
 
     /// After undo popped a version with image `row` from `chain` (whose latch the caller

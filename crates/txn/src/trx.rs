@@ -23,6 +23,7 @@ use crate::engine::Shared;
 use crate::error::TxnError;
 use crate::horizon::ViewSlot;
 use crate::lock::{LockKey, LockMode, LockTarget, Request};
+use crate::purge::Touched;
 use crate::schema::project;
 use crate::stats::{Counter, thread_hint};
 use crate::table::{KeyRange, Table};
@@ -51,13 +52,36 @@ pub(crate) struct Undo {
 }
 
 impl Undo {
-    fn apply(&self) {
+    /// Pops the version; returns the record for purge if that left it empty (an undone
+    /// insert), so that it leaves the index.
+    fn apply(&self) -> Option<Touched> {
         let mut chain = self.record.write();
         chain.pop(&self.version);
         if let Some(row) = &self.version.row {
             self.table.unindex_undone(&self.key, row, &chain);
         }
+        chain.is_empty().then(|| {
+            (
+                self.table.clone(),
+                self.key.clone(),
+                Arc::clone(&self.record),
+            )
+        })
     }
+
+    fn touched(&self) -> Touched {
+        (
+            self.table.clone(),
+            self.key.clone(),
+            Arc::clone(&self.record),
+        )
+    }
+}
+
+/// Undoes `undo` newest first and enters the records it emptied into the history list.
+fn undo_all<'a>(shared: &Shared, undo: impl DoubleEndedIterator<Item = &'a Undo>) {
+    let emptied: Vec<Touched> = undo.rev().filter_map(Undo::apply).collect();
+    shared.history.push(0, emptied);
 }
 
 /// What ending a read-write transaction needs: its id, undo, and locks.
@@ -85,14 +109,14 @@ impl Ending {
         }
         self.shared.trx_sys.deregister(self.id);
         self.shared.locks.release_all(self.id, &self.locks);
+        let touched = self.undo.iter().map(Undo::touched).collect();
+        self.shared.history.push(no, touched);
         self.shared.stats.incr(Counter::Commits);
     }
 
     /// Undoes every change, newest first, then ends the transaction and releases its locks.
     pub(crate) fn roll_back(self) {
-        for undo in self.undo.iter().rev() {
-            undo.apply();
-        }
+        undo_all(&self.shared, self.undo.iter());
         // An id that began cannot fail to end; if the bookkeeping disagrees, the engine is
         // already inconsistent and the debug build says so.
         let ended = self.shared.trx_sys.end_rolled_back(self.id);
@@ -194,9 +218,9 @@ impl Transaction {
 
     /// Undoes the changes made after `savepoint` (their locks stay).
     pub fn rollback_to(&mut self, savepoint: Savepoint) {
-        for undo in self.undo.drain(savepoint.undo.min(self.undo.len())..).rev() {
-            undo.apply();
-        }
+        let from = savepoint.undo.min(self.undo.len());
+        undo_all(&self.shared, self.undo[from..].iter());
+        self.undo.truncate(from);
         self.redo.truncate(savepoint.redo);
     }
 

@@ -97,6 +97,11 @@ impl Chain {
         version
     }
 
+    /// Whether the chain has no version (an insert was undone).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head.is_none()
+    }
+
     /// Every row image in the chain, newest first.
     pub(crate) fn rows(&self) -> Vec<Row> {
         let mut rows = Vec::new();

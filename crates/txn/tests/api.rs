@@ -344,3 +344,51 @@ fn a_group_is_published_at_once_and_redo_describes_the_changes() {
         );
     }
 }
+
+#[test]
+fn purge_visits_what_commits_and_rollbacks_left_behind() {
+    let engine = Engine::open(config()).unwrap();
+    let t = customers(&engine);
+    let mut load = engine.begin(Isolation::ReadCommitted);
+    load.insert(&t, customer(1, 1, "A", "1")).unwrap();
+    load.insert(&t, customer(1, 2, "B", "2")).unwrap();
+    load.commit().unwrap();
+
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    // A failed statement empties the record of (1, 3) it had inserted.
+    let failed = trx.statement(|trx| {
+        trx.insert(&t, customer(1, 3, "C", "3"))?;
+        trx.insert(&t, customer(1, 1, "dup", "0"))
+    });
+    assert!(matches!(failed, Err(TxnError::DuplicateKey { .. })));
+    trx.update(&t, Key::from([1, 2]), customer(1, 2, "B", "20"))
+        .unwrap();
+    trx.delete(&t, Key::from([1, 1])).unwrap();
+    trx.commit().unwrap();
+    let mut undone = engine.begin(Isolation::ReadCommitted);
+    undone.insert(&t, customer(1, 4, "D", "4")).unwrap();
+    undone.rollback();
+
+    assert_eq!(
+        t.approximate_rows(),
+        4,
+        "(1,1) delete-marked, (1,3) and (1,4) empty"
+    );
+    assert!(engine.history_len() >= 4);
+    let report = engine.purge();
+    assert_eq!(engine.history_len(), 0);
+    // (1,2): its old version; (1,1): the delete mark and the version below it.
+    assert_eq!(report.versions, 3);
+    assert_eq!(t.approximate_rows(), 1);
+    let mut reader = engine.begin(Isolation::ReadCommitted);
+    assert_eq!(reader.scan(&t, KeyRange::All).unwrap().len(), 1);
+}
+
+#[test]
+fn handles_move_between_threads() {
+    fn send<T: Send>() {}
+    fn sync<T: Send + Sync>() {}
+    send::<waterline_txn::Transaction>();
+    sync::<Engine>();
+    sync::<Table>();
+}

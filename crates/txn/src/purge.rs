@@ -1,0 +1,82 @@
+//! Purge and its history list (InnoDB's `trx_sys->rseg_history`): every committed
+//! transaction hands the records it modified to purge, tagged with its commit number. A
+//! purge pass takes the horizon (`horizon.rs`) and visits the records of every transaction
+//! that committed below it, so its cost follows the writes to clean up, not the size of the
+//! tables.
+//!
+//! ```text
+//!  commit (no = 41) ──► history: [ (no 17, records) (no 23, ...) ... (no 41, ...) ]
+//!                                   ▲ a pass pops from here while no < horizon
+//!  visiting a record: unlink every version below the newest one committed before the
+//!  horizon; a record whose newest version is a delete mark (or that a rollback emptied)
+//!  leaves the clustered index, and index entries no remaining version carries go too.
+//! ```
+//!
+//! A rolled-back transaction's emptied records (inserts it undid) are entered with number 0,
+//! so the next pass removes them. With purge off and never called, the list only grows, as
+//! InnoDB's history list length grows when purge lags.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::table::Table;
+use crate::value::Key;
+use crate::version::Record;
+
+/// A record to visit: its table and key, and the record itself (it may have left the index
+/// since, which the visit notices).
+pub(crate) type Touched = (Table, Key, Arc<Record>);
+
+/// One transaction's records, with the commit number they wait for.
+#[derive(Debug)]
+struct Entry {
+    no: u64,
+    records: Vec<Touched>,
+}
+
+/// The history list. Entries arrive roughly in commit-number order (a transaction enters
+/// after its commit is published); a pass stops at the first entry it may not visit yet.
+#[derive(Debug, Default)]
+pub(crate) struct History {
+    list: Mutex<VecDeque<Entry>>,
+}
+
+impl History {
+    /// Enters `records` (deduplicated) to be visited once the horizon passes `no`.
+    pub(crate) fn push(&self, no: u64, mut records: Vec<Touched>) {
+        if records.is_empty() {
+            return;
+        }
+        records.sort_by_key(|(_, _, record)| Arc::as_ptr(record));
+        records.dedup_by(|a, b| Arc::ptr_eq(&a.2, &b.2));
+        self.list.lock().push_back(Entry { no, records });
+    }
+
+    /// Transactions waiting for purge (InnoDB's "history list length").
+    pub(crate) fn len(&self) -> usize {
+        self.list.lock().len()
+    }
+
+    /// One pass: visits the records of every entry committed below `horizon`, in order.
+    /// Returns the versions unlinked.
+    pub(crate) fn purge(&self, horizon: u64) -> u64 {
+        let mut versions = 0;
+        loop {
+            let entry = {
+                let mut list = self.list.lock();
+                match list.front() {
+                    Some(entry) if entry.no < horizon => list.pop_front(),
+                    _ => None,
+                }
+            };
+            let Some(entry) = entry else {
+                return versions;
+            };
+            for (table, key, record) in &entry.records {
+                versions += table.purge_record(key, record, horizon);
+            }
+        }
+    }
+}
