@@ -485,12 +485,7 @@ impl Transaction {
     ) -> Result<bool, TxnError> {
         let key = table.check_primary_key(key.into())?;
         self.statement(|trx| {
-            let id = trx.ensure_id()?;
-            trx.lock(table, LockTarget::Row(key.clone()), LockMode::Exclusive)?;
-            let Some(record) = table.record(&key) else {
-                return Ok(false);
-            };
-            let Some(old) = record.latest_row() else {
+            let Some((id, record, old)) = trx.lock_newest(table, &key)? else {
                 return Ok(false);
             };
             let new = table.schema().check_row(f(&old))?;
@@ -515,12 +510,7 @@ impl Transaction {
     pub fn delete(&mut self, table: &Table, key: impl Into<Key>) -> Result<bool, TxnError> {
         let key = table.check_primary_key(key.into())?;
         self.statement(|trx| {
-            let id = trx.ensure_id()?;
-            trx.lock(table, LockTarget::Row(key.clone()), LockMode::Exclusive)?;
-            let Some(record) = table.record(&key) else {
-                return Ok(false);
-            };
-            let Some(old) = record.latest_row() else {
+            let Some((id, record, old)) = trx.lock_newest(table, &key)? else {
                 return Ok(false);
             };
             // Lock the unique values it frees: an inserter of one must wait for our outcome.
@@ -529,6 +519,21 @@ impl Transaction {
             trx.log(table, key, record, version, None);
             Ok(true)
         })
+    }
+
+    /// The write prologue: takes the row's exclusive lock, then reads its newest version.
+    /// `None` if no live row has that key.
+    fn lock_newest(
+        &mut self,
+        table: &Table,
+        key: &Key,
+    ) -> Result<Option<(TrxId, Arc<Record>, Row)>, TxnError> {
+        let id = self.ensure_id()?;
+        self.lock(table, LockTarget::Row(key.clone()), LockMode::Exclusive)?;
+        let newest = table
+            .record(key)
+            .and_then(|record| record.latest_row().map(|row| (id, record, row)));
+        Ok(newest)
     }
 
     /// Locks the unique secondary values `new` takes and `old` gives up, and checks that no
