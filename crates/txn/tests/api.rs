@@ -385,10 +385,18 @@ fn purge_visits_what_commits_and_rollbacks_left_behind() {
 }
 
 #[test]
-fn handles_move_between_threads() {
-    fn send<T: Send>() {}
-    fn sync<T: Send + Sync>() {}
-    send::<waterline_txn::Transaction>();
-    sync::<Engine>();
-    sync::<Table>();
+fn a_transaction_can_move_to_another_thread_and_commit_there() {
+    let engine = Engine::open(config()).unwrap();
+    let t = customers(&engine);
+    let mut trx = engine.begin(Isolation::RepeatableRead);
+    trx.insert(&t, customer(1, 1, "A", "1")).unwrap();
+    let table = t.clone();
+    std::thread::spawn(move || {
+        trx.insert(&table, customer(1, 2, "B", "2")).unwrap();
+        trx.commit().unwrap();
+    })
+    .join()
+    .unwrap();
+    let mut reader = engine.begin(Isolation::ReadCommitted);
+    assert_eq!(reader.scan(&t, KeyRange::All).unwrap().len(), 2);
 }
