@@ -349,7 +349,9 @@ impl Transaction {
     ) -> Result<Vec<(Key, Row)>, TxnError> {
         let range = range.try_map(|k| table.check_primary_key(k))?;
         self.statement(|trx| {
-            let candidates = table.keys_in(&range).map(|(pk, _)| (pk.clone(), pk));
+            let candidates = table
+                .keys_in(&range)
+                .map(|(pk, record)| (pk.clone(), pk, Some(record)));
             trx.read_candidates(table, candidates, None, options)
         })
     }
@@ -375,17 +377,20 @@ impl Transaction {
         let columns = &schema.indexes[position].columns;
         let range = range.try_map(|k| schema.check_key(columns, k))?;
         self.statement(|trx| {
-            let candidates = table.index_entries(position, &range);
+            let candidates = table
+                .index_entries(position, &range)
+                .map(|(index_key, pk)| (index_key, pk, None));
             trx.read_candidates(table, candidates, Some(columns), options)
         })
     }
 
-    /// Reads `(index key, primary key)` candidates: with the view, or locked and newest. With
-    /// `columns`, a row counts only if its values there still equal the index key.
+    /// Reads `(index key, primary key, record if the walk has it)` candidates: with the view,
+    /// or locked and newest (looked up again after the lock). With `columns`, a row counts
+    /// only if its values there still equal the index key.
     fn read_candidates(
         &mut self,
         table: &Table,
-        candidates: impl Iterator<Item = (Key, Key)>,
+        candidates: impl Iterator<Item = (Key, Key, Option<Arc<Record>>)>,
         columns: Option<&Vec<usize>>,
         options: ScanOptions,
     ) -> Result<Vec<(Key, Row)>, TxnError> {
@@ -399,8 +404,9 @@ impl Transaction {
             None => {
                 let me = self.id;
                 let view = self.read_view();
-                for (index_key, pk) in candidates {
-                    let row = table.record(&pk).and_then(|r| r.visible_row(view, me));
+                for (index_key, pk, record) in candidates {
+                    let record = record.or_else(|| table.record(&pk));
+                    let row = record.and_then(|r| r.visible_row(view, me));
                     if let Some(row) = row.filter(|row| still_matches(&index_key, row)) {
                         rows.push((pk, row));
                         if early_limit.is_some_and(|n| rows.len() >= n) {
@@ -411,7 +417,7 @@ impl Transaction {
             }
             Some(mode) => {
                 // Collect first: a lock wait must not hold the index walk open.
-                let candidates: Vec<(Key, Key)> = candidates.collect();
+                let candidates: Vec<(Key, Key)> = candidates.map(|(i, pk, _)| (i, pk)).collect();
                 for (index_key, pk) in candidates {
                     self.lock(table, LockTarget::Row(pk.clone()), mode)?;
                     let row = table.record(&pk).and_then(|r| r.latest_row());
