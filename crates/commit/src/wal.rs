@@ -1,0 +1,384 @@
+//! The write-ahead log: a directory of segment files, each named by the LSN of its first
+//! record (`wal-00000000000000000000.log`), holding records back to back (`record.rs`).
+//!
+//! ```text
+//!  dir/ wal-00000000000000000000.log   [rec][rec][rec]...      (full: segment_bytes reached)
+//!       wal-00000000000001048601.log   [rec][rec][rec][tor     (the tail: appended to)
+//! ```
+//!
+//! Opening a log scans it from the first segment: each segment must start where the previous
+//! one ended, and each record must be whole, match its checksum and carry the expected LSN.
+//! The scan stops at the first place where that fails and reports it ([`Tail`]); the valid
+//! prefix is what recovery may replay. Before appending, the damaged segment is cut at the
+//! damage and the segments after it are renamed `*.orphan` (kept for inspection, never
+//! read), so new records never follow garbage.
+//!
+//! A batch (one commit group's records) goes to the file with one `write`; under
+//! [`FlushPolicy::EveryCommit`] it is then made durable with one `fdatasync`, under
+//! [`FlushPolicy::Os`] it is left to the OS (InnoDB's `innodb_flush_log_at_trx_commit` = 1
+//! and 2). The in-memory engine has no log at all.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::record::{self, Damage, HEADER_BYTES, Lsn, MAX_PAYLOAD_BYTES, Record, TrxTag};
+
+/// When an appended batch is made durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum FlushPolicy {
+    /// `fdatasync` after every batch: an acknowledged commit survives a crash of the machine
+    /// (`innodb_flush_log_at_trx_commit = 1`).
+    #[default]
+    EveryCommit,
+    /// Write to the OS, never sync: survives the process being killed, not the machine
+    /// (`innodb_flush_log_at_trx_commit = 2`).
+    Os,
+}
+
+/// How the log is laid out and flushed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalConfig {
+    /// A segment is closed and a new one begun once it holds at least this many bytes.
+    pub segment_bytes: u64,
+    /// When batches are made durable.
+    pub flush: FlushPolicy,
+}
+
+impl Default for WalConfig {
+    fn default() -> Self {
+        WalConfig {
+            segment_bytes: 64 << 20,
+            flush: FlushPolicy::EveryCommit,
+        }
+    }
+}
+
+/// Everything that can go wrong with the log's files.
+#[derive(Debug, thiserror::Error)]
+pub enum WalError {
+    /// A file operation failed.
+    #[error("{op} {path}: {source}")]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// On which file or directory.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// A payload larger than [`MAX_PAYLOAD_BYTES`].
+    #[error("a log record payload of {len} bytes exceeds the {MAX_PAYLOAD_BYTES}-byte maximum")]
+    PayloadTooLarge {
+        /// Its length.
+        len: usize,
+    },
+    /// The LSN space is exhausted (after 2^64 bytes of log).
+    #[error("the log sequence number space is exhausted")]
+    LsnExhausted,
+}
+
+fn io_error<'p>(op: &'static str, path: &'p Path) -> impl FnOnce(io::Error) -> WalError + 'p {
+    move |source| WalError::Io {
+        op,
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// How the scan of an existing log ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tail {
+    /// Every segment was whole up to its end.
+    Clean,
+    /// A record was damaged; the valid log ends right before it.
+    Damaged {
+        /// The segment holding the damage.
+        segment: PathBuf,
+        /// Its byte offset in that segment.
+        offset: u64,
+        /// The LSN the record there should have had.
+        lsn: Lsn,
+        /// What is wrong with it.
+        damage: Damage,
+    },
+    /// A segment is missing: the next one starts elsewhere than the previous one ended.
+    MissingSegment {
+        /// Where the missing segment should have started.
+        expected: Lsn,
+        /// The segment found instead, and where it starts.
+        found: PathBuf,
+        /// Its start.
+        found_lsn: Lsn,
+    },
+}
+
+/// What opening the log found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scan {
+    /// Every valid record, in log order.
+    pub records: Vec<Record>,
+    /// Where the valid log ends: the next record's LSN.
+    pub end: Lsn,
+    /// How the scan ended.
+    pub tail: Tail,
+    /// Segments moved aside (`*.orphan`) because they followed the damage.
+    pub orphaned: Vec<PathBuf>,
+}
+
+/// An open log, ready to append at [`Wal::end`].
+#[derive(Debug)]
+pub struct Wal {
+    dir: PathBuf,
+    config: WalConfig,
+    file: File,
+    path: PathBuf,
+    segment_len: u64,
+    end: Lsn,
+    buf: Vec<u8>,
+    syncs: u64,
+    bytes: u64,
+}
+
+fn segment_name(start: Lsn) -> String {
+    format!("wal-{:020}.log", start.0)
+}
+
+/// The segments of `dir`, by start LSN.
+fn segments(dir: &Path) -> Result<Vec<(Lsn, PathBuf)>, WalError> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).map_err(io_error("list", dir))? {
+        let path = entry.map_err(io_error("list", dir))?.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let start = name
+            .strip_prefix("wal-")
+            .and_then(|n| n.strip_suffix(".log"))
+            .and_then(|n| n.parse::<u64>().ok());
+        if let Some(start) = start {
+            found.push((Lsn(start), path));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Scans the log in `dir` without changing anything.
+pub fn scan(dir: &Path) -> Result<Scan, WalError> {
+    let segments = segments(dir)?;
+    let mut records = Vec::new();
+    let mut expected = segments.first().map_or(Lsn::START, |(start, _)| *start);
+    for (start, path) in &segments {
+        if *start != expected {
+            return Ok(Scan {
+                records,
+                end: expected,
+                tail: Tail::MissingSegment {
+                    expected,
+                    found: path.clone(),
+                    found_lsn: *start,
+                },
+                orphaned: Vec::new(),
+            });
+        }
+        let bytes = fs::read(path).map_err(io_error("read", path))?;
+        let mut offset = 0;
+        while offset < bytes.len() {
+            match record::decode(&bytes[offset..], expected) {
+                Ok((record, size)) => {
+                    records.push(record);
+                    offset += size;
+                    expected = expected
+                        .advance(size as u64)
+                        .ok_or(WalError::LsnExhausted)?;
+                }
+                Err(damage) => {
+                    let tail = Tail::Damaged {
+                        segment: path.clone(),
+                        offset: offset as u64,
+                        lsn: expected,
+                        damage,
+                    };
+                    return Ok(Scan {
+                        records,
+                        end: expected,
+                        tail,
+                        orphaned: Vec::new(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(Scan {
+        records,
+        end: expected,
+        tail: Tail::Clean,
+        orphaned: Vec::new(),
+    })
+}
+
+fn sync_dir(dir: &Path) -> Result<(), WalError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_error("sync directory", dir))
+}
+
+impl Wal {
+    /// Opens (creating if needed) the log in `dir`: scans it, cuts a damaged tail, moves the
+    /// segments after the damage aside, and positions for appending at the valid end.
+    pub fn open(dir: &Path, config: WalConfig) -> Result<(Wal, Scan), WalError> {
+        fs::create_dir_all(dir).map_err(io_error("create", dir))?;
+        let mut scan = scan(dir)?;
+        // Segments from `first_orphan` on are never read again; `cut` is cut at the damage.
+        let (first_orphan, cut) = match &scan.tail {
+            Tail::Clean => (None, None),
+            Tail::Damaged {
+                segment, offset, ..
+            } => (Some(Lsn(scan.end.0 + 1)), Some((segment.clone(), *offset))),
+            Tail::MissingSegment { found_lsn, .. } => (Some(*found_lsn), None),
+        };
+        if let Some(first_orphan) = first_orphan {
+            for (start, path) in segments(dir)? {
+                if start >= first_orphan {
+                    let aside = path.with_extension("log.orphan");
+                    fs::rename(&path, &aside).map_err(io_error("move aside", &path))?;
+                    scan.orphaned.push(aside);
+                }
+            }
+            if let Some((path, offset)) = cut {
+                let file = OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .map_err(io_error("open", &path))?;
+                file.set_len(offset).map_err(io_error("truncate", &path))?;
+                file.sync_all().map_err(io_error("sync", &path))?;
+            }
+            sync_dir(dir)?;
+        }
+        // Append to the last segment that starts at or before the end, or begin one there.
+        let last = segments(dir)?.into_iter().next_back();
+        let (path, segment_len) = match last {
+            Some((start, path)) if start <= scan.end => {
+                let len = scan.end.0 - start.0;
+                (path, len)
+            }
+            _ => (dir.join(segment_name(scan.end)), 0),
+        };
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io_error("open", &path))?;
+        let wal = Wal {
+            dir: dir.to_owned(),
+            config,
+            file,
+            path,
+            segment_len,
+            end: scan.end,
+            buf: Vec::new(),
+            syncs: 0,
+            bytes: 0,
+        };
+        Ok((wal, scan))
+    }
+
+    /// The LSN the next record gets.
+    pub fn end(&self) -> Lsn {
+        self.end
+    }
+
+    /// `fdatasync` calls made so far.
+    pub fn syncs(&self) -> u64 {
+        self.syncs
+    }
+
+    /// Bytes appended so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Appends a batch (one commit group) with one write, then flushes it as the policy
+    /// says. Returns the LSN of each record; after `Ok`, under `EveryCommit`, the batch is
+    /// durable.
+    pub fn append_batch<'a>(
+        &mut self,
+        batch: impl IntoIterator<Item = (TrxTag, &'a [u8])>,
+    ) -> Result<Vec<Lsn>, WalError> {
+        if self.segment_len >= self.config.segment_bytes {
+            self.next_segment()?;
+        }
+        self.buf.clear();
+        let mut lsns = Vec::new();
+        let mut at = self.end;
+        for (trx, payload) in batch {
+            if payload.len() > MAX_PAYLOAD_BYTES {
+                return Err(WalError::PayloadTooLarge { len: payload.len() });
+            }
+            lsns.push(at);
+            let size = record::encode(&mut self.buf, at, trx, payload);
+            at = at.advance(size as u64).ok_or(WalError::LsnExhausted)?;
+        }
+        if self.buf.is_empty() {
+            return Ok(lsns);
+        }
+        if let Err(error) = self.file.write_all(&self.buf) {
+            // A partial write leaves a torn record; cut it so the next batch follows valid
+            // data (recovery would cut it anyway).
+            let _ = self.file.set_len(self.segment_len);
+            return Err(io_error("write", &self.path)(error));
+        }
+        self.segment_len += self.buf.len() as u64;
+        self.bytes += self.buf.len() as u64;
+        self.end = at;
+        if self.config.flush == FlushPolicy::EveryCommit {
+            self.file
+                .sync_data()
+                .map_err(io_error("fdatasync", &self.path))?;
+            self.syncs += 1;
+        }
+        Ok(lsns)
+    }
+
+    /// Closes the current segment (durably) and begins the next at the current end.
+    fn next_segment(&mut self) -> Result<(), WalError> {
+        self.file
+            .sync_data()
+            .map_err(io_error("fdatasync", &self.path))?;
+        self.syncs += 1;
+        let path = self.dir.join(segment_name(self.end));
+        self.file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io_error("create", &path))?;
+        self.path = path;
+        self.segment_len = 0;
+        sync_dir(&self.dir)
+    }
+
+    /// Deletes the segments that end at or before `lsn` (a checkpoint covers them). The
+    /// segment being appended to is never deleted.
+    pub fn drop_before(&mut self, lsn: Lsn) -> Result<usize, WalError> {
+        let all = segments(&self.dir)?;
+        let mut dropped = 0;
+        for pair in all.windows(2) {
+            let ((_, path), (next_start, _)) = (&pair[0], &pair[1]);
+            if *next_start <= lsn && *path != self.path {
+                fs::remove_file(path).map_err(io_error("remove", path))?;
+                dropped += 1;
+            }
+        }
+        if dropped > 0 {
+            sync_dir(&self.dir)?;
+        }
+        Ok(dropped)
+    }
+}
+
+/// Bytes a record with a `payload_len`-byte payload takes on disk.
+pub fn record_bytes(payload_len: usize) -> u64 {
+    (HEADER_BYTES + payload_len) as u64
+}
