@@ -230,8 +230,7 @@ impl Table {
         let Some(purged) = purged else {
             return 0;
         };
-        debug_assert!(purged.removed_rows.len() as u64 <= purged.versions);
-        if record.write().removed {
+        if purged.dead {
             self.unlink(pk, record);
         }
         purged.versions

@@ -132,8 +132,8 @@ pub(crate) struct Record {
 
 /// What a purge pass did to one record.
 pub(crate) struct Purged {
-    /// Row images of the unlinked versions (their secondary entries may go).
-    pub(crate) removed_rows: Vec<Row>,
+    /// The record itself is dead (marked removed): the caller unlinks it from the index.
+    pub(crate) dead: bool,
     /// Versions unlinked.
     pub(crate) versions: u64,
 }
@@ -212,7 +212,7 @@ impl Record {
         let kept_rows: Vec<&Row> = kept.iter().filter_map(|v| v.row.as_ref()).collect();
         unindex(&removed_rows, &kept_rows);
         Some(Purged {
-            removed_rows,
+            dead: dead_head,
             versions,
         })
     }
