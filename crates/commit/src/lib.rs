@@ -1,31 +1,42 @@
 //! # waterline-commit: durable commits
 //!
-//! What is here so far: the write-ahead log ([`Wal`]). It keeps checksummed records in
-//! segment files and flushes them as [`FlushPolicy`] says. Opening it scans the existing log
-//! and stops cleanly at a torn or corrupt tail, reporting where ([`Tail`]). Group commit, its
-//! wake-up strategies, checkpoints, recovery into the engine, and the wiring into
-//! `waterline-txn`'s commit seam are the next steps (issue 4); they build on this log.
+//! The write-ahead log ([`Wal`]) and the leader/follower group-commit pipeline
+//! ([`GroupCommit`]) that writes to it, as MySQL's binlog group commit (book 8.1.2). The
+//! pipeline has three stages (flush: one write for the group; sync: one fdatasync; commit:
+//! publish in order), and two ways to wake the followers a leader worked for ([`Wakeup`]):
+//! one condition variable broadcast to all (the baseline) or one parker each (the fix). It
+//! counts what the book measured ([`GroupCommitStats`]): group sizes, fsyncs, and the wake-up
+//! efficiency.
 //!
 //! ```text
-//!  commit group ──► Wal::append_batch([(trx, redo), ...]) ── one write ── one fdatasync
-//!                                                                  (EveryCommit)
-//!  startup      ──► Wal::open(dir) ── scan: segment by segment, record by record:
-//!                                     whole? checksum? expected LSN? ── stop at the first "no"
+//!  commit ──► flush queue ─leader─► Wal::write_batch   (one write per group)
+//!         ──► sync queue  ─leader─► Syncer::sync       (one fdatasync, EveryCommit)
+//!         ──► commit queue─leader─► publish(group)     (in log order) ─► signal_done
+//!  startup ─► Wal::open(dir) ── scan: segment by segment, record by record:
+//!                               whole? checksum? expected LSN? ── stop at the first "no"
 //! ```
 //!
 //! Invariants:
 //! 1. A record is replayed only if all of it is on disk, its CRC32C matches, and it carries
 //!    the LSN its position implies; nothing after the first record that fails is replayed.
-//! 2. After `append_batch` returns `Ok` under [`FlushPolicy::EveryCommit`], the batch
-//!    survives a crash.
-//! 3. Opening never panics on damaged files; it reports the damage and moves unreadable
+//! 2. Durable before visible: a commit is published only after its record is synced (under
+//!    [`FlushPolicy::EveryCommit`]), and `commit` returns only after it is published.
+//! 3. Groups are published in log order, so the published commits are always a prefix of
+//!    the log ([`GroupCommit::with_publishing_paused`] names where it ends).
+//! 4. With [`Wakeup::Parker`] a follower is woken at most once, and never in vain.
+//! 5. Opening never panics on damaged files; it reports the damage and moves unreadable
 //!    segments aside instead of deleting them.
 //!
-//! This crate knows nothing of the engine: a record's payload is bytes and its owner a
-//! [`TrxTag`].
+//! This crate knows nothing of the engine: a record's payload is bytes, its owner a
+//! [`TrxTag`], and what a commit publishes is any `T`.
 
+mod group;
 mod record;
+mod stats;
+mod sync;
 mod wal;
 
+pub use group::{CommitError, GroupCommit, GroupCommitConfig, Outcome, Publish, Wakeup};
 pub use record::{Damage, HEADER_BYTES, Lsn, MAX_PAYLOAD_BYTES, Record, TrxTag};
-pub use wal::{FlushPolicy, Scan, Tail, Wal, WalConfig, WalError, record_bytes, scan};
+pub use stats::{GROUP_SIZE_BUCKETS, GroupCommitStats, WAKES_PER_FOLLOWER_BUCKETS};
+pub use wal::{FlushPolicy, Scan, Syncer, Tail, Wal, WalConfig, WalError, record_bytes, scan};

@@ -21,6 +21,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::record::{self, Damage, HEADER_BYTES, Lsn, MAX_PAYLOAD_BYTES, Record, TrxTag};
 
@@ -34,6 +35,10 @@ pub enum FlushPolicy {
     /// Write to the OS, never sync: survives the process being killed, not the machine
     /// (`innodb_flush_log_at_trx_commit = 2`).
     Os,
+    /// No log at all: the in-memory engine. Commits still go through the group-commit
+    /// pipeline (its stages and wake-ups), but nothing is written; a [`Wal`] cannot be
+    /// opened with it.
+    None,
 }
 
 /// How the log is laid out and flushed.
@@ -76,6 +81,9 @@ pub enum WalError {
     /// The LSN space is exhausted (after 2^64 bytes of log).
     #[error("the log sequence number space is exhausted")]
     LsnExhausted,
+    /// [`FlushPolicy::None`] keeps no log, so there is none to open.
+    #[error("flush policy None keeps no log; there is nothing to open")]
+    NoLog,
 }
 
 fn io_error<'p>(op: &'static str, path: &'p Path) -> impl FnOnce(io::Error) -> WalError + 'p {
@@ -126,13 +134,31 @@ pub struct Scan {
     pub orphaned: Vec<PathBuf>,
 }
 
+/// Makes what has been written to one segment durable; usable without the log itself, so
+/// that a group commit's sync stage can `fdatasync` one group while the flush stage writes
+/// the next (`group.rs`).
+#[derive(Clone, Debug)]
+pub struct Syncer {
+    file: Arc<File>,
+    path: Arc<Path>,
+}
+
+impl Syncer {
+    /// `fdatasync` on the segment.
+    pub fn sync(&self) -> Result<(), WalError> {
+        self.file
+            .sync_data()
+            .map_err(io_error("fdatasync", &self.path))
+    }
+}
+
 /// An open log, ready to append at [`Wal::end`].
 #[derive(Debug)]
 pub struct Wal {
     dir: PathBuf,
     config: WalConfig,
-    file: File,
-    path: PathBuf,
+    file: Arc<File>,
+    path: Arc<Path>,
     segment_len: u64,
     end: Lsn,
     buf: Vec<u8>,
@@ -229,6 +255,9 @@ impl Wal {
     /// Opens (creating if needed) the log in `dir`: scans it, cuts a damaged tail, moves the
     /// segments after the damage aside, and positions for appending at the valid end.
     pub fn open(dir: &Path, config: WalConfig) -> Result<(Wal, Scan), WalError> {
+        if config.flush == FlushPolicy::None {
+            return Err(WalError::NoLog);
+        }
         fs::create_dir_all(dir).map_err(io_error("create", dir))?;
         let mut scan = scan(dir)?;
         // Segments from `first_orphan` on are never read again; `cut` is cut at the damage.
@@ -274,8 +303,8 @@ impl Wal {
         let wal = Wal {
             dir: dir.to_owned(),
             config,
-            file,
-            path,
+            file: Arc::new(file),
+            path: path.into(),
             segment_len,
             end: scan.end,
             buf: Vec::new(),
@@ -290,7 +319,8 @@ impl Wal {
         self.end
     }
 
-    /// `fdatasync` calls made so far.
+    /// `fdatasync` calls made by the log itself so far (by `append_batch` and when a segment
+    /// is closed; a group commit's sync stage counts its own).
     pub fn syncs(&self) -> u64 {
         self.syncs
     }
@@ -304,6 +334,22 @@ impl Wal {
     /// says. Returns the LSN of each record; after `Ok`, under `EveryCommit`, the batch is
     /// durable.
     pub fn append_batch<'a>(
+        &mut self,
+        batch: impl IntoIterator<Item = (TrxTag, &'a [u8])>,
+    ) -> Result<Vec<Lsn>, WalError> {
+        let lsns = self.write_batch(batch)?;
+        if self.config.flush == FlushPolicy::EveryCommit && !lsns.is_empty() {
+            self.syncer().sync()?;
+            self.syncs += 1;
+        }
+        Ok(lsns)
+    }
+
+    /// Appends a batch with one write and does not sync it: the flush stage of a group
+    /// commit, whose sync stage then calls [`Syncer::sync`] on [`Wal::syncer`]. If the batch
+    /// starts a new segment, the previous one is synced first, so syncing the segment a
+    /// batch went to makes everything before it durable too.
+    pub fn write_batch<'a>(
         &mut self,
         batch: impl IntoIterator<Item = (TrxTag, &'a [u8])>,
     ) -> Result<Vec<Lsn>, WalError> {
@@ -324,7 +370,7 @@ impl Wal {
         if self.buf.is_empty() {
             return Ok(lsns);
         }
-        if let Err(error) = self.file.write_all(&self.buf) {
+        if let Err(error) = (&*self.file).write_all(&self.buf) {
             // A partial write leaves a torn record; cut it so the next batch follows valid
             // data (recovery would cut it anyway).
             let _ = self.file.set_len(self.segment_len);
@@ -333,13 +379,20 @@ impl Wal {
         self.segment_len += self.buf.len() as u64;
         self.bytes += self.buf.len() as u64;
         self.end = at;
-        if self.config.flush == FlushPolicy::EveryCommit {
-            self.file
-                .sync_data()
-                .map_err(io_error("fdatasync", &self.path))?;
-            self.syncs += 1;
-        }
         Ok(lsns)
+    }
+
+    /// The handle that syncs the segment being appended to.
+    pub fn syncer(&self) -> Syncer {
+        Syncer {
+            file: Arc::clone(&self.file),
+            path: Arc::clone(&self.path),
+        }
+    }
+
+    /// The flush policy the log was opened with.
+    pub fn flush_policy(&self) -> FlushPolicy {
+        self.config.flush
     }
 
     /// Closes the current segment (durably) and begins the next at the current end.
@@ -349,12 +402,13 @@ impl Wal {
             .map_err(io_error("fdatasync", &self.path))?;
         self.syncs += 1;
         let path = self.dir.join(segment_name(self.end));
-        self.file = OpenOptions::new()
+        let file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(&path)
             .map_err(io_error("create", &path))?;
-        self.path = path;
+        self.file = Arc::new(file);
+        self.path = path.into();
         self.segment_len = 0;
         sync_dir(&self.dir)
     }
@@ -366,7 +420,7 @@ impl Wal {
         let mut dropped = 0;
         for pair in all.windows(2) {
             let ((_, path), (next_start, _)) = (&pair[0], &pair[1]);
-            if *next_start <= lsn && *path != self.path {
+            if *next_start <= lsn && **path != *self.path {
                 fs::remove_file(path).map_err(io_error("remove", path))?;
                 dropped += 1;
             }
