@@ -61,12 +61,12 @@ fn trx_tags(scan: &waterline_commit::Scan) -> Vec<u64> {
 #[test]
 fn records_round_trip_across_segments() {
     let dir = temp_dir("roundtrip");
-    let lsns = write(&dir.path(), 10);
+    let lsns = write(dir.path(), 10);
     assert!(
-        segment_files(&dir.path()).len() > 2,
+        segment_files(dir.path()).len() > 2,
         "small segments roll over"
     );
-    let (wal, scan) = Wal::open(&dir.path(), SMALL).unwrap();
+    let (wal, scan) = Wal::open(dir.path(), SMALL).unwrap();
     assert_eq!(scan.tail, Tail::Clean);
     assert_eq!(trx_tags(&scan), (0..10).collect::<Vec<_>>());
     assert_eq!(scan.records.iter().map(|r| r.lsn).collect::<Vec<_>>(), lsns);
@@ -78,8 +78,8 @@ fn records_round_trip_across_segments() {
 #[test]
 fn a_torn_tail_is_cut_and_the_log_goes_on_after_it() {
     let dir = temp_dir("torn");
-    write(&dir.path(), 6);
-    let last = segment_files(&dir.path()).pop().unwrap();
+    write(dir.path(), 6);
+    let last = segment_files(dir.path()).pop().unwrap();
     let len = fs::metadata(&last).unwrap().len();
     fs::OpenOptions::new()
         .write(true)
@@ -88,7 +88,7 @@ fn a_torn_tail_is_cut_and_the_log_goes_on_after_it() {
         .set_len(len - 3)
         .unwrap();
 
-    let (mut wal, scan) = Wal::open(&dir.path(), SMALL).unwrap();
+    let (mut wal, scan) = Wal::open(dir.path(), SMALL).unwrap();
     assert_eq!(trx_tags(&scan), vec![0, 1, 2, 3, 4]);
     match &scan.tail {
         Tail::Damaged {
@@ -102,7 +102,7 @@ fn a_torn_tail_is_cut_and_the_log_goes_on_after_it() {
     wal.append_batch([(TrxTag(99), b"after the tear".as_slice())])
         .unwrap();
     drop(wal);
-    let again = scan_ok(&dir.path());
+    let again = scan_ok(dir.path());
     assert_eq!(trx_tags(&again), vec![0, 1, 2, 3, 4, 99]);
 }
 
@@ -115,14 +115,14 @@ fn scan_ok(dir: &Path) -> waterline_commit::Scan {
 #[test]
 fn a_flipped_byte_in_the_last_record_loses_only_that_record() {
     let dir = temp_dir("flip-last");
-    write(&dir.path(), 6);
-    let last = segment_files(&dir.path()).pop().unwrap();
+    write(dir.path(), 6);
+    let last = segment_files(dir.path()).pop().unwrap();
     let mut bytes = fs::read(&last).unwrap();
     let at = bytes.len() - 2;
     bytes[at] ^= 0x40;
     fs::write(&last, bytes).unwrap();
 
-    let (_, scan) = Wal::open(&dir.path(), SMALL).unwrap();
+    let (_, scan) = Wal::open(dir.path(), SMALL).unwrap();
     assert_eq!(trx_tags(&scan), vec![0, 1, 2, 3, 4]);
     assert!(matches!(
         scan.tail,
@@ -136,15 +136,15 @@ fn a_flipped_byte_in_the_last_record_loses_only_that_record() {
 #[test]
 fn a_flipped_byte_in_the_middle_stops_recovery_there_and_says_where() {
     let dir = temp_dir("flip-middle");
-    write(&dir.path(), 10);
-    let files = segment_files(&dir.path());
+    write(dir.path(), 10);
+    let files = segment_files(dir.path());
     let middle = &files[1];
     let mut bytes = fs::read(middle).unwrap();
     bytes[30] ^= 0x01; // inside the segment's first record's payload
     fs::write(middle, bytes).unwrap();
-    let before = scan(&dir.path()).unwrap();
+    let before = scan(dir.path()).unwrap();
 
-    let (mut wal, scan) = Wal::open(&dir.path(), SMALL).unwrap();
+    let (mut wal, scan) = Wal::open(dir.path(), SMALL).unwrap();
     assert_eq!(
         scan,
         waterline_commit::Scan {
@@ -173,32 +173,32 @@ fn a_flipped_byte_in_the_middle_stops_recovery_there_and_says_where() {
     assert!(scan.orphaned.iter().all(|p| p.exists()));
     wal.append_batch([(TrxTag(7), b"new".as_slice())]).unwrap();
     drop(wal);
-    let again = scan_ok(&dir.path());
+    let again = scan_ok(dir.path());
     assert_eq!(again.records.len(), scan.records.len() + 1);
 }
 
 #[test]
 fn an_empty_file_is_an_empty_log() {
     let dir = temp_dir("empty");
-    fs::create_dir_all(&dir.path()).unwrap();
+    fs::create_dir_all(dir.path()).unwrap();
     fs::write(dir.path().join("wal-00000000000000000000.log"), b"").unwrap();
-    let (mut wal, scan) = Wal::open(&dir.path(), SMALL).unwrap();
+    let (mut wal, scan) = Wal::open(dir.path(), SMALL).unwrap();
     assert_eq!(
         (scan.records.len(), scan.end, &scan.tail),
         (0, Lsn::START, &Tail::Clean)
     );
     wal.append_batch([(TrxTag(1), b"first".as_slice())])
         .unwrap();
-    assert_eq!(scan_ok(&dir.path()).records.len(), 1);
+    assert_eq!(scan_ok(dir.path()).records.len(), 1);
 }
 
 #[test]
 fn a_missing_segment_ends_the_log_before_it() {
     let dir = temp_dir("missing");
-    write(&dir.path(), 10);
-    let files = segment_files(&dir.path());
+    write(dir.path(), 10);
+    let files = segment_files(dir.path());
     assert!(files.len() >= 3);
-    let first_len = scan(&dir.path())
+    let first_len = scan(dir.path())
         .unwrap()
         .records
         .iter()
@@ -211,7 +211,7 @@ fn a_missing_segment_ends_the_log_before_it() {
         .count();
     fs::remove_file(&files[1]).unwrap();
 
-    let (_, scan) = Wal::open(&dir.path(), SMALL).unwrap();
+    let (_, scan) = Wal::open(dir.path(), SMALL).unwrap();
     assert_eq!(scan.records.len(), first_len);
     match &scan.tail {
         Tail::MissingSegment {
@@ -228,14 +228,14 @@ fn a_missing_segment_ends_the_log_before_it() {
 #[test]
 fn a_checkpoint_drops_the_segments_it_covers() {
     let dir = temp_dir("checkpoint");
-    let lsns = write(&dir.path(), 10);
-    let (mut wal, _) = Wal::open(&dir.path(), SMALL).unwrap();
-    let before = segment_files(&dir.path()).len();
+    let lsns = write(dir.path(), 10);
+    let (mut wal, _) = Wal::open(dir.path(), SMALL).unwrap();
+    let before = segment_files(dir.path()).len();
     let dropped = wal.drop_before(lsns[6]).unwrap();
-    assert!(dropped > 0 && segment_files(&dir.path()).len() == before - dropped);
+    assert!(dropped > 0 && segment_files(dir.path()).len() == before - dropped);
     // What is left still scans: it starts at a later segment, and records from lsns[6] on
     // are all there.
-    let rest = scan(&dir.path()).unwrap();
+    let rest = scan(dir.path()).unwrap();
     assert_eq!(rest.tail, Tail::Clean);
     assert!(rest.records.iter().any(|r| r.lsn == lsns[6]));
     assert_eq!(rest.records.last().unwrap().lsn, lsns[9]);
@@ -247,8 +247,8 @@ proptest! {
     #[test]
     fn any_damage_leaves_a_valid_prefix(n in 1u64..12, cut in any::<prop::sample::Index>(), flip in any::<Option<(prop::sample::Index, u8)>>()) {
         let dir = temp_dir("prop");
-        write(&dir.path(), n);
-        let files = segment_files(&dir.path());
+        write(dir.path(), n);
+        let files = segment_files(dir.path());
         let file = &files[cut.index(files.len())];
         let mut bytes = fs::read(file).unwrap();
         if let Some((at, mask)) = flip.filter(|_| !bytes.is_empty()) {
@@ -258,12 +258,12 @@ proptest! {
             bytes.truncate(cut.index(bytes.len() + 1));
         }
         fs::write(file, &bytes).unwrap();
-        let (mut wal, scan) = Wal::open(&dir.path(), SMALL).unwrap();
+        let (mut wal, scan) = Wal::open(dir.path(), SMALL).unwrap();
         let tags = trx_tags(&scan);
         prop_assert_eq!(&tags, &(0..tags.len() as u64).collect::<Vec<_>>());
         wal.append_batch([(TrxTag(1000), b"after".as_slice())]).unwrap();
         drop(wal);
-        let again = scan_ok(&dir.path());
+        let again = scan_ok(dir.path());
         prop_assert_eq!(again.records.len(), tags.len() + 1);
     }
 }
