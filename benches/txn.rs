@@ -19,14 +19,13 @@
 //! trx-sys latch acquisitions and view bytes per operation from the engine's `Stats` in
 //! `target/criterion/<group>/waterline-counters.json` (`scripts/bench-table.py` prints it).
 
-use std::collections::BTreeMap;
-use std::sync::Barrier;
-use std::time::{Duration, Instant};
+mod common;
 
-use criterion::measurement::WallTime;
-use criterion::{
-    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
-};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use common::{CounterFile, group, per_thread, rounds, save};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use waterline::txn::{
     Column, ColumnType, Counter, Engine, EngineConfig, Isolation, Key, SnapshotKind, Table,
     TableSchema, Transaction, ViewClose,
@@ -37,8 +36,6 @@ const HELD_OPEN: i64 = 1000;
 const ROWS: i64 = 10_000;
 /// Rounds run for the counters file after measuring.
 const COUNTED_ROUNDS: u64 = 5;
-/// Operations in one round (one criterion iteration), spread evenly over the threads.
-const OPS_PER_ROUND: usize = 4096;
 
 fn engine(
     snapshot: SnapshotKind,
@@ -67,46 +64,6 @@ fn engine(
     (engine, table)
 }
 
-/// Operations each thread runs per round: a round is about `OPS_PER_ROUND` operations, at
-/// least 16 a thread.
-fn per_thread(threads: usize) -> u64 {
-    (OPS_PER_ROUND / threads).max(16) as u64
-}
-
-/// Runs `rounds` rounds on `threads` threads (each with its own state from `init`): every
-/// thread does `per_thread(threads) * rounds` operations. Returns the wall time from the
-/// start signal until the last thread is done (spawning excluded). Criterion's throughput is
-/// set to one round's operations, so its per-element time is the time per operation.
-fn rounds<S>(
-    threads: usize,
-    rounds: u64,
-    init: impl Fn(usize) -> S + Sync,
-    op: impl Fn(&mut S) + Sync,
-) -> Duration {
-    let ops = per_thread(threads) * rounds;
-    // Two barriers: the clock starts only when every thread is ready, and before any can go
-    // (a single barrier let this thread read the clock after others had already worked).
-    let (ready, go) = (Barrier::new(threads + 1), Barrier::new(threads + 1));
-    let mut started = Instant::now();
-    std::thread::scope(|s| {
-        for t in 0..threads {
-            let (ready, go, init, op) = (&ready, &go, &init, &op);
-            s.spawn(move || {
-                let mut state = init(t);
-                ready.wait();
-                go.wait();
-                for _ in 0..ops {
-                    op(&mut state);
-                }
-            });
-        }
-        ready.wait();
-        started = Instant::now();
-        go.wait();
-    });
-    started.elapsed()
-}
-
 /// Latch acquisitions and view bytes per operation over `ops` more operations.
 fn counters(engine: &Engine, ops: u64, run: impl FnOnce()) -> BTreeMap<&'static str, f64> {
     let before = engine.stats();
@@ -118,42 +75,6 @@ fn counters(engine: &Engine, ops: u64, run: impl FnOnce()) -> BTreeMap<&'static 
         ("view_bytes_per_op", per_op(Counter::ViewBytesCopied)),
         ("registry_latch_per_op", per_op(Counter::RegistryLatch)),
     ])
-}
-
-type CounterFile = BTreeMap<String, BTreeMap<String, BTreeMap<&'static str, f64>>>;
-
-fn save(group: &str, counters: &CounterFile) {
-    let dir = std::path::Path::new("target/criterion").join(group);
-    let mut json = String::from("{");
-    for (i, (function, params)) in counters.iter().enumerate() {
-        json += &format!("{}\"{function}\": {{", if i > 0 { ", " } else { "" });
-        for (j, (param, values)) in params.iter().enumerate() {
-            let fields: Vec<String> = values
-                .iter()
-                .map(|(k, v)| format!("\"{k}\": {v:.3}"))
-                .collect();
-            json += &format!(
-                "{}\"{param}\": {{{}}}",
-                if j > 0 { ", " } else { "" },
-                fields.join(", ")
-            );
-        }
-        json += "}";
-    }
-    json += "}\n";
-    if std::fs::create_dir_all(&dir).is_ok() {
-        // Best effort: the counters are a side table; the timings are criterion's.
-        let _ = std::fs::write(dir.join("waterline-counters.json"), json);
-    }
-}
-
-fn group<'a>(c: &'a mut Criterion, name: &str) -> criterion::BenchmarkGroup<'a, WallTime> {
-    let mut group = c.benchmark_group(name);
-    group.sampling_mode(SamplingMode::Flat);
-    group.sample_size(10);
-    group.warm_up_time(Duration::from_millis(300));
-    group.measurement_time(Duration::from_secs(1));
-    group
 }
 
 fn view_open_close(c: &mut Criterion) {

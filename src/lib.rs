@@ -10,9 +10,12 @@
 //!   and CSN snapshots, with the global active-transaction sets they are copied from.
 //! * [`txn`]: the transaction system and row store: [`Engine`], [`Transaction`], READ
 //!   COMMITTED and REPEATABLE READ, row locks, purge, and the commit seam.
+//! * [`commit`]: the write-ahead log and the three-stage leader/follower group commit with
+//!   broadcast or point-to-point wake-ups.
 //!
 //! See `DESIGN.md` in the project's shared folder for the whole picture.
 
+pub use waterline_commit as commit;
 pub use waterline_readview as readview;
 pub use waterline_readview::{ReadView, SnapshotKind, TrxId};
 pub use waterline_txn as txn;
