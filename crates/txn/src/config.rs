@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use waterline_commit::{FlushPolicy, GroupCommitConfig, Wakeup};
 use waterline_readview::SnapshotKind;
 use waterline_readview::csn::DEFAULT_CSN_RING_SLOTS;
 use waterline_readview::hybrid::{DEFAULT_VIEW_WINDOW_BYTES, GLOBAL_WINDOW_BYTES};
@@ -71,6 +72,32 @@ pub struct EngineConfig {
     pub hybrid_view_window_bytes: usize,
     /// Slots of the CSN log's id ring.
     pub csn_ring_slots: usize,
+    /// How a durable engine ([`crate::Engine::open_dir`]) logs and group-commits; an
+    /// in-memory engine ([`crate::Engine::open`]) keeps no log and ignores it.
+    pub commit: CommitConfig,
+}
+
+/// The durable engine's log and group commit (book 8.1.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommitConfig {
+    /// When a commit's group is synced: `EveryCommit` (fdatasync per group, InnoDB's
+    /// `innodb_flush_log_at_trx_commit = 1`) or `Os` (= 2). `None` keeps no log: only an
+    /// in-memory engine can have it.
+    pub flush: FlushPolicy,
+    /// Wake-up strategy and sync delay of the group-commit pipeline.
+    pub group: GroupCommitConfig,
+    /// Log segment size: a new segment file starts once one holds this many bytes.
+    pub segment_bytes: u64,
+}
+
+impl Default for CommitConfig {
+    fn default() -> Self {
+        CommitConfig {
+            flush: FlushPolicy::EveryCommit,
+            group: GroupCommitConfig::default(),
+            segment_bytes: 64 << 20,
+        }
+    }
 }
 
 impl Default for EngineConfig {
@@ -84,17 +111,26 @@ impl Default for EngineConfig {
             hybrid_global_window_bytes: GLOBAL_WINDOW_BYTES,
             hybrid_view_window_bytes: DEFAULT_VIEW_WINDOW_BYTES,
             csn_ring_slots: DEFAULT_CSN_RING_SLOTS,
+            commit: CommitConfig::default(),
         }
     }
 }
 
 impl EngineConfig {
-    /// The pre-book baseline: sorted-vector views closed under the latch, one registry shard.
+    /// The pre-book baseline: sorted-vector views closed under the latch, one registry shard,
+    /// group-commit followers woken by broadcast.
     pub fn baseline() -> Self {
         EngineConfig {
             snapshot: SnapshotKind::Vector,
             view_close: ViewClose::Latched,
             trx_shards: 1,
+            commit: CommitConfig {
+                group: GroupCommitConfig {
+                    wakeup: Wakeup::Broadcast,
+                    ..GroupCommitConfig::default()
+                },
+                ..CommitConfig::default()
+            },
             ..EngineConfig::default()
         }
     }
@@ -112,6 +148,11 @@ impl EngineConfig {
     pub fn validate(&self) -> Result<(), TxnError> {
         if self.trx_shards == 0 {
             return Err(TxnError::Config("trx_shards must be at least 1".into()));
+        }
+        if self.commit.segment_bytes == 0 {
+            return Err(TxnError::Config(
+                "commit.segment_bytes must be positive".into(),
+            ));
         }
         if self.purge_interval == Some(Duration::ZERO) {
             return Err(TxnError::Config(

@@ -89,6 +89,10 @@ pub enum TxnError {
     /// The commit pipeline could not make the transaction durable; it was rolled back.
     #[error("commit failed: {0}")]
     Commit(String),
+    /// The durable engine's files: opening, recovery, or a checkpoint failed (an I/O error,
+    /// a damaged checkpoint, a log that does not reach back to the checkpoint).
+    #[error("durability: {0}")]
+    Durability(String),
 }
 
 impl TxnError {

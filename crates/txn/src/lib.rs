@@ -48,11 +48,13 @@
 
 mod commit;
 mod config;
+mod durable;
 mod engine;
 mod error;
 pub mod horizon;
 mod lock;
 mod purge;
+mod redo;
 mod schema;
 mod stats;
 mod sync;
@@ -63,7 +65,8 @@ mod value;
 mod version;
 
 pub use commit::{CommitPipeline, CommitTicket, Immediate, RedoRecord};
-pub use config::{EngineConfig, Isolation, ViewClose};
+pub use config::{CommitConfig, EngineConfig, Isolation, ViewClose};
+pub use durable::{CheckpointReport, Recovery};
 pub use engine::{Engine, PurgeReport};
 pub use error::TxnError;
 pub use lock::LockMode;
@@ -73,4 +76,5 @@ pub use table::{KeyRange, Table, TableId};
 pub use trx::{Savepoint, ScanOptions, Transaction};
 pub use trx_sys::{TrxInfo, TrxSys};
 pub use value::{DateTime, Decimal, Key, MAX_DECIMAL_SCALE, Row, Value};
+pub use waterline_commit::{FlushPolicy, GroupCommitConfig, GroupCommitStats, Lsn, Tail, Wakeup};
 pub use waterline_readview::{SnapshotKind, TrxId};

@@ -158,6 +158,18 @@ impl Table {
         }
     }
 
+    /// Recovery: a row with primary key `key` exists, so a hidden row id must never hand out
+    /// `key` (or anything below it) again.
+    pub(crate) fn saw_key(&self, key: &Key) {
+        if self.0.schema.primary_key.is_none()
+            && let [Value::Int(id)] = key.0.as_slice()
+        {
+            self.0
+                .next_row_id
+                .fetch_max(id.saturating_add(1), Ordering::Relaxed);
+        }
+    }
+
     /// The primary key's columns (the hidden row id counts as column 0 of a one-column key).
     pub(crate) fn check_primary_key(&self, key: Key) -> Result<Key, crate::TxnError> {
         match &self.0.schema.primary_key {

@@ -440,9 +440,14 @@ impl Transaction {
     /// Inserts `row`; returns its primary key (or hidden row id).
     pub fn insert(&mut self, table: &Table, row: Row) -> Result<Key, TxnError> {
         let row = table.schema().check_row(row)?;
+        let pk = table.primary_key_of(&row);
+        self.insert_at(table, pk, row)
+    }
+
+    /// Inserts `row` under primary key (or hidden row id) `pk`.
+    fn insert_at(&mut self, table: &Table, pk: Key, row: Row) -> Result<Key, TxnError> {
         self.statement(|trx| {
             let id = trx.ensure_id()?;
-            let pk = table.primary_key_of(&row);
             trx.lock(table, LockTarget::Row(pk.clone()), LockMode::Exclusive)?;
             trx.lock_unique_keys(table, &pk, None, &row)?;
             loop {
@@ -626,6 +631,43 @@ impl Transaction {
         };
         let redo = std::mem::take(&mut self.redo);
         self.shared.pipeline.commit(id, redo, ticket)
+    }
+
+    /// Recovery: redoes one logged change: the row under `key` becomes `after` (inserted if
+    /// there is none) or, for `None`, is deleted. The key is the logged one, hidden row ids
+    /// included, and the table's row-id counter moves past it.
+    pub(crate) fn apply_redo(
+        &mut self,
+        table: &Table,
+        key: Key,
+        after: Option<Row>,
+    ) -> Result<(), TxnError> {
+        let key = table.check_primary_key(key)?;
+        match after {
+            Some(row) => {
+                let row = table.schema().check_row(row)?;
+                table.saw_key(&key);
+                if !self.update(table, key.clone(), row.clone())? {
+                    self.insert_at(table, key, row)?;
+                }
+            }
+            None => {
+                self.delete(table, key)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Recovery: commits without the pipeline (what is replayed is in the log already).
+    pub(crate) fn commit_unlogged(mut self) -> Result<(), TxnError> {
+        self.finish_reading();
+        match self.id {
+            Some(id) => CommitTicket {
+                ending: Some(self.ending(id)),
+            }
+            .publish(),
+            None => Ok(()),
+        }
     }
 
     /// Rolls back every change and ends the transaction.
