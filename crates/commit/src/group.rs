@@ -294,11 +294,16 @@ impl<T> GroupCommit<T> {
         // A panicking callback must not leave the followers asleep forever.
         let published = std::panic::catch_unwind(AssertUnwindSafe(|| (self.publish)(items)))
             .unwrap_or_else(|_| Err("the publish callback panicked".to_owned()));
+        if published.is_ok()
+            && let Some(end) = end.filter(|_| self.policy != FlushPolicy::None)
+        {
+            commit.published = end;
+        }
+        // As MySQL's `ordered_commit`: release the commit stage, then signal the followers,
+        // so the next group's leader need not wait for the wake-ups.
+        drop(commit);
         match published {
             Ok(()) => {
-                if let Some(end) = end.filter(|_| self.policy != FlushPolicy::None) {
-                    commit.published = end;
-                }
                 self.counters.outcome(group.len(), 0);
                 self.signal_done(&group, |e| Ok(e.lsn));
             }
@@ -307,7 +312,6 @@ impl<T> GroupCommit<T> {
                 self.signal_done(&group, |_| Err(CommitError::Publish(message.clone())));
             }
         }
-        drop(commit);
         me.outcome
             .lock()
             .take()
@@ -409,12 +413,14 @@ impl<T> GroupCommit<T> {
         match self.config.wakeup {
             Wakeup::Parker => {
                 for entry in group {
-                    let mut slot = entry.waiter.outcome.lock();
-                    *slot = Some(outcome(entry));
+                    // Set under the follower's lock (so its check-then-wait cannot miss it),
+                    // notify after releasing it (so the woken follower does not block on it).
+                    *entry.waiter.outcome.lock() = Some(outcome(entry));
                     entry.waiter.parker.notify_one();
                 }
             }
             Wakeup::Broadcast => {
+                // As MySQL's `signal_done`: flags set and broadcast under the one mutex.
                 let (lock, all) = &self.broadcast;
                 let _held = lock.lock();
                 for entry in group {

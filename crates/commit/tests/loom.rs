@@ -6,6 +6,10 @@
 //! wake-up would be reported as a deadlock), every commit returns only after its item was
 //! published, each item is published once, in one order, and with `Parker` no follower is
 //! woken more than once or in vain.
+//!
+//! Checked against two mutants of `signal_done`, both reported as deadlocks (lost
+//! wake-ups): `Broadcast` setting the outcomes without holding the shared mutex, and
+//! `Parker` notifying before setting the outcome.
 #![cfg(loom)]
 
 use std::sync::Mutex as StdMutex;
