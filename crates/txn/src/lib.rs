@@ -28,6 +28,9 @@
 //! - `trx.rs`: the embedded API ([`Transaction`]), statements, undo.
 //! - `purge.rs`: the history list of committed changes that purge visits.
 //! - `commit.rs`: the seam where the WAL and group commit plug in ([`CommitPipeline`]).
+//! - `durable.rs`, `redo.rs`: the durable engine ([`Engine::open_dir`]): commits through
+//!   `waterline-commit`'s group commit into its log, one record per transaction;
+//!   checkpoints from a read view ([`Engine::checkpoint`]); recovery ([`Recovery`]).
 //!
 //! ## Invariants
 //!
@@ -43,8 +46,9 @@
 //!
 //! Gap and next-key locks (locking range reads see phantoms; unique secondary values are
 //! locked as values instead), SERIALIZABLE and READ UNCOMMITTED, savepoints by name, DDL
-//! beyond CREATE TABLE, changing a primary key in place, persistence (the commit pipeline's
-//! job), and a buffer pool: everything is in memory.
+//! beyond CREATE TABLE, changing a primary key in place, and a buffer pool: everything is in
+//! memory, and a durable engine keeps its data as a checkpoint image plus the log after it
+//! (recovery reads all of it back at startup).
 
 mod commit;
 mod config;
