@@ -55,7 +55,9 @@ pub fn rounds<S>(
 pub type CounterFile = BTreeMap<String, BTreeMap<String, BTreeMap<&'static str, f64>>>;
 
 pub fn save(group: &str, counters: &CounterFile) {
-    let dir = std::path::Path::new("target/criterion").join(group);
+    // Next to criterion's own results, which follow CARGO_TARGET_DIR too.
+    let target = std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into());
+    let dir = std::path::Path::new(&target).join("criterion").join(group);
     let mut json = String::from("{");
     for (i, (function, params)) in counters.iter().enumerate() {
         json += &format!("{}\"{function}\": {{", if i > 0 { ", " } else { "" });
