@@ -35,6 +35,11 @@ def per_op_ns(bench_dir: Path) -> float:
     return median / elements
 
 
+def ops_fmt(mops: float) -> str:
+    """Millions per second, with three significant digits below 10 (0.0124 M/s is 12.4k)."""
+    return f"{mops:.2f}" if mops >= 10 else f"{mops:.3g}"
+
+
 def sort_key(param: str):
     head = param.split("-")[0]
     return (int(head) if head.isdigit() else 0, param)
@@ -77,7 +82,7 @@ def table(group: str, roots, baseline: str, ops: bool = False) -> str:
     lines = [f"**{group}** ({what}{runs})", "", "| " + " | ".join(head) + " |",
              "|" + "---|" * len(head)]
     for p in params:
-        cell = (lambda ns: f"{1e3 / ns:.2f}" if ns else "") if ops else fmt
+        cell = (lambda ns: ops_fmt(1e3 / ns) if ns else "") if ops else fmt
         row = [p] + [cell(results[f].get(p)) for f in functions]
         base = results.get(baseline, {}).get(p)
         row += [f"{base / results[f][p]:.1f}x" if base and results[f].get(p) else "" for f in others]
