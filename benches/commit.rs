@@ -111,7 +111,14 @@ fn group_commit(c: &mut Criterion) {
                 BTreeMap::from([
                     ("mean_group_size", delta.mean_group_size().unwrap_or(0.0)),
                     ("fsyncs_per_commit", per_commit(delta.fsyncs)),
-                    ("commits_per_fsync", delta.commits as f64 / delta.fsyncs.max(1) as f64),
+                    // 0: no fsync at all (policy none).
+                    (
+                        "commits_per_fsync",
+                        match delta.fsyncs {
+                            0 => 0.0,
+                            n => delta.commits as f64 / n as f64,
+                        },
+                    ),
                     ("wakeups_per_commit", per_commit(delta.wakeups)),
                     ("wasted_per_commit", per_commit(delta.wasted_wakeups)),
                     // -1: no follower slept, so there was nothing to be efficient about.
