@@ -3,6 +3,10 @@
 //! every snapshot sums to the same total, and purge runs in the background all the while.
 //! Bounded in time: each combination runs for `RUN_FOR`.
 
+mod common;
+
+use common::Rng;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -14,18 +18,6 @@ use waterline_txn::{
 const ACCOUNTS: i64 = 16;
 const START: i64 = 1_000;
 const RUN_FOR: Duration = Duration::from_millis(400);
-
-/// A small deterministic generator per thread (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
 
 fn transfer(engine: &Engine, table: &waterline_txn::Table, rng: &mut Rng) -> Result<(), TxnError> {
     let from = rng.below(ACCOUNTS as u64) as i64;

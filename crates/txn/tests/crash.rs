@@ -11,6 +11,10 @@
 //! initial value plus what the ledger says moved in and out of it. A partly recovered
 //! transaction would break one of the two.
 
+mod common;
+
+use common::Rng;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -144,18 +148,6 @@ fn crash_child() {
     });
 }
 
-/// xorshift64: enough randomness for kill times and transfers, and no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 /// Recovers `dir` in this process and checks it against the acknowledged ids.
 fn check(dir: &Path, acked: &BTreeSet<i64>, round: usize) -> usize {
     let (engine, recovery) = Engine::open_dir(dir, config()).expect("recovery succeeds");
@@ -214,10 +206,7 @@ fn check(dir: &Path, acked: &BTreeSet<i64>, round: usize) -> usize {
 
 #[test]
 fn sigkill_loses_no_acknowledged_commit_and_leaves_no_partial_one() {
-    let dir = tempfile::Builder::new()
-        .prefix("waterline-crash-")
-        .tempdir()
-        .expect("a temporary directory");
+    let dir = common::temp_dir("crash");
     let seed = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(7, |d| d.as_nanos() as u64)

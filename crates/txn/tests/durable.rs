@@ -2,6 +2,8 @@
 //! or both), nothing uncommitted does, and damaged files give clear errors or a reported
 //! cut, never a panic.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,10 +15,7 @@ use waterline_txn::{
 };
 
 fn temp_dir() -> TempDir {
-    tempfile::Builder::new()
-        .prefix("waterline-durable-")
-        .tempdir()
-        .expect("a temporary directory")
+    common::temp_dir("durable")
 }
 
 fn config(snapshot: SnapshotKind) -> EngineConfig {
