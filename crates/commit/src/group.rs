@@ -479,6 +479,17 @@ impl<T> GroupCommit<T> {
         }
     }
 
+    /// Makes everything written to the log so far durable, whatever the flush policy (a
+    /// checkpoint under `Os` must not name an LSN the log could lose). Without a log,
+    /// nothing.
+    pub fn sync_log(&self) -> Result<(), WalError> {
+        let segment = self.flush.lock.lock().wal.as_ref().map(Wal::syncer);
+        match segment {
+            Some(segment) => segment.sync(),
+            None => Ok(()),
+        }
+    }
+
     /// Where the log ends now (the next record's LSN); `Lsn::START` without a log.
     pub fn log_end(&self) -> Lsn {
         self.flush

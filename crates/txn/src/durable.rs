@@ -356,6 +356,9 @@ impl Engine {
             })
         })?;
 
+        // Under `Os` the log up to `lsn` may still be in the page cache only; the image must
+        // never name an LSN the log could lose.
+        durable.group.sync_log().map_err(wal_error)?;
         let tmp = durable.dir.join("checkpoint.tmp");
         let _ = fs::remove_dir_all(&tmp);
         let image_config = WalConfig {
