@@ -96,10 +96,15 @@ fn workload(engine: &Engine, account: &Table, history: &Table, from: i64, to: i6
 }
 
 #[test]
-fn commits_survive_a_restart_for_every_snapshot_kind() {
-    for snapshot in SnapshotKind::ALL {
+fn commits_survive_a_restart_for_every_snapshot_kind_and_flush_policy() {
+    for (snapshot, flush) in [
+        (SnapshotKind::Vector, FlushPolicy::EveryCommit),
+        (SnapshotKind::Hybrid, FlushPolicy::Os),
+        (SnapshotKind::Csn, FlushPolicy::EveryCommit),
+    ] {
         let dir = temp_dir();
-        let config = config(snapshot);
+        let mut config = config(snapshot);
+        config.commit.flush = flush;
         let before = {
             let engine = open(dir.path(), &config);
             let (account, history) = (accounts(&engine), heap(&engine));
