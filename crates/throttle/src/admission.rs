@@ -1,0 +1,321 @@
+//! The admission semaphore (book 8.3.2, Figure 8-34): before a transaction starts it takes a
+//! permit; if the limit is reached it waits, in arrival order; when a transaction ends, its
+//! permit goes to the first waiter.
+//!
+//! ```text
+//!  enter ──► limit reached? ── no ──► inside (permit held) ──► commit / rollback / drop
+//!                 │ yes                                             │ permit returned:
+//!                 └──► wait (FIFO: tokio's fair semaphore) ◄────────┘ first waiter goes in
+//! ```
+//!
+//! A [`Permit`] is RAII: it is returned when dropped, whatever ends the transaction (commit,
+//! rollback, an error, a panic unwinding through it, a cancelled task, a client that went
+//! away). Cancelling a wait (dropping the `enter` future) leaves the queue. The limit can be
+//! changed at run time: raising it admits waiters at once; lowering it takes free permits
+//! away now and the rest as transactions end, so `inside` never exceeds the new limit once
+//! those have ended.
+
+use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::Thread;
+
+use hdrhistogram::Histogram;
+use parking_lot::Mutex;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio::time::Instant;
+
+use crate::adaptive::Controller;
+use crate::pool::ThreadPool;
+use crate::{Metrics, Policy, ThrottleError};
+
+/// Gauges and counters, shared with pool jobs (which must not own the pool).
+#[derive(Debug)]
+struct Gauges {
+    inside: AtomicUsize,
+    waiting: AtomicUsize,
+    admitted: AtomicU64,
+    /// Wait before admission, in microseconds.
+    waits: Mutex<Histogram<u64>>,
+}
+
+impl Gauges {
+    fn admitted(&self, requested: Instant) {
+        self.inside.fetch_add(1, Ordering::Relaxed);
+        self.admitted.fetch_add(1, Ordering::Relaxed);
+        let waited = requested.elapsed().as_micros().min(u128::from(u64::MAX)) as u64;
+        self.waits.lock().saturating_record(waited);
+    }
+}
+
+/// The limit and the permits owed after a decrease.
+#[derive(Debug)]
+struct Limited {
+    semaphore: Arc<Semaphore>,
+    limit: Mutex<usize>,
+    /// Permits to forget as transactions end (a decrease larger than the free permits).
+    debt: AtomicUsize,
+    controller: Option<Mutex<Controller>>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    policy: Policy,
+    gauges: Arc<Gauges>,
+    /// `Limit` and `Adaptive`.
+    limited: Option<Limited>,
+    /// `ThreadPool`.
+    pool: Option<ThreadPool>,
+}
+
+/// Transaction admission, as a [`Policy`] says. Cheap to clone (one shared state).
+#[derive(Clone, Debug)]
+pub struct Admission {
+    inner: Arc<Inner>,
+}
+
+/// The right to be inside: returned when dropped.
+#[derive(Debug)]
+pub struct Permit {
+    permit: Option<OwnedSemaphorePermit>,
+    inner: Arc<Inner>,
+    entered: Instant,
+}
+
+/// Undoes the `waiting` count when a wait ends, however it ends (admitted or cancelled).
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Admission {
+    /// Admission under `policy`.
+    pub fn new(policy: Policy) -> Result<Admission, ThrottleError> {
+        policy.validate()?;
+        let limited = |limit: usize, controller: Option<Controller>| Limited {
+            semaphore: Arc::new(Semaphore::new(limit)),
+            limit: Mutex::new(limit),
+            debt: AtomicUsize::new(0),
+            controller: controller.map(Mutex::new),
+        };
+        let (limited, pool) = match policy {
+            Policy::Unlimited => (None, None),
+            Policy::Limit(n) => (Some(limited(n, None)), None),
+            Policy::Adaptive(config) => (
+                Some(limited(config.initial, Some(Controller::new(config)))),
+                None,
+            ),
+            Policy::ThreadPool(n) => (None, Some(ThreadPool::new(n))),
+        };
+        let gauges = Arc::new(Gauges {
+            inside: AtomicUsize::new(0),
+            waiting: AtomicUsize::new(0),
+            admitted: AtomicU64::new(0),
+            waits: Mutex::new(Histogram::new(3).expect("3 significant digits are valid")),
+        });
+        Ok(Admission {
+            inner: Arc::new(Inner {
+                policy,
+                gauges,
+                limited,
+                pool,
+            }),
+        })
+    }
+
+    /// The policy it was built with.
+    pub fn policy(&self) -> Policy {
+        self.inner.policy
+    }
+
+    /// Waits (in FIFO order) until the transaction may enter. With `ThreadPool`, this admits
+    /// at once: the pool limits what runs through [`Admission::run`], not who enters.
+    pub async fn enter(&self) -> Permit {
+        let requested = Instant::now();
+        let permit = match &self.inner.limited {
+            None => None,
+            Some(limited) => {
+                let _waiting = Waiting::new(&self.inner.gauges.waiting);
+                let permit = Arc::clone(&limited.semaphore)
+                    .acquire_owned()
+                    .await
+                    .expect("the semaphore is never closed");
+                Some(permit)
+            }
+        };
+        self.inner.gauges.admitted(requested);
+        Permit {
+            permit,
+            inner: Arc::clone(&self.inner),
+            entered: Instant::now(),
+        }
+    }
+
+    /// [`Admission::enter`] for an OS thread: blocks it while waiting. Do not call it on an
+    /// async runtime's worker thread (it would block the runtime).
+    pub fn enter_blocking(&self) -> Permit {
+        block_on(self.enter())
+    }
+
+    /// Runs a whole transaction `f` under the policy: with `ThreadPool`, queued for a worker
+    /// thread (FIFO) and run there; otherwise here, holding a permit. A panic in `f` reaches
+    /// the caller, after the permit or the worker is free again.
+    pub async fn run<R, F>(&self, f: F) -> R
+    where
+        R: Send + 'static,
+        F: FnOnce() -> R + Send + 'static,
+    {
+        let Some(pool) = &self.inner.pool else {
+            let _permit = self.enter().await;
+            return f();
+        };
+        let (done, result) = oneshot::channel();
+        let gauges = Arc::clone(&self.inner.gauges);
+        let requested = Instant::now();
+        let waiting = Arc::clone(&gauges);
+        waiting.waiting.fetch_add(1, Ordering::Relaxed);
+        pool.submit(Box::new(move || {
+            gauges.waiting.fetch_sub(1, Ordering::Relaxed);
+            gauges.admitted(requested);
+            let outcome = panic::catch_unwind(AssertUnwindSafe(f));
+            gauges.inside.fetch_sub(1, Ordering::Relaxed);
+            let _ = done.send(outcome);
+        }));
+        match result.await {
+            Ok(Ok(value)) => value,
+            Ok(Err(panic)) => panic::resume_unwind(panic),
+            Err(_) => unreachable!("a pool job always sends its outcome"),
+        }
+    }
+
+    /// [`Admission::run`] for an OS thread.
+    pub fn run_blocking<R, F>(&self, f: F) -> R
+    where
+        R: Send + 'static,
+        F: FnOnce() -> R + Send + 'static,
+    {
+        block_on(self.run(f))
+    }
+
+    /// Changes the limit (`Limit` and `Adaptive`; an adaptive controller will move it again
+    /// from there). An error for `Unlimited` and `ThreadPool`, which have no limit to change.
+    pub fn set_limit(&self, limit: usize) -> Result<(), ThrottleError> {
+        if limit == 0 {
+            return Err(ThrottleError::Config("a limit must be at least 1".into()));
+        }
+        let limited = self.inner.limited.as_ref().ok_or_else(|| {
+            ThrottleError::Config(format!("{:?} has no limit to change", self.inner.policy))
+        })?;
+        limited.resize(limit);
+        Ok(())
+    }
+
+    /// The gauges and counters now.
+    pub fn metrics(&self) -> Metrics {
+        let gauges = &self.inner.gauges;
+        let waits = gauges.waits.lock();
+        let limit = match (&self.inner.limited, &self.inner.pool) {
+            (Some(limited), _) => Some(*limited.limit.lock()),
+            (None, Some(pool)) => Some(pool.threads()),
+            (None, None) => None,
+        };
+        Metrics {
+            inside: gauges.inside.load(Ordering::Relaxed),
+            waiting: gauges.waiting.load(Ordering::Relaxed),
+            admitted: gauges.admitted.load(Ordering::Relaxed),
+            limit,
+            wait_p50_us: waits.value_at_quantile(0.5),
+            wait_p99_us: waits.value_at_quantile(0.99),
+            wait_max_us: waits.max(),
+        }
+    }
+}
+
+impl Limited {
+    fn resize(&self, new: usize) {
+        let mut limit = self.limit.lock();
+        if new > *limit {
+            let mut grow = new - *limit;
+            // Forgive debt first: those permits were never taken away.
+            let forgiven = self
+                .debt
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| {
+                    Some(d - d.min(grow))
+                })
+                .map_or(0, |d| d.min(grow));
+            grow -= forgiven;
+            self.semaphore.add_permits(grow);
+        } else {
+            let shrink = *limit - new;
+            let taken = self.semaphore.forget_permits(shrink);
+            self.debt.fetch_add(shrink - taken, Ordering::AcqRel);
+        }
+        *limit = new;
+    }
+
+    /// Whether a returning permit pays off debt instead of going back.
+    fn pay_debt(&self) -> bool {
+        self.debt
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| d.checked_sub(1))
+            .is_ok()
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let gauges = &self.inner.gauges;
+        let inside = gauges.inside.fetch_sub(1, Ordering::Relaxed);
+        let Some(limited) = &self.inner.limited else {
+            return;
+        };
+        if let Some(permit) = self.permit.take()
+            && limited.pay_debt()
+        {
+            permit.forget();
+        }
+        if let Some(controller) = &limited.controller {
+            let now = Instant::now();
+            let sample = controller
+                .lock()
+                .sample(now.duration_since(self.entered), inside, now);
+            if let Some(limit) = sample {
+                limited.resize(limit);
+            }
+        }
+    }
+}
+
+/// Wakes a blocked thread.
+struct Unpark(Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Runs a future to completion on this thread, parking between polls.
+fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    loop {
+        if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
+            return value;
+        }
+        std::thread::park();
+    }
+}
