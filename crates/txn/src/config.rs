@@ -7,6 +7,7 @@ use waterline_commit::{FlushPolicy, GroupCommitConfig, Wakeup};
 use waterline_readview::SnapshotKind;
 use waterline_readview::csn::DEFAULT_CSN_RING_SLOTS;
 use waterline_readview::hybrid::{DEFAULT_VIEW_WINDOW_BYTES, GLOBAL_WINDOW_BYTES};
+use waterline_throttle::Policy;
 
 use crate::error::TxnError;
 
@@ -75,6 +76,10 @@ pub struct EngineConfig {
     /// How a durable engine ([`crate::Engine::open_dir`]) logs and group-commits; an
     /// in-memory engine ([`crate::Engine::open`]) keeps no log and ignores it.
     pub commit: CommitConfig,
+    /// Admission at [`crate::Engine::begin`] (book 8.3): `Unlimited` (default, no permit),
+    /// `Limit(n)` or `Adaptive`. `ThreadPool` is refused: a pool runs whole transactions,
+    /// see `waterline_throttle::Admission::run`.
+    pub admission: Policy,
 }
 
 /// The durable engine's log and group commit (book 8.1.2).
@@ -112,6 +117,7 @@ impl Default for EngineConfig {
             hybrid_view_window_bytes: DEFAULT_VIEW_WINDOW_BYTES,
             csn_ring_slots: DEFAULT_CSN_RING_SLOTS,
             commit: CommitConfig::default(),
+            admission: Policy::Unlimited,
         }
     }
 }
@@ -149,6 +155,9 @@ impl EngineConfig {
         if self.trx_shards == 0 {
             return Err(TxnError::Config("trx_shards must be at least 1".into()));
         }
+        self.admission
+            .validate()
+            .map_err(|error| TxnError::Config(error.to_string()))?;
         if self.commit.segment_bytes == 0 {
             return Err(TxnError::Config(
                 "commit.segment_bytes must be positive".into(),

@@ -9,6 +9,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use waterline_commit::GroupCommitStats;
+use waterline_throttle::{Admission, Policy};
 
 use crate::commit::{CommitPipeline, Immediate};
 use crate::config::{EngineConfig, Isolation};
@@ -136,6 +137,8 @@ pub struct Engine {
     shared: Arc<Shared>,
     /// The durable engine's pipeline (also `shared.pipeline`), for DDL and checkpoints.
     durable: Option<Arc<Durable>>,
+    /// Admission at begin (book 8.3), unless the policy is `Unlimited`.
+    admission: Option<Admission>,
     // Declared last: dropped after `shared`'s last user here, stops the thread first.
     _purge: Option<PurgeWorker>,
 }
@@ -225,9 +228,23 @@ impl Engine {
             .config
             .purge_interval
             .map(|interval| PurgeWorker::start(Arc::clone(&shared), interval));
+        let admission = match shared.config.admission {
+            Policy::Unlimited => None,
+            Policy::ThreadPool(_) => {
+                return Err(TxnError::Config(
+                    "a thread pool runs whole transactions: wrap them in Admission::run \
+                     instead of setting EngineConfig::admission"
+                        .into(),
+                ));
+            }
+            policy => {
+                Some(Admission::new(policy).map_err(|error| TxnError::Config(error.to_string()))?)
+            }
+        };
         Ok(Engine {
             shared,
             durable: None,
+            admission,
             _purge: purge,
         })
     }
@@ -285,8 +302,29 @@ impl Engine {
     }
 
     /// Begins a transaction. It gets a trx id only at its first write or lock.
+    ///
+    /// With an admission policy (`EngineConfig::admission`), this first waits for a permit
+    /// (blocking the thread; async callers use [`Engine::begin_async`]); the transaction
+    /// holds it until it ends.
     pub fn begin(&self, isolation: Isolation) -> Transaction {
-        Transaction::new(Arc::clone(&self.shared), isolation)
+        let permit = self.admission.as_ref().map(Admission::enter_blocking);
+        Transaction::new(Arc::clone(&self.shared), isolation, permit)
+    }
+
+    /// [`Engine::begin`] for async callers: waits for the admission permit without blocking
+    /// the thread.
+    pub async fn begin_async(&self, isolation: Isolation) -> Transaction {
+        let permit = match &self.admission {
+            Some(admission) => Some(admission.enter().await),
+            None => None,
+        };
+        Transaction::new(Arc::clone(&self.shared), isolation, permit)
+    }
+
+    /// The admission control transactions pass at begin (`None` with `Policy::Unlimited`,
+    /// the default: no permit is taken at all).
+    pub fn admission(&self) -> Option<&Admission> {
+        self.admission.as_ref()
     }
 
     /// Runs one purge pass now (the background thread does this every `purge_interval`).

@@ -82,3 +82,4 @@ pub use trx_sys::{TrxInfo, TrxSys};
 pub use value::{DateTime, Decimal, Key, MAX_DECIMAL_SCALE, Row, Value};
 pub use waterline_commit::{FlushPolicy, GroupCommitConfig, GroupCommitStats, Lsn, Tail, Wakeup};
 pub use waterline_readview::{SnapshotKind, TrxId};
+pub use waterline_throttle::{AdaptiveConfig, Admission, Metrics as AdmissionMetrics, Policy};

@@ -17,6 +17,8 @@ use std::sync::Arc;
 
 use waterline_readview::TrxId;
 
+use waterline_throttle::Permit;
+
 use crate::commit::{CommitTicket, RedoRecord};
 use crate::config::Isolation;
 use crate::engine::Shared;
@@ -141,6 +143,8 @@ pub struct Transaction {
     undo: Vec<Undo>,
     redo: Vec<RedoRecord>,
     locks: Vec<LockKey>,
+    /// The admission permit (`EngineConfig::admission`), held until the transaction ends.
+    permit: Option<Permit>,
 }
 
 /// Where a statement started: enough to undo it alone.
@@ -151,8 +155,13 @@ pub struct Savepoint {
 }
 
 impl Transaction {
-    pub(crate) fn new(shared: Arc<Shared>, isolation: Isolation) -> Transaction {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        isolation: Isolation,
+        permit: Option<Permit>,
+    ) -> Transaction {
         Transaction {
+            permit,
             shared,
             isolation,
             id: None,
@@ -699,6 +708,8 @@ impl Transaction {
         if !self.active {
             return;
         }
+        // Out of the engine: let the next waiter in (a deadlock victim ends here too).
+        let _permit = self.permit.take();
         self.finish_reading();
         match self.id {
             Some(id) => self.ending(id).roll_back(),
