@@ -12,12 +12,15 @@
 //!   COMMITTED and REPEATABLE READ, row locks, purge, and the commit seam.
 //! * [`commit`]: the write-ahead log and the three-stage leader/follower group commit with
 //!   broadcast or point-to-point wake-ups.
+//! * [`throttle`]: transaction admission: a fair semaphore, a thread-pool baseline, and an
+//!   adaptive limit that finds the knee.
 //!
 //! See `DESIGN.md` in the project's shared folder for the whole picture.
 
 pub use waterline_commit as commit;
 pub use waterline_readview as readview;
 pub use waterline_readview::{ReadView, SnapshotKind, TrxId};
+pub use waterline_throttle as throttle;
 pub use waterline_txn as txn;
 pub use waterline_txn::{Engine, EngineConfig, Isolation, Transaction, TxnError, ViewClose};
 

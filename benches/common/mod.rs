@@ -1,6 +1,8 @@
 //! What the multi-threaded benches share: rounds of operations on many threads with a
 //! clean start signal, criterion group settings, and the side file of engine counters.
 
+#![allow(dead_code)] // each bench uses its own part
+
 use std::collections::BTreeMap;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
