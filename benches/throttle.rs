@@ -2,18 +2,23 @@
 //! each admission policy, so the ratio to `unlimited` is the result.
 //!
 //! * `admission/{unlimited,limit-8,limit-512,pool-2,adaptive}/CLIENTS`: CLIENTS tokio tasks
-//!   on a runtime with one worker thread per core each run transactions against a model of
+//!   (on a runtime with one worker thread per core) run transactions against a model of
 //!   trx-sys: `begin` appends the transaction's id to one mutex-protected active list, each
 //!   of 3 statements copies the whole list under the mutex (a READ COMMITTED view of the
-//!   baseline kind) and then yields (the client's round trip), and `commit` removes the id.
-//!   So every transaction inside makes every statement dearer, as in the book. `limit-8` is
-//!   4 per core, `pool-2` a pool with one thread per core running whole transactions (no
-//!   yields: the worker holds the transaction), `limit-512` the book's setting, `adaptive`
-//!   the controller of `waterline_throttle::adaptive` from its default start.
-//!   One criterion iteration is a round of about 4,096 transactions (at least one a client);
+//!   baseline kind), and `commit` removes the id. Before each statement and before the
+//!   commit the client waits 1 ms: its round trip (tokio's timer granularity; a client on
+//!   another host). So every transaction inside, even one waiting for its client, makes
+//!   every statement dearer, as in the book.
+//!   - `unlimited`, `limit-N`, `adaptive` hold a permit from begin to commit; `limit-8` is 4
+//!     a core, `limit-512` the book's setting, `adaptive` starts from its default (16).
+//!   - `pool-2` is a thread pool with one thread a core that runs each request (begin, a
+//!     statement, commit) as it comes, as Percona's pool does: it limits the threads
+//!     working, not the transactions inside.
+//!
+//!   One criterion iteration is a round of at least 256 transactions (at least 2 a client);
 //!   the element time is wall time per transaction (10^9 / it = transactions per second).
 //!
-//! After measuring, each configuration runs 3 rounds more and records the p50 and p99 time
+//! After measuring, each configuration runs 2 rounds more and records the p50 and p99 time
 //! per transaction (from asking to enter until commit, in microseconds), the p99 wait for
 //! admission, and the limit at the end in `target/criterion/admission/waterline-counters.json`.
 
@@ -33,8 +38,10 @@ use waterline::throttle::{AdaptiveConfig, Admission, Policy};
 
 const CLIENTS: [usize; 5] = [1, 16, 128, 1024, 10_000];
 const STATEMENTS: usize = 3;
-const TRANSACTIONS_PER_ROUND: usize = 4096;
-const COUNTED_ROUNDS: u64 = 3;
+const TRANSACTIONS_PER_ROUND: usize = 256;
+const COUNTED_ROUNDS: u64 = 2;
+/// A client's round trip between two requests.
+const ROUND_TRIP: Duration = Duration::from_millis(1);
 
 /// The contended part of a transaction system: one latch over the active list.
 #[derive(Default)]
@@ -62,26 +69,34 @@ impl TrxSysModel {
         }
     }
 
+    /// A transaction whose permit (if any) the caller holds throughout.
     async fn transaction(&self) {
         let id = self.begin();
         for _ in 0..STATEMENTS {
+            tokio::time::sleep(ROUND_TRIP).await;
             self.statement();
-            tokio::task::yield_now().await;
         }
+        tokio::time::sleep(ROUND_TRIP).await;
         self.commit(id);
     }
 
-    fn transaction_on_a_worker(&self) {
-        let id = self.begin();
+    /// The same transaction with every request run by the pool.
+    async fn transaction_in_requests(self: &Arc<Self>, pool: &Admission) {
+        let sys = Arc::clone(self);
+        let id = pool.run(move || sys.begin()).await;
         for _ in 0..STATEMENTS {
-            self.statement();
+            tokio::time::sleep(ROUND_TRIP).await;
+            let sys = Arc::clone(self);
+            pool.run(move || sys.statement()).await;
         }
-        self.commit(id);
+        tokio::time::sleep(ROUND_TRIP).await;
+        let sys = Arc::clone(self);
+        pool.run(move || sys.commit(id)).await;
     }
 }
 
 fn per_client(clients: usize) -> u64 {
-    (TRANSACTIONS_PER_ROUND / clients).max(1) as u64
+    (TRANSACTIONS_PER_ROUND / clients).max(2) as u64
 }
 
 /// Runs `rounds` rounds on `clients` tasks; returns the wall time from the start signal
@@ -106,8 +121,7 @@ fn run(
                     for _ in 0..each {
                         let asked = Instant::now();
                         if let Policy::ThreadPool(_) = admission.policy() {
-                            let sys = Arc::clone(&sys);
-                            admission.run(move || sys.transaction_on_a_worker()).await;
+                            sys.transaction_in_requests(&admission).await;
                         } else {
                             let _permit = admission.enter().await;
                             sys.transaction().await;
@@ -136,6 +150,7 @@ fn admission(c: &mut Criterion) {
     let cores = std::thread::available_parallelism().map_or(2, usize::from);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(cores)
+        .enable_time()
         .build()
         .expect("a runtime");
     let policies = [

@@ -178,9 +178,10 @@ impl Admission {
         block_on(self.enter())
     }
 
-    /// Runs a whole transaction `f` under the policy: with `ThreadPool`, queued for a worker
-    /// thread (FIFO) and run there; otherwise here, holding a permit. A panic in `f` reaches
-    /// the caller, after the permit or the worker is free again.
+    /// Runs a request `f` (a statement, or a whole transaction) under the policy: with
+    /// `ThreadPool`, queued for a worker thread (FIFO) and run there; otherwise here, holding
+    /// a permit. A panic in `f` reaches the caller, after the permit or the worker is free
+    /// again.
     pub async fn run<R, F>(&self, f: F) -> R
     where
         R: Send + 'static,

@@ -14,7 +14,7 @@
 //! |---|---|---|
 //! | `Unlimited` | everyone enters at once; counts only | the collapse it is there to show |
 //! | `Limit(n)` | at most `n` inside; the rest wait FIFO (tokio's fair semaphore) | 8.3.2, Fig 8-34 |
-//! | `ThreadPool(n)` | `n` worker threads run queued transactions to their end | 8.3.1, the baseline |
+//! | `ThreadPool(n)` | `n` worker threads run queued requests ([`Admission::run`]: a statement or a whole transaction) | 8.3.1, the baseline |
 //! | `Adaptive(config)` | a `Limit` whose `n` a controller moves toward the knee | not in the book |
 //!
 //! The adaptive controller is a gradient limiter after TCP Vegas and Netflix's
@@ -44,7 +44,8 @@ pub enum Policy {
     Unlimited,
     /// At most this many inside.
     Limit(usize),
-    /// This many worker threads run the transactions ([`Admission::run`]).
+    /// This many worker threads run queued requests ([`Admission::run`]), as a thread pool
+    /// does: it limits the threads working, not the transactions inside.
     ThreadPool(usize),
     /// A limit moved by a controller toward the knee.
     Adaptive(AdaptiveConfig),

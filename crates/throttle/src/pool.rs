@@ -1,7 +1,8 @@
-//! The thread-pool baseline: `n` worker threads take queued transactions in FIFO order and
-//! run each to its end, as a thread pool (Percona's, in the book's 8.3.1) runs its
-//! connections' work. At most `n` transactions are inside, like `Limit(n)`, but every
-//! transaction is handed to another thread and its result handed back.
+//! The thread-pool baseline: `n` worker threads take queued requests in FIFO order and run
+//! each to its end, as a thread pool (Percona's, in the book's 8.3.1) runs its connections'
+//! statements. What a request is, the caller decides: a statement (then the pool limits the
+//! threads working, not the transactions inside, as Percona's does) or a whole transaction
+//! (then it is `Limit(n)` plus a hand-off to another thread and back).
 
 use std::panic::{self, AssertUnwindSafe};
 use std::thread::JoinHandle;
