@@ -21,8 +21,9 @@
 //!  power = X / R
 //!  if power fell below the previous window's by more than `tolerance`: reverse direction
 //!  step  = step_percent, doubled (up to 8 times) for every window in which power grew by
-//!          more than the step: a steep hill means the knee is still far; near it power
-//!          changes little, and the step falls back to step_percent
+//!          more than half the step: a steep hill means the knee is still far (below it,
+//!          power grows about as the limit does); near it power changes little, and the
+//!          step falls back to step_percent
 //!  limit = limit + step or limit - step, by direction (at least ±1),
 //!          never up while fewer than limit / 2 were inside (the limit did not bind, so
 //!          the window says nothing about more), clamped to [min, max]
@@ -162,10 +163,11 @@ impl Controller {
                 self.config.step_percent as usize
             }
             Some(last) => {
-                // Power grew more than in proportion to the last step: the hill is steep
-                // here, the knee still far; take bigger steps.
+                // Power grew by at least half the last step: the hill is steep here (below
+                // the knee, power grows about as the limit does), the knee still far; take
+                // bigger steps.
                 let step = base * f64::from(1u32 << self.streak);
-                self.streak = if power > last * (1.0 + step) {
+                self.streak = if power > last * (1.0 + step / 2.0) {
                     (self.streak + 1).min(3)
                 } else {
                     0

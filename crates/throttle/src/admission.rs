@@ -53,7 +53,9 @@ impl Gauges {
         if waited == 0 {
             self.no_wait.fetch_add(1, Ordering::Relaxed);
         } else {
-            self.waits.lock().saturating_record(waited);
+            // `record`, not `saturating_record`: the histogram grows to fit; saturating
+            // would clamp to its current (initially tiny) highest value.
+            let _ = self.waits.lock().record(waited);
         }
     }
 }
@@ -230,6 +232,12 @@ impl Admission {
         })?;
         limited.resize(limit);
         Ok(())
+    }
+
+    /// Transactions inside now (cheap: one load; [`Admission::metrics`] copies the wait
+    /// histogram).
+    pub fn inside(&self) -> usize {
+        self.inner.gauges.inside.load(Ordering::Relaxed)
     }
 
     /// The gauges and counters now.

@@ -281,6 +281,21 @@ fn the_thread_pool_runs_at_most_n_transactions_and_survives_a_panic() {
 }
 
 #[test]
+fn a_long_wait_is_measured_as_long() {
+    let admission = Admission::new(Policy::Limit(1)).unwrap();
+    let held = admission.enter_blocking();
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| drop(admission.enter_blocking()));
+        std::thread::sleep(Duration::from_millis(30));
+        drop(held);
+        waiter.join().unwrap();
+    });
+    let metrics = admission.metrics();
+    assert!(metrics.wait_max_us >= 25_000, "{metrics:?}");
+    assert_eq!(metrics.admitted, 2);
+}
+
+#[test]
 fn blocking_enter_serves_os_threads() {
     let admission = Admission::new(Policy::Limit(2)).unwrap();
     let occupancy = Occupancy::default();
@@ -326,7 +341,7 @@ fn the_adaptive_limit_finds_a_known_knee() {
                     tokio::spawn(async move {
                         loop {
                             let _permit = admission.enter().await;
-                            let inside = admission.metrics().inside as u32;
+                            let inside = admission.inside() as u32;
                             let _core = cores.acquire().await.unwrap();
                             let service = Duration::from_micros(1_000 + 20 * u64::from(inside));
                             tokio::time::sleep(service).await;

@@ -126,7 +126,7 @@ fn async_begin_waits_without_blocking_the_runtime() {
                 let (engine, table, most) = (engine.clone(), table.clone(), most.clone());
                 tokio::spawn(async move {
                     let mut trx = engine.begin_async(Isolation::ReadCommitted).await;
-                    let inside = engine.admission().unwrap().metrics().inside;
+                    let inside = engine.admission().unwrap().inside();
                     most.fetch_max(inside, Ordering::SeqCst);
                     tokio::task::yield_now().await; // a client round trip, permit held
                     bump(&mut trx, &table, i % 8).unwrap();
