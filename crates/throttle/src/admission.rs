@@ -305,10 +305,13 @@ impl Drop for Permit {
             permit.forget();
         }
         if let Some(controller) = &limited.controller {
+            // try_lock: no transaction ever waits for the controller (a latch on every
+            // commit is what throttling is there to avoid). One that ends while another is
+            // being sampled goes unsampled; a window's median needs samples, not all of them.
             let now = Instant::now();
             let sample = controller
-                .lock()
-                .sample(now.duration_since(self.entered), inside, now);
+                .try_lock()
+                .and_then(|mut c| c.sample(now.duration_since(self.entered), inside, now));
             if let Some(limit) = sample {
                 limited.resize(limit);
             }
