@@ -95,8 +95,12 @@ pub enum CommitError {
         /// Its payload's length.
         len: usize,
     },
-    /// The publish callback failed for this commit's group.
-    #[error("publishing the commit failed: {0}")]
+    /// The publish callback failed for this commit's group. The commit is not visible, but
+    /// its record was written (and synced) before publishing: like [`CommitError::Log`], its
+    /// outcome is in doubt, and a recovery from the log would replay it.
+    #[error(
+        "publishing the commit failed ({0}); its record is in the log, so its outcome is in doubt until recovery"
+    )]
     Publish(String),
 }
 
