@@ -164,7 +164,7 @@ impl fmt::Display for Recovery {
 pub struct CheckpointReport {
     /// Replay after a restart starts here; the image holds every commit logged before it.
     pub lsn: Lsn,
-    /// Tables and rows in the image.
+    /// Tables in the image.
     pub tables: usize,
     /// Rows in the image.
     pub rows: u64,
