@@ -1,0 +1,398 @@
+//! Binding: sqlparser's AST to [`Expr`]s whose columns are resolved against the query's
+//! tables, and the parts of a SELECT the planner needs (tables, conditions, columns used,
+//! ORDER BY / GROUP BY).
+
+use sqlparser::ast::{
+    self, BinaryOperator, GroupByExpr, JoinConstraint, JoinOperator, ObjectNamePart, OrderByKind,
+    SelectItem, SetExpr, TableFactor, UnaryOperator,
+};
+use waterline_txn::{Decimal, TableSchema, Value};
+
+use crate::PlanError;
+use crate::catalog::Catalog;
+use crate::expr::{CmpOp, ColumnRef, Expr};
+use crate::table_map::MAX_TABLES;
+use crate::value::ArithOp;
+
+/// A table of the query, at its FROM position.
+#[derive(Clone, Debug)]
+pub struct BoundTable {
+    /// The table's name in the catalog.
+    pub name: String,
+    /// The name the query refers to it by (its alias, or its name).
+    pub alias: String,
+    /// Its schema, as the catalog had it when the query was planned.
+    pub schema: TableSchema,
+}
+
+/// A SELECT's parts, bound.
+#[derive(Clone, Debug, Default)]
+pub struct BoundSelect {
+    /// The tables, in FROM order.
+    pub tables: Vec<BoundTable>,
+    /// The conjuncts of WHERE and of every ON (inner joins only, so they are one condition).
+    pub conds: Vec<Expr>,
+    /// For each table, which columns the query reads anywhere (to know a covering index).
+    pub used_columns: Vec<Vec<bool>>,
+    /// ORDER BY: expression and whether it is DESC.
+    pub order_by: Vec<(Expr, bool)>,
+    /// GROUP BY expressions.
+    pub group_by: Vec<Expr>,
+    /// How many `?` placeholders the statement has.
+    pub param_count: usize,
+}
+
+/// Resolves names against a list of tables; numbers `?` placeholders in the order it meets them.
+#[derive(Debug)]
+pub struct Binder<'a> {
+    tables: &'a [BoundTable],
+    params: usize,
+    /// Every column bound so far, as (table, column).
+    pub seen: Vec<(usize, usize)>,
+}
+
+impl<'a> Binder<'a> {
+    /// A binder over `tables`.
+    pub fn new(tables: &'a [BoundTable]) -> Binder<'a> {
+        Binder {
+            tables,
+            params: 0,
+            seen: Vec::new(),
+        }
+    }
+
+    /// How many placeholders were bound.
+    pub fn param_count(&self) -> usize {
+        self.params
+    }
+
+    /// Resolves `column`, optionally qualified by a table name or alias.
+    pub fn column(
+        &mut self,
+        qualifier: Option<&str>,
+        column: &str,
+        clause: &'static str,
+    ) -> Result<Expr, PlanError> {
+        let mut found = None;
+        for (t, table) in self.tables.iter().enumerate() {
+            if qualifier.is_some_and(|q| !q.eq_ignore_ascii_case(&table.alias)) {
+                continue;
+            }
+            if let Some(c) = table
+                .schema
+                .columns
+                .iter()
+                .position(|c| c.name.eq_ignore_ascii_case(column))
+            {
+                if found.is_some() {
+                    return Err(PlanError::Ambiguous(column.to_owned(), clause));
+                }
+                found = Some((t, c));
+            }
+        }
+        let full = match qualifier {
+            Some(q) => format!("{q}.{column}"),
+            None => column.to_owned(),
+        };
+        let (table, c) = found.ok_or(PlanError::UnknownColumn(full, clause))?;
+        self.seen.push((table, c));
+        let name = format!(
+            "{}.{}",
+            self.tables[table].alias, self.tables[table].schema.columns[c].name
+        );
+        Ok(Expr::Column(ColumnRef {
+            table,
+            column: c,
+            name,
+        }))
+    }
+
+    /// Binds a scalar or boolean expression.
+    pub fn expr(&mut self, e: &ast::Expr, clause: &'static str) -> Result<Expr, PlanError> {
+        use ast::Expr as A;
+        let boxed = |b: &mut Self, e: &ast::Expr| b.expr(e, clause).map(Box::new);
+        Ok(match e {
+            A::Identifier(id) => self.column(None, &id.value, clause)?,
+            A::CompoundIdentifier(ids) => match ids.as_slice() {
+                [t, c] => self.column(Some(&t.value), &c.value, clause)?,
+                [_db, t, c] => self.column(Some(&t.value), &c.value, clause)?,
+                _ => return Err(PlanError::Unsupported(e.to_string())),
+            },
+            A::Value(v) => match &v.value {
+                ast::Value::Placeholder(_) => {
+                    self.params += 1;
+                    Expr::Param(self.params - 1)
+                }
+                other => Expr::Literal(literal(other)?),
+            },
+            A::Nested(inner) => self.expr(inner, clause)?,
+            A::Tuple(items) => Expr::Row(
+                items
+                    .iter()
+                    .map(|i| self.expr(i, clause))
+                    .collect::<Result<_, _>>()?,
+            ),
+            A::UnaryOp {
+                op: UnaryOperator::Minus,
+                expr,
+            } => match self.expr(expr, clause)? {
+                Expr::Literal(Value::Int(n)) => Expr::Literal(Value::Int(-n)),
+                Expr::Literal(Value::Decimal(d)) => Expr::Literal(Value::Decimal(
+                    Decimal::new(-d.units(), d.scale()).unwrap_or(d),
+                )),
+                other => Expr::Neg(Box::new(other)),
+            },
+            A::UnaryOp {
+                op: UnaryOperator::Plus,
+                expr,
+            } => self.expr(expr, clause)?,
+            A::UnaryOp {
+                op: UnaryOperator::Not,
+                expr,
+            } => Expr::Not(boxed(self, expr)?),
+            A::IsNull(inner) => Expr::IsNull(boxed(self, inner)?, false),
+            A::IsNotNull(inner) => Expr::IsNull(boxed(self, inner)?, true),
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => Expr::Between {
+                expr: boxed(self, expr)?,
+                low: boxed(self, low)?,
+                high: boxed(self, high)?,
+                negated: *negated,
+            },
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => Expr::InList {
+                expr: boxed(self, expr)?,
+                list: list
+                    .iter()
+                    .map(|i| self.expr(i, clause))
+                    .collect::<Result<_, _>>()?,
+                negated: *negated,
+            },
+            A::BinaryOp { left, op, right } => {
+                let (l, r) = (boxed(self, left)?, boxed(self, right)?);
+                let cmp = |op| Expr::Cmp(op, l.clone(), r.clone());
+                let ar = |op| Expr::Arith(op, l.clone(), r.clone());
+                match op {
+                    BinaryOperator::Eq => cmp(CmpOp::Eq),
+                    BinaryOperator::NotEq => cmp(CmpOp::Ne),
+                    BinaryOperator::Lt => cmp(CmpOp::Lt),
+                    BinaryOperator::LtEq => cmp(CmpOp::Le),
+                    BinaryOperator::Gt => cmp(CmpOp::Gt),
+                    BinaryOperator::GtEq => cmp(CmpOp::Ge),
+                    BinaryOperator::Plus => ar(ArithOp::Add),
+                    BinaryOperator::Minus => ar(ArithOp::Sub),
+                    BinaryOperator::Multiply => ar(ArithOp::Mul),
+                    BinaryOperator::Divide => ar(ArithOp::Div),
+                    BinaryOperator::MyIntegerDivide => ar(ArithOp::IntDiv),
+                    BinaryOperator::Modulo => ar(ArithOp::Mod),
+                    BinaryOperator::And => Expr::And(vec![*l, *r]),
+                    BinaryOperator::Or => Expr::Or(vec![*l, *r]),
+                    other => return Err(PlanError::Unsupported(format!("operator {other}"))),
+                }
+            }
+            other => return Err(PlanError::Unsupported(other.to_string())),
+        })
+    }
+
+    /// Marks the columns an expression of the select list (or HAVING) reads, binding what it
+    /// can: aggregates and functions are walked for their arguments.
+    fn mark_columns(&mut self, e: &ast::Expr, clause: &'static str) -> Result<(), PlanError> {
+        use ast::Expr as A;
+        match e {
+            A::Function(f) => {
+                if let ast::FunctionArguments::List(list) = &f.args {
+                    for arg in &list.args {
+                        let inner = match arg {
+                            ast::FunctionArg::Unnamed(a)
+                            | ast::FunctionArg::Named { arg: a, .. } => a,
+                            ast::FunctionArg::ExprNamed { arg, .. } => arg,
+                        };
+                        match inner {
+                            ast::FunctionArgExpr::Expr(x) => self.mark_columns(x, clause)?,
+                            ast::FunctionArgExpr::Wildcard
+                            | ast::FunctionArgExpr::WildcardWithOptions(_) => self.mark_all(None),
+                            ast::FunctionArgExpr::QualifiedWildcard(q) => {
+                                self.mark_all(Some(&q.to_string()))
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            }
+            A::Nested(x) => self.mark_columns(x, clause),
+            A::BinaryOp { left, right, .. } => {
+                self.mark_columns(left, clause)?;
+                self.mark_columns(right, clause)
+            }
+            other => self.expr(other, clause).map(drop),
+        }
+    }
+
+    fn mark_all(&mut self, qualifier: Option<&str>) {
+        for (t, table) in self.tables.iter().enumerate() {
+            if qualifier.is_none_or(|q| q.eq_ignore_ascii_case(&table.alias)) {
+                self.seen
+                    .extend((0..table.schema.columns.len()).map(|c| (t, c)));
+            }
+        }
+    }
+}
+
+/// A literal's value.
+pub fn literal(v: &ast::Value) -> Result<Value, PlanError> {
+    Ok(match v {
+        ast::Value::Number(n, _) => match n.parse::<i64>() {
+            Ok(i) => Value::Int(i),
+            Err(_) => match n.parse::<Decimal>() {
+                Ok(d) => Value::Decimal(d),
+                Err(_) => Value::Double(
+                    n.parse()
+                        .map_err(|_| PlanError::Parse(format!("bad number {n}")))?,
+                ),
+            },
+        },
+        ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+            Value::Str(s.clone())
+        }
+        ast::Value::Boolean(b) => Value::Int(i64::from(*b)),
+        ast::Value::Null => Value::Null,
+        other => return Err(PlanError::Unsupported(format!("literal {other}"))),
+    })
+}
+
+/// The last part of an object name (`db.t` names table `t`).
+pub fn object_name(name: &ast::ObjectName) -> Result<String, PlanError> {
+    match name.0.last() {
+        Some(ObjectNamePart::Identifier(id)) => Ok(id.value.clone()),
+        _ => Err(PlanError::Unsupported(name.to_string())),
+    }
+}
+
+fn bind_table(
+    catalog: &dyn Catalog,
+    factor: &TableFactor,
+    tables: &mut Vec<BoundTable>,
+) -> Result<(), PlanError> {
+    let TableFactor::Table {
+        name,
+        alias,
+        args: None,
+        ..
+    } = factor
+    else {
+        return Err(PlanError::Unsupported(format!("FROM {factor}")));
+    };
+    let table = object_name(name)?;
+    let schema = catalog
+        .table(&table)
+        .ok_or_else(|| PlanError::NoSuchTable(format!("{}.{table}", catalog.database())))?;
+    let alias = alias
+        .as_ref()
+        .map_or_else(|| table.clone(), |a| a.name.value.clone());
+    if tables.iter().any(|t| t.alias.eq_ignore_ascii_case(&alias)) {
+        return Err(PlanError::NotUniqueTable(alias));
+    }
+    if tables.len() == MAX_TABLES {
+        return Err(PlanError::TooManyTables(MAX_TABLES));
+    }
+    tables.push(BoundTable {
+        name: schema.name.clone(),
+        alias,
+        schema: schema.clone(),
+    });
+    Ok(())
+}
+
+/// Binds a query: one SELECT over base tables joined by commas or inner JOIN ... ON.
+pub fn bind_query(catalog: &dyn Catalog, query: &ast::Query) -> Result<BoundSelect, PlanError> {
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return Err(PlanError::Unsupported(format!("{}", query.body)));
+    };
+    let mut tables = Vec::new();
+    let mut ons = Vec::new();
+    for from in &select.from {
+        bind_table(catalog, &from.relation, &mut tables)?;
+        for join in &from.joins {
+            bind_table(catalog, &join.relation, &mut tables)?;
+            match &join.join_operator {
+                JoinOperator::Join(c) | JoinOperator::Inner(c) | JoinOperator::CrossJoin(c) => {
+                    match c {
+                        JoinConstraint::On(e) => ons.push(e),
+                        JoinConstraint::None => {}
+                        other => {
+                            return Err(PlanError::Unsupported(format!(
+                                "join constraint {other:?}"
+                            )));
+                        }
+                    }
+                }
+                other => return Err(PlanError::Unsupported(format!("join {other:?}"))),
+            }
+        }
+    }
+    let mut binder = Binder::new(&tables);
+    for item in &select.projection {
+        match item {
+            SelectItem::UnnamedExpr(e)
+            | SelectItem::ExprWithAlias { expr: e, .. }
+            | SelectItem::ExprWithAliases { expr: e, .. } => {
+                binder.mark_columns(e, "field list")?;
+            }
+            SelectItem::Wildcard(_) => binder.mark_all(None),
+            SelectItem::QualifiedWildcard(kind, _) => binder.mark_all(Some(&kind.to_string())),
+        }
+    }
+    let mut conds = Vec::new();
+    for on in ons {
+        conds.extend(binder.expr(on, "on clause")?.conjuncts());
+    }
+    if let Some(w) = &select.selection {
+        conds.extend(binder.expr(w, "where clause")?.conjuncts());
+    }
+    let mut group_by = Vec::new();
+    if let GroupByExpr::Expressions(exprs, _) = &select.group_by {
+        for e in exprs {
+            group_by.push(binder.expr(e, "group statement")?);
+        }
+    }
+    if let Some(h) = &select.having {
+        binder.mark_columns(h, "having clause")?;
+    }
+    let mut order_by = Vec::new();
+    if let Some(ob) = &query.order_by
+        && let OrderByKind::Expressions(exprs) = &ob.kind
+    {
+        for o in exprs {
+            // ORDER BY may name a select-list alias; the server resolves those, we skip them.
+            match binder.expr(&o.expr, "order clause") {
+                Ok(e) => order_by.push((e, matches!(o.options.sort, Some(ast::OrderBySort::Desc)))),
+                Err(PlanError::UnknownColumn(..)) if matches!(o.expr, ast::Expr::Identifier(_)) => {
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    let mut used_columns: Vec<Vec<bool>> = tables
+        .iter()
+        .map(|t| vec![false; t.schema.columns.len()])
+        .collect();
+    for &(t, c) in &binder.seen {
+        used_columns[t][c] = true;
+    }
+    let param_count = binder.param_count();
+    Ok(BoundSelect {
+        tables,
+        conds,
+        used_columns,
+        order_by,
+        group_by,
+        param_count,
+    })
+}

@@ -1,0 +1,377 @@
+//! Bound expressions: columns resolved to (table, column) positions, each expression knowing
+//! the tables it uses (MySQL's `Item::used_tables()`).
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use waterline_txn::{Row, Value};
+
+use crate::PlanError;
+use crate::table_map::TableMap;
+use crate::value::{ArithOp, arith, boolean, sql_cmp, truth};
+
+/// A column of a table in the query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnRef {
+    /// The table's FROM position (its bit in a [`TableMap`]).
+    pub table: usize,
+    /// The column's position in the table's rows.
+    pub column: usize,
+    /// `table_or_alias.column`, for EXPLAIN and the trace.
+    pub name: String,
+}
+
+/// A comparison operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    /// `=`
+    Eq,
+    /// `<>` / `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl CmpOp {
+    /// `b op' a` that means `a op b` (`<` becomes `>`).
+    pub fn swapped(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::Le => CmpOp::Ge,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::Ge => CmpOp::Le,
+            other => other,
+        }
+    }
+
+    /// Whether `ordering` (of left against right) satisfies the operator.
+    pub fn holds(self, ordering: Ordering) -> bool {
+        match self {
+            CmpOp::Eq => ordering.is_eq(),
+            CmpOp::Ne => ordering.is_ne(),
+            CmpOp::Lt => ordering.is_lt(),
+            CmpOp::Le => ordering.is_le(),
+            CmpOp::Gt => ordering.is_gt(),
+            CmpOp::Ge => ordering.is_ge(),
+        }
+    }
+
+    /// The operator as SQL writes it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "=",
+            CmpOp::Ne => "<>",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+}
+
+/// A bound expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A column of a table in the query.
+    Column(ColumnRef),
+    /// A constant.
+    Literal(Value),
+    /// The `n`th `?` placeholder (0-based), bound when the statement executes.
+    Param(usize),
+    /// Arithmetic.
+    Arith(ArithOp, Box<Expr>, Box<Expr>),
+    /// Unary minus.
+    Neg(Box<Expr>),
+    /// A comparison.
+    Cmp(CmpOp, Box<Expr>, Box<Expr>),
+    /// `expr [NOT] BETWEEN low AND high`.
+    Between {
+        /// The tested expression.
+        expr: Box<Expr>,
+        /// Lower bound, inclusive.
+        low: Box<Expr>,
+        /// Upper bound, inclusive.
+        high: Box<Expr>,
+        /// `NOT BETWEEN`.
+        negated: bool,
+    },
+    /// `expr [NOT] IN (list)`; `expr` may be a row.
+    InList {
+        /// The tested expression.
+        expr: Box<Expr>,
+        /// The candidates.
+        list: Vec<Expr>,
+        /// `NOT IN`.
+        negated: bool,
+    },
+    /// A row value `(a, b)`.
+    Row(Vec<Expr>),
+    /// `expr IS [NOT] NULL`.
+    IsNull(Box<Expr>, bool),
+    /// Conjunction.
+    And(Vec<Expr>),
+    /// Disjunction.
+    Or(Vec<Expr>),
+    /// Negation.
+    Not(Box<Expr>),
+}
+
+/// The values an expression may read: the current row of each table in the query (by FROM
+/// position; `None` for a table not read yet) and the statement's parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct Env<'a> {
+    /// One slot per table.
+    pub rows: &'a [Option<&'a Row>],
+    /// The `?` values.
+    pub params: &'a [Value],
+}
+
+impl Expr {
+    /// The tables the expression reads (MySQL's `used_tables()`): a constant or a parameter
+    /// uses none.
+    pub fn used_tables(&self) -> TableMap {
+        match self {
+            Expr::Column(c) => TableMap::table(c.table),
+            Expr::Literal(_) | Expr::Param(_) => TableMap::EMPTY,
+            Expr::Arith(_, a, b) | Expr::Cmp(_, a, b) => a.used_tables() | b.used_tables(),
+            Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) => e.used_tables(),
+            Expr::Between {
+                expr, low, high, ..
+            } => expr.used_tables() | low.used_tables() | high.used_tables(),
+            Expr::InList { expr, list, .. } => list
+                .iter()
+                .fold(expr.used_tables(), |m, e| m | e.used_tables()),
+            Expr::Row(list) | Expr::And(list) | Expr::Or(list) => list
+                .iter()
+                .fold(TableMap::EMPTY, |m, e| m | e.used_tables()),
+        }
+    }
+
+    /// Whether the expression contains a placeholder.
+    pub fn has_params(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= matches!(e, Expr::Param(_)));
+        found
+    }
+
+    /// Calls `f` on this expression and every sub-expression.
+    pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Column(_) | Expr::Literal(_) | Expr::Param(_) => {}
+            Expr::Arith(_, a, b) | Expr::Cmp(_, a, b) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) => e.visit(f),
+            Expr::Between {
+                expr, low, high, ..
+            } => {
+                for e in [expr, low, high] {
+                    e.visit(f);
+                }
+            }
+            Expr::InList { expr, list, .. } => {
+                expr.visit(f);
+                list.iter().for_each(|e| e.visit(f));
+            }
+            Expr::Row(list) | Expr::And(list) | Expr::Or(list) => {
+                list.iter().for_each(|e| e.visit(f))
+            }
+        }
+    }
+
+    /// The expression's value. A predicate gives 1, 0 or NULL.
+    pub fn eval(&self, env: Env<'_>) -> Result<Value, PlanError> {
+        Ok(match self {
+            Expr::Column(c) => match env.rows.get(c.table).copied().flatten() {
+                Some(row) => row.get(c.column).cloned().unwrap_or(Value::Null),
+                None => {
+                    return Err(PlanError::Internal(format!(
+                        "{} read before its table",
+                        c.name
+                    )));
+                }
+            },
+            Expr::Literal(v) => v.clone(),
+            Expr::Param(n) => env
+                .params
+                .get(*n)
+                .cloned()
+                .ok_or(PlanError::MissingParam(*n))?,
+            Expr::Arith(op, a, b) => arith(*op, &a.eval(env)?, &b.eval(env)?)?,
+            Expr::Neg(e) => arith(ArithOp::Sub, &Value::Int(0), &e.eval(env)?)?,
+            Expr::Cmp(op, a, b) => boolean(compare(*op, a, b, env)?),
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => {
+                let v = expr.eval(env)?;
+                let lo = sql_cmp(&v, &low.eval(env)?).map(Ordering::is_ge);
+                let hi = sql_cmp(&v, &high.eval(env)?).map(Ordering::is_le);
+                boolean(and3(lo, hi).map(|b| b != *negated))
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                // x IN (a, b) is x = a OR x = b, with NULL when no match and some NULL.
+                let mut result = Some(false);
+                for candidate in list {
+                    result = or3(result, compare(CmpOp::Eq, expr, candidate, env)?);
+                }
+                boolean(result.map(|b| b != *negated))
+            }
+            Expr::Row(_) => {
+                return Err(PlanError::Unsupported(
+                    "a row value outside a comparison".into(),
+                ));
+            }
+            Expr::IsNull(e, negated) => boolean(Some(e.eval(env)?.is_null() != *negated)),
+            Expr::And(list) => {
+                let mut result = Some(true);
+                for e in list {
+                    result = and3(result, truth(&e.eval(env)?));
+                    if result == Some(false) {
+                        break;
+                    }
+                }
+                boolean(result)
+            }
+            Expr::Or(list) => {
+                let mut result = Some(false);
+                for e in list {
+                    result = or3(result, truth(&e.eval(env)?));
+                    if result == Some(true) {
+                        break;
+                    }
+                }
+                boolean(result)
+            }
+            Expr::Not(e) => boolean(truth(&e.eval(env)?).map(|b| !b)),
+        })
+    }
+
+    /// Whether the predicate is true (not false, not NULL) for `env`.
+    pub fn is_true(&self, env: Env<'_>) -> Result<bool, PlanError> {
+        Ok(truth(&self.eval(env)?) == Some(true))
+    }
+
+    /// The conjuncts of an AND tree (the expression itself if it is no AND).
+    pub fn conjuncts(self) -> Vec<Expr> {
+        match self {
+            Expr::And(list) => list.into_iter().flat_map(Expr::conjuncts).collect(),
+            other => vec![other],
+        }
+    }
+}
+
+/// `a op b`, where either side may be a row: rows compare element-wise (only `=` and `<>`).
+fn compare(op: CmpOp, a: &Expr, b: &Expr, env: Env<'_>) -> Result<Option<bool>, PlanError> {
+    match (a, b) {
+        (Expr::Row(xs), Expr::Row(ys)) => {
+            if xs.len() != ys.len() {
+                return Err(PlanError::Operand(xs.len()));
+            }
+            let mut all = Some(true);
+            for (x, y) in xs.iter().zip(ys) {
+                all = and3(all, compare(CmpOp::Eq, x, y, env)?);
+            }
+            match op {
+                CmpOp::Eq => Ok(all),
+                CmpOp::Ne => Ok(all.map(|b| !b)),
+                _ => Err(PlanError::Unsupported(
+                    "ordering comparison of row values".into(),
+                )),
+            }
+        }
+        (Expr::Row(xs), _) | (_, Expr::Row(xs)) => Err(PlanError::Operand(xs.len())),
+        _ => Ok(sql_cmp(&a.eval(env)?, &b.eval(env)?).map(|o| op.holds(o))),
+    }
+}
+
+fn and3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
+    }
+}
+
+fn or3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (Some(false), Some(false)) => Some(false),
+        _ => None,
+    }
+}
+
+fn list(f: &mut fmt::Formatter<'_>, items: &[Expr], sep: &str) -> fmt::Result {
+    for (i, e) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(sep)?;
+        }
+        write!(f, "{e}")?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Column(c) => f.write_str(&c.name),
+            Expr::Literal(v) => write!(f, "{v}"),
+            Expr::Param(n) => write!(f, "?{}", n + 1),
+            Expr::Arith(op, a, b) => write!(f, "({a} {} {b})", op.symbol()),
+            Expr::Neg(e) => write!(f, "-({e})"),
+            Expr::Cmp(op, a, b) => write!(f, "({a} {} {b})", op.symbol()),
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => {
+                let not = if *negated { " not" } else { "" };
+                write!(f, "({expr}{not} between {low} and {high})")
+            }
+            Expr::InList {
+                expr,
+                list: items,
+                negated,
+            } => {
+                let not = if *negated { " not" } else { "" };
+                write!(f, "({expr}{not} in (")?;
+                list(f, items, ",")?;
+                f.write_str("))")
+            }
+            Expr::Row(items) => {
+                f.write_str("(")?;
+                list(f, items, ",")?;
+                f.write_str(")")
+            }
+            Expr::IsNull(e, negated) => {
+                write!(f, "({e} is {}null)", if *negated { "not " } else { "" })
+            }
+            Expr::And(items) => {
+                f.write_str("(")?;
+                list(f, items, " and ")?;
+                f.write_str(")")
+            }
+            Expr::Or(items) => {
+                f.write_str("(")?;
+                list(f, items, " or ")?;
+                f.write_str(")")
+            }
+            Expr::Not(e) => write!(f, "(not {e})"),
+        }
+    }
+}

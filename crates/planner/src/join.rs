@@ -1,0 +1,718 @@
+//! Join planning, in MySQL's order (`JOIN::make_join_plan`):
+//! 1. propagate equalities (`a = b AND b = 5` gives `a = 5`);
+//! 2. evaluate constant conditions ("Impossible WHERE");
+//! 3. find and read the const tables (a primary or unique key equal to constants);
+//! 4. analyse ranges on every other table (`test_quick_select`), with the const tables as
+//!    previous and read tables, or without them in [`PlannerMode::Legacy8027`];
+//! 5. choose each table's access and the join order with the least cost;
+//! 6. attach each condition to the first table where it can be checked.
+
+use waterline_txn::{Key, KeyRange, Row, Value};
+
+use crate::bind::BoundSelect;
+use crate::catalog::{Catalog, IndexId};
+use crate::cost::{self, filter};
+use crate::expr::{CmpOp, ColumnRef, Env, Expr};
+use crate::plan::{Access, Impossible, Plan, TablePlan};
+use crate::range::{KeyTree, RangeParam, SelTree, describe, get_mm_tree, key_ranges};
+use crate::table_map::TableMap;
+use crate::trace::Trace;
+use crate::value::{KeyBound, key_bound, truth};
+use crate::{PlanError, PlannerMode};
+
+/// A range access found by range analysis, and which conditions it uses.
+#[derive(Clone, Debug)]
+struct RangeCandidate {
+    index: IndexId,
+    ranges: Vec<KeyRange>,
+    parts: usize,
+    rows: u64,
+    /// Per condition (of `Optimizer::conds`): whether the ranges guarantee it.
+    consumed: Vec<bool>,
+}
+
+/// One table's chosen access, while join orders are compared.
+#[derive(Clone, Debug)]
+struct Choice {
+    access: Access,
+    rows: u64,
+    filtered: f64,
+    cost: f64,
+    using_where: bool,
+    covering: bool,
+    join_buffer: bool,
+}
+
+struct Optimizer<'a> {
+    catalog: &'a dyn Catalog,
+    mode: PlannerMode,
+    select: &'a BoundSelect,
+    params: &'a [Value],
+    /// The query's conditions, then the derived equalities.
+    conds: Vec<Expr>,
+    /// How many of `conds` are the query's own (the rest are derived).
+    own: usize,
+    const_rows: Vec<Option<Row>>,
+    const_tables: TableMap,
+    trace: Trace,
+}
+
+/// Plans a bound SELECT.
+pub fn optimize(
+    catalog: &dyn Catalog,
+    mode: PlannerMode,
+    select: BoundSelect,
+    params: &[Value],
+    trace: bool,
+) -> Result<Plan, PlanError> {
+    let n = select.tables.len();
+    let mut conds = select.conds.clone();
+    let own = conds.len();
+    conds.extend(propagate_equalities(&select));
+    let mut opt = Optimizer {
+        catalog,
+        mode,
+        select: &select,
+        params,
+        conds,
+        own,
+        const_rows: vec![None; n],
+        const_tables: TableMap::EMPTY,
+        trace: Trace::new(trace),
+    };
+    let outcome = opt.run();
+    let trace = std::mem::take(&mut opt.trace);
+    let (tables, impossible, cost) = match outcome? {
+        Ok((tables, cost)) => (tables, None, cost),
+        Err(why) => (Vec::new(), Some(why), 0.0),
+    };
+    let mut plan = Plan {
+        select,
+        tables,
+        impossible,
+        ordered_by_index: false,
+        backward: false,
+        needs_temporary: false,
+        mode,
+        cost,
+        trace,
+    };
+    crate::order::analyse(&mut plan);
+    Ok(plan)
+}
+
+/// `a = b` and `b = <constant>` give `a = <constant>` (MySQL's multiple equalities, reduced
+/// to what range analysis and const detection need). Only between columns of one type.
+fn propagate_equalities(select: &BoundSelect) -> Vec<Expr> {
+    let ty = |c: &ColumnRef| select.tables[c.table].schema.columns[c.column].ty;
+    let mut classes: Vec<Vec<ColumnRef>> = Vec::new();
+    for cond in &select.conds {
+        if let Expr::Cmp(CmpOp::Eq, a, b) = cond
+            && let (Expr::Column(x), Expr::Column(y)) = (a.as_ref(), b.as_ref())
+            && ty(x) == ty(y)
+        {
+            let find = |cs: &[Vec<ColumnRef>], c: &ColumnRef| cs.iter().position(|k| k.contains(c));
+            match (find(&classes, x), find(&classes, y)) {
+                (Some(i), Some(j)) if i != j => {
+                    let merged = classes.remove(j.max(i));
+                    classes[j.min(i)].extend(merged);
+                }
+                (Some(_), Some(_)) => {}
+                (Some(i), None) => classes[i].push(y.clone()),
+                (None, Some(j)) => classes[j].push(x.clone()),
+                (None, None) => classes.push(vec![x.clone(), y.clone()]),
+            }
+        }
+    }
+    let mut derived = Vec::new();
+    for cond in &select.conds {
+        let Expr::Cmp(CmpOp::Eq, a, b) = cond else {
+            continue;
+        };
+        let (col, value) = match (a.as_ref(), b.as_ref()) {
+            (Expr::Column(c), v) | (v, Expr::Column(c)) if v.used_tables().is_empty() => (c, v),
+            _ => continue,
+        };
+        for class in classes.iter().filter(|k| k.contains(col)) {
+            for other in class.iter().filter(|o| *o != col) {
+                let eq = Expr::Cmp(
+                    CmpOp::Eq,
+                    Box::new(Expr::Column(other.clone())),
+                    Box::new(value.clone()),
+                );
+                if !select.conds.contains(&eq) && !derived.contains(&eq) {
+                    derived.push(eq);
+                }
+            }
+        }
+    }
+    derived
+}
+
+/// MySQL's default selectivity of a condition.
+fn selectivity(cond: &Expr) -> f64 {
+    match cond {
+        Expr::Cmp(CmpOp::Eq, ..) | Expr::IsNull(_, false) => filter::EQUALITY,
+        Expr::Cmp(CmpOp::Ne, ..) => 1.0 - filter::EQUALITY,
+        Expr::Cmp(..) => filter::INEQUALITY,
+        Expr::Between { negated: false, .. } => filter::BETWEEN,
+        Expr::InList {
+            list,
+            negated: false,
+            ..
+        } => (list.len() as f64 * filter::EQUALITY).min(0.5),
+        _ => filter::ALLPASS,
+    }
+}
+
+impl Optimizer<'_> {
+    fn env_rows(&self) -> Vec<Option<&Row>> {
+        self.const_rows.iter().map(Option::as_ref).collect()
+    }
+
+    fn eval(&self, e: &Expr) -> Result<Value, PlanError> {
+        let rows = self.env_rows();
+        e.eval(Env {
+            rows: &rows,
+            params: self.params,
+        })
+    }
+
+    /// A value `t.col = value` gives, among the conditions, using only `known` tables.
+    fn eq_value(&self, t: usize, col: usize, known: TableMap) -> Option<&Expr> {
+        let me = TableMap::table(t);
+        let candidates = self.conds.iter().filter_map(|c| match c {
+            Expr::Cmp(CmpOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
+                (Expr::Column(x), v) | (v, Expr::Column(x)) if x.table == t && x.column == col => {
+                    Some(v)
+                }
+                _ => None,
+            },
+            _ => None,
+        });
+        let usable: Vec<&Expr> = candidates
+            .filter(|v| known.contains(v.used_tables()) && !v.used_tables().overlaps(me))
+            .collect();
+        // A constant first: it makes the best key.
+        usable
+            .iter()
+            .find(|v| v.used_tables().is_empty())
+            .or(usable.first())
+            .copied()
+    }
+
+    /// A key value coerced to the column's type; `Err(())` if no row can have it.
+    fn key_value(&self, t: usize, col: usize, v: &Expr) -> Option<Result<Value, ()>> {
+        let ty = self.select.tables[t].schema.columns[col].ty;
+        match key_bound(ty, &self.eval(v).ok()?)? {
+            KeyBound::Exact(v) => Some(Ok(v)),
+            KeyBound::Between { .. } | KeyBound::Null => Some(Err(())),
+        }
+    }
+
+    fn run(&mut self) -> Result<Result<(Vec<TablePlan>, f64), Impossible>, PlanError> {
+        self.trace
+            .line(0, || format!("planner mode: {:?}", self.mode));
+        for d in &self.conds[self.own..] {
+            self.trace.line(0, || format!("equality propagation: {d}"));
+        }
+        // Constant conditions.
+        for c in &self.conds[..self.own] {
+            if c.used_tables().is_empty() {
+                match self.eval(c) {
+                    Ok(v) if truth(&v) == Some(true) => {}
+                    Ok(_) => return Ok(Err(Impossible::Where)),
+                    Err(PlanError::MissingParam(_)) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        let mut consts = self.find_const_tables()?;
+        if consts
+            .iter()
+            .any(|t| matches!(&t.access, Access::Const { row: None, .. }))
+        {
+            return Ok(Err(Impossible::NoConstRow));
+        }
+        for c in &self.conds[..self.own] {
+            let used = c.used_tables();
+            if !used.is_empty() && self.const_tables.contains(used) {
+                match self.eval(c) {
+                    Ok(v) if truth(&v) == Some(true) => {}
+                    Ok(_) => return Ok(Err(Impossible::AfterConstTables)),
+                    Err(PlanError::MissingParam(_)) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        let rest: Vec<usize> = (0..self.select.tables.len())
+            .filter(|&t| !self.const_tables.overlaps(TableMap::table(t)))
+            .collect();
+        let mut ranges = vec![Vec::new(); self.select.tables.len()];
+        for &t in &rest {
+            match self.test_quick_select(t)? {
+                Some(found) => ranges[t] = found,
+                None => return Ok(Err(Impossible::Where)),
+            }
+        }
+        let (mut tables, cost) = self.choose_join_order(&rest, &ranges)?;
+        consts.append(&mut tables);
+        self.attach_conditions(&mut consts);
+        Ok(Ok((consts, cost)))
+    }
+
+    /// Step 3: tables whose primary or unique key is fully bound to constants (or to columns
+    /// of const tables) are read now, one row each.
+    fn find_const_tables(&mut self) -> Result<Vec<TablePlan>, PlanError> {
+        let mut found = Vec::new();
+        'again: loop {
+            for t in 0..self.select.tables.len() {
+                if self.const_tables.overlaps(TableMap::table(t)) {
+                    continue;
+                }
+                let table = &self.select.tables[t];
+                for index in IndexId::all(&table.schema)
+                    .into_iter()
+                    .filter(|i| i.is_unique(&table.schema))
+                {
+                    let mut key = Vec::new();
+                    let mut impossible = false;
+                    for &col in index.columns(&table.schema) {
+                        let value = self.eq_value(t, col, self.const_tables);
+                        match value.and_then(|v| self.key_value(t, col, v)) {
+                            Some(Ok(v)) => key.push(v),
+                            Some(Err(())) => impossible = true,
+                            None => break,
+                        }
+                    }
+                    if !impossible && key.len() < index.columns(&table.schema).len() {
+                        continue;
+                    }
+                    let key = Key(key);
+                    let row = if impossible {
+                        None
+                    } else {
+                        self.catalog.read_unique(&table.name, index, &key)?
+                    };
+                    self.trace.line(0, || {
+                        let what = if row.is_some() { "one row" } else { "no row" };
+                        format!(
+                            "const table {}: {} = {key}: {what}",
+                            table.alias,
+                            index.name(&table.schema)
+                        )
+                    });
+                    self.const_tables = self.const_tables | TableMap::table(t);
+                    self.const_rows[t] = row.clone();
+                    found.push(TablePlan {
+                        table: t,
+                        access: Access::Const { index, key, row },
+                        possible_keys: vec![index],
+                        rows: 1,
+                        filtered: 100.0,
+                        cond: Vec::new(),
+                        using_where: false,
+                        covering: false,
+                        join_buffer: false,
+                        cost: cost::SEEK + cost::ROW_READ,
+                    });
+                    continue 'again;
+                }
+            }
+            return Ok(found);
+        }
+    }
+
+    /// Step 4 (MySQL's `test_quick_select`): the range candidates of table `t`, or `None` if
+    /// the condition is impossible.
+    fn test_quick_select(&mut self, t: usize) -> Result<Option<Vec<RangeCandidate>>, PlanError> {
+        let table = &self.select.tables[t];
+        let indexes = IndexId::all(&table.schema);
+        let inner = TableMap::INNER_TABLE_BIT;
+        let (prev_tables, read_tables) = match self.mode {
+            PlannerMode::Fixed => (self.const_tables | inner, self.const_tables | inner),
+            // 8.0.27 (commit 9a13c1c6) called test_quick_select without the const tables.
+            PlannerMode::Legacy8027 => (inner, inner),
+        };
+        let current_table = TableMap::table(t);
+        self.trace
+            .line(0, || format!("test_quick_select: table {}", table.alias));
+        self.trace.map(1, "prev_tables", prev_tables);
+        self.trace.map(1, "read_tables", read_tables);
+        self.trace.map(1, "current_table", current_table);
+        let rows: Vec<Option<&Row>> = self.const_rows.iter().map(Option::as_ref).collect();
+        let env = Env {
+            rows: &rows,
+            params: self.params,
+        };
+        let tree = {
+            let mut param = RangeParam {
+                table: t,
+                alias: &table.alias,
+                schema: &table.schema,
+                indexes: &indexes,
+                prev_tables,
+                read_tables,
+                current_table,
+                env,
+                trace: &mut self.trace,
+            };
+            get_mm_tree(&mut param, &Expr::And(self.conds.clone()))
+        };
+        let SelTree::Keys(keys) = tree else {
+            self.trace.line(1, || "impossible range".into());
+            return Ok(None);
+        };
+        // Which conditions each index's ranges guarantee: analyse each alone, untraced.
+        let mut scratch = Trace::new(false);
+        let alone: Vec<SelTree> = self
+            .conds
+            .iter()
+            .map(|c| {
+                let mut param = RangeParam {
+                    table: t,
+                    alias: &table.alias,
+                    schema: &table.schema,
+                    indexes: &indexes,
+                    prev_tables,
+                    read_tables,
+                    current_table,
+                    env,
+                    trace: &mut scratch,
+                };
+                get_mm_tree(&mut param, c)
+            })
+            .collect();
+        let mut found = Vec::new();
+        for (i, (index, key)) in indexes.iter().zip(&keys).enumerate() {
+            let KeyTree::Arg(arg) = key else { continue };
+            let Some((ranges, parts)) = key_ranges(arg, index.columns(&table.schema).len()) else {
+                continue;
+            };
+            let rows: u64 = ranges
+                .iter()
+                .map(|r| self.catalog.records_in_range(&table.name, *index, r))
+                .sum();
+            let consumed = alone
+                .iter()
+                .map(|tree| match tree {
+                    SelTree::Keys(k) => matches!(&k[i], KeyTree::Arg(a) if a.part < parts && a.nodes.iter().all(|n| n.next.is_none())),
+                    SelTree::Impossible => false,
+                })
+                .collect();
+            self.trace.line(1, || {
+                format!(
+                    "range on {}: {} range(s), {rows} rows",
+                    index.name(&table.schema),
+                    ranges.len()
+                )
+            });
+            for r in ranges.iter().take(8) {
+                self.trace.line(2, || describe(r));
+            }
+            found.push(RangeCandidate {
+                index: *index,
+                ranges,
+                parts,
+                rows,
+                consumed,
+            });
+        }
+        if found.is_empty() {
+            self.trace.line(1, || "no range".into());
+        }
+        Ok(Some(found))
+    }
+
+    /// Step 5: every order of the non-const tables (up to 4; beyond, FROM order), each table
+    /// with its cheapest access given the tables before it; the cheapest order wins, ties
+    /// going to FROM order.
+    fn choose_join_order(
+        &mut self,
+        rest: &[usize],
+        ranges: &[Vec<RangeCandidate>],
+    ) -> Result<(Vec<TablePlan>, f64), PlanError> {
+        let orders = if rest.len() <= 4 {
+            permutations(rest)
+        } else {
+            vec![rest.to_vec()]
+        };
+        let mut best: Option<(Vec<TablePlan>, f64)> = None;
+        for order in orders {
+            let mut known = self.const_tables;
+            let mut fanout = 1.0;
+            let mut total = 0.0;
+            let mut plans = Vec::new();
+            for (pos, &t) in order.iter().enumerate() {
+                let c = self.best_access(t, known, fanout, pos > 0, &ranges[t]);
+                self.trace.line(1, || {
+                    let schema = &self.select.tables[t].schema;
+                    let key = c
+                        .access
+                        .index()
+                        .map_or(String::new(), |i| format!(" on {}", i.name(schema)));
+                    let alias = &self.select.tables[t].alias;
+                    format!(
+                        "{alias}: {}{key}, {} rows, filtered {:.2}%, cost {:.1}",
+                        c.access.kind(),
+                        c.rows,
+                        c.filtered,
+                        c.cost
+                    )
+                });
+                total += c.cost;
+                fanout *= (c.rows as f64 * c.filtered / 100.0).max(1.0);
+                known = known | TableMap::table(t);
+                plans.push(self.table_plan(t, c, &ranges[t], known));
+            }
+            let names: Vec<&str> = order
+                .iter()
+                .map(|&t| self.select.tables[t].alias.as_str())
+                .collect();
+            self.trace.line(0, || {
+                format!("join order {}: cost {total:.1}", names.join(", "))
+            });
+            if best.as_ref().is_none_or(|(_, c)| total < *c) {
+                best = Some((plans, total));
+            }
+        }
+        Ok(best.unwrap_or_default())
+    }
+
+    fn table_plan(
+        &self,
+        t: usize,
+        c: Choice,
+        ranges: &[RangeCandidate],
+        known: TableMap,
+    ) -> TablePlan {
+        let schema = &self.select.tables[t].schema;
+        let mut possible: Vec<IndexId> = ranges.iter().map(|r| r.index).collect();
+        for index in IndexId::all(schema) {
+            let first = index.columns(schema)[0];
+            if self.eq_value(t, first, known).is_some() && !possible.contains(&index) {
+                possible.push(index);
+            }
+        }
+        possible.sort();
+        TablePlan {
+            table: t,
+            access: c.access,
+            possible_keys: possible,
+            rows: c.rows,
+            filtered: c.filtered,
+            cond: Vec::new(),
+            using_where: c.using_where,
+            covering: c.covering,
+            join_buffer: c.join_buffer,
+            cost: c.cost,
+        }
+    }
+
+    /// The cheapest access to `t` when `known` tables are before it and produce `fanout` rows.
+    fn best_access(
+        &self,
+        t: usize,
+        known: TableMap,
+        fanout: f64,
+        joined: bool,
+        ranges: &[RangeCandidate],
+    ) -> Choice {
+        let table = &self.select.tables[t];
+        let schema = &table.schema;
+        let me = TableMap::table(t);
+        // The query's conditions checked at this table (not those on const tables alone).
+        let here: Vec<usize> = (0..self.own)
+            .filter(|&i| {
+                let used = self.conds[i].used_tables();
+                used.overlaps(me) && (known | me).contains(used)
+            })
+            .collect();
+        let covering_of = |index: IndexId| -> bool {
+            let mut cols: Vec<usize> = index.columns(schema).to_vec();
+            cols.extend(schema.primary_key.iter().flatten());
+            self.select.used_columns[t]
+                .iter()
+                .enumerate()
+                .all(|(c, used)| !used || cols.contains(&c))
+        };
+        let row_cost = |index: IndexId| match index {
+            IndexId::Primary => cost::ROW_READ,
+            i if covering_of(i) => cost::ROW_READ,
+            _ => cost::ROW_READ + cost::LOOKUP,
+        };
+        let finish = |access: Access,
+                      rows: u64,
+                      cost: f64,
+                      consumed: &dyn Fn(usize) -> bool,
+                      guaranteed: bool| {
+            let left: Vec<usize> = here.iter().copied().filter(|&i| !consumed(i)).collect();
+            let filtered = 100.0
+                * left
+                    .iter()
+                    .map(|&i| selectivity(&self.conds[i]))
+                    .product::<f64>();
+            let covering = access
+                .index()
+                .is_some_and(|i| i != IndexId::Primary && covering_of(i));
+            let depends = matches!(&access, Access::EqRef { .. })
+                || matches!(&access, Access::Ref { key, .. } if key.iter().any(|k| k.used_tables().overlaps(!self.const_tables)));
+            Choice {
+                rows,
+                filtered,
+                cost,
+                using_where: if guaranteed {
+                    !left.is_empty()
+                } else {
+                    !here.is_empty()
+                },
+                covering,
+                join_buffer: joined && !depends,
+                access,
+            }
+        };
+        let stats_rows = self.catalog.stats(&table.name).rows;
+        let mut best: Option<Choice> = None;
+        let mut consider = |c: Choice| {
+            if best.as_ref().is_none_or(|b| c.cost < b.cost) {
+                best = Some(c);
+            }
+        };
+        // ref / eq_ref.
+        for index in IndexId::all(schema) {
+            let cols = index.columns(schema);
+            let mut key = Vec::new();
+            for &col in cols {
+                match self.eq_value(t, col, known) {
+                    Some(v) => key.push(v.clone()),
+                    None => break,
+                }
+            }
+            if key.is_empty() {
+                continue;
+            }
+            let parts = key.len();
+            let depends = key
+                .iter()
+                .any(|k| k.used_tables().overlaps(!self.const_tables));
+            let unique = index.is_unique(schema) && parts == cols.len();
+            let rows = if unique {
+                1
+            } else if !depends {
+                let mut values = Vec::new();
+                for (k, &col) in key.iter().zip(cols) {
+                    match self.key_value(t, col, k) {
+                        Some(Ok(v)) => values.push(v),
+                        _ => break,
+                    }
+                }
+                if values.len() == parts {
+                    self.catalog.records_in_range(
+                        &table.name,
+                        index,
+                        &KeyRange::Prefix(Key(values)),
+                    )
+                } else {
+                    self.catalog.rec_per_key(&table.name, index, parts).ceil() as u64
+                }
+            } else {
+                self.catalog.rec_per_key(&table.name, index, parts).ceil() as u64
+            };
+            let lookups = if depends { fanout } else { 1.0 };
+            let cost =
+                lookups * (cost::SEEK + rows as f64 * (row_cost(index) + cost::ROW_EVALUATE));
+            let used_cols = &cols[..parts];
+            let consumed = |i: usize| {
+                match &self.conds[i] {
+                Expr::Cmp(CmpOp::Eq, a, b) => [a, b].iter().any(|s| {
+                    matches!(s.as_ref(), Expr::Column(c) if c.table == t && used_cols.contains(&c.column))
+                }),
+                _ => false,
+            }
+            };
+            let access = if unique && depends {
+                Access::EqRef { index, key }
+            } else {
+                Access::Ref { index, key }
+            };
+            consider(finish(access, rows, cost, &consumed, true));
+        }
+        for r in ranges {
+            let cost = r.ranges.len() as f64 * cost::SEEK
+                + r.rows as f64 * (row_cost(r.index) + cost::ROW_EVALUATE);
+            let access = Access::Range {
+                index: r.index,
+                ranges: r.ranges.clone(),
+                parts: r.parts,
+            };
+            let cost = cost
+                + if joined {
+                    fanout * cost::ROW_EVALUATE
+                } else {
+                    0.0
+                };
+            consider(finish(access, r.rows, cost, &|i| r.consumed[i], false));
+        }
+        let probe = if joined {
+            fanout * cost::ROW_EVALUATE
+        } else {
+            0.0
+        };
+        for index in IndexId::all(schema) {
+            if index != IndexId::Primary && covering_of(index) {
+                let cost =
+                    stats_rows as f64 * (cost::INDEX_ENTRY_READ + cost::ROW_EVALUATE) + probe;
+                consider(finish(
+                    Access::Index { index },
+                    stats_rows,
+                    cost,
+                    &|_| false,
+                    false,
+                ));
+            }
+        }
+        let cost = stats_rows as f64 * (cost::ROW_READ + cost::ROW_EVALUATE) + probe;
+        consider(finish(Access::All, stats_rows, cost, &|_| false, false));
+        best.expect("ALL is always possible")
+    }
+
+    /// Step 6: each of the query's conditions goes to the first table (in join order) after
+    /// which every table it uses has a row. Conditions on constants and const tables were
+    /// checked while planning, unless a parameter was missing.
+    fn attach_conditions(&self, tables: &mut [TablePlan]) {
+        if tables.is_empty() {
+            return;
+        }
+        for c in &self.conds[..self.own] {
+            let used = c.used_tables();
+            if self.const_tables.contains(used) && !c.has_params() {
+                continue;
+            }
+            let mut known = TableMap::EMPTY;
+            let at = tables
+                .iter()
+                .position(|tp| {
+                    known = known | TableMap::table(tp.table);
+                    known.contains(used)
+                })
+                .unwrap_or(0);
+            tables[at].cond.push(c.clone());
+        }
+    }
+}
+
+fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    let mut out = Vec::new();
+    for i in 0..items.len() {
+        let mut rest = items.to_vec();
+        let first = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, first);
+            out.push(p);
+        }
+    }
+    out
+}
