@@ -114,7 +114,7 @@ pub fn explain(plan: &Plan, catalog: &dyn Catalog) -> Vec<ExplainRow> {
                     names(&tp.possible_keys),
                     index.map(|i| i.name(schema).to_owned()),
                     key_len,
-                    refs(tp, plan, catalog, const_tables),
+                    refs(tp, catalog, const_tables),
                     Some(tp.rows.to_string()),
                     Some(format!("{:.2}", tp.filtered)),
                     (!extra.is_empty()).then(|| extra.join("; ")),
@@ -126,12 +126,7 @@ pub fn explain(plan: &Plan, catalog: &dyn Catalog) -> Vec<ExplainRow> {
 
 /// EXPLAIN's `ref`: per key part, `const` (a constant or a const table's column), the earlier
 /// table's column as `db.table.column`, or `func`.
-fn refs(
-    tp: &TablePlan,
-    plan: &Plan,
-    catalog: &dyn Catalog,
-    const_tables: TableMap,
-) -> Option<String> {
+fn refs(tp: &TablePlan, catalog: &dyn Catalog, const_tables: TableMap) -> Option<String> {
     let key: Vec<String> = match &tp.access {
         Access::Const { key, .. } => key.0.iter().map(|_| "const".to_owned()).collect(),
         Access::EqRef { key, .. } | Access::Ref { key, .. } => key
@@ -144,7 +139,6 @@ fn refs(
             .collect(),
         _ => return None,
     };
-    let _ = plan;
     Some(key.join(","))
 }
 

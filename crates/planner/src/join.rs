@@ -210,11 +210,48 @@ impl Optimizer<'_> {
         }
     }
 
+    /// Whether `t.col = v` can look up `col`'s index: a value known now must make a key
+    /// bound for the column's type; a column of an earlier table must have the same type.
+    fn ref_compatible(&self, t: usize, col: usize, v: &Expr) -> bool {
+        let ty = self.select.tables[t].schema.columns[col].ty;
+        match v {
+            Expr::Column(c) if !self.const_tables.overlaps(TableMap::table(c.table)) => {
+                self.select.tables[c.table].schema.columns[c.column].ty == ty
+            }
+            _ => match self.eval(v) {
+                Ok(value) => key_bound(ty, &value).is_some(),
+                // A parameter without a value, or an expression over earlier tables.
+                Err(_) => true,
+            },
+        }
+    }
+
     fn run(&mut self) -> Result<Result<(Vec<TablePlan>, f64), Impossible>, PlanError> {
         self.trace
             .line(0, || format!("planner mode: {:?}", self.mode));
         for d in &self.conds[self.own..] {
             self.trace.line(0, || format!("equality propagation: {d}"));
+        }
+        // Constant arithmetic is evaluated once, so an overflow is an error, as in MySQL.
+        for c in &self.conds[..self.own] {
+            let mut failed = None;
+            c.visit(&mut |e| {
+                if failed.is_none()
+                    && matches!(e, Expr::Arith(..) | Expr::Neg(_))
+                    && e.used_tables().is_empty()
+                    && !e.has_params()
+                {
+                    failed = e
+                        .eval(Env {
+                            rows: &[],
+                            params: &[],
+                        })
+                        .err();
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
         }
         // Constant conditions.
         for c in &self.conds[..self.own] {
@@ -396,7 +433,7 @@ impl Optimizer<'_> {
             let consumed = alone
                 .iter()
                 .map(|tree| match tree {
-                    SelTree::Keys(k) => matches!(&k[i], KeyTree::Arg(a) if a.part < parts && a.nodes.iter().all(|n| n.next.is_none())),
+                    SelTree::Keys(k) => matches!(&k[i], KeyTree::Arg(a) if a.max_part() < parts),
                     SelTree::Impossible => false,
                 })
                 .collect();
@@ -443,6 +480,12 @@ impl Optimizer<'_> {
             let mut fanout = 1.0;
             let mut total = 0.0;
             let mut plans = Vec::new();
+            let names: Vec<&str> = order
+                .iter()
+                .map(|&t| self.select.tables[t].alias.as_str())
+                .collect();
+            self.trace
+                .line(0, || format!("join order {}:", names.join(", ")));
             for (pos, &t) in order.iter().enumerate() {
                 let c = self.best_access(t, known, fanout, pos > 0, &ranges[t]);
                 self.trace.line(1, || {
@@ -465,13 +508,7 @@ impl Optimizer<'_> {
                 known = known | TableMap::table(t);
                 plans.push(self.table_plan(t, c, &ranges[t], known));
             }
-            let names: Vec<&str> = order
-                .iter()
-                .map(|&t| self.select.tables[t].alias.as_str())
-                .collect();
-            self.trace.line(0, || {
-                format!("join order {}: cost {total:.1}", names.join(", "))
-            });
+            self.trace.line(1, || format!("total cost {total:.1}"));
             if best.as_ref().is_none_or(|(_, c)| total < *c) {
                 best = Some((plans, total));
             }
@@ -584,8 +621,8 @@ impl Optimizer<'_> {
             let mut key = Vec::new();
             for &col in cols {
                 match self.eq_value(t, col, known) {
-                    Some(v) => key.push(v.clone()),
-                    None => break,
+                    Some(v) if self.ref_compatible(t, col, v) => key.push(v.clone()),
+                    _ => break,
                 }
             }
             if key.is_empty() {

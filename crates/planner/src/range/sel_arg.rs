@@ -177,6 +177,14 @@ impl SelArg {
         }
     }
 
+    /// The last key part the tree restricts.
+    pub fn max_part(&self) -> usize {
+        self.nodes
+            .iter()
+            .filter_map(|n| n.next.as_ref().map(|x| x.max_part()))
+            .fold(self.part, usize::max)
+    }
+
     /// How many intervals the tree holds, over all parts.
     pub fn weight(&self) -> usize {
         self.nodes
