@@ -1,9 +1,9 @@
 //! The optimizer trace: what the planner decided and why, in the shape of the debug trace the
 //! book used to find the 8.0.27 regression (table maps and `param_comp` in binary).
 //!
-//! Tracing is off unless asked for ([`crate::Planner::trace`]); then every line is formatted.
-//! The `param_comp` of every predicate the range optimizer looked at is also kept as data,
-//! so a test can compare two plans without parsing text.
+//! Tracing is off unless asked for ([`crate::Planner::trace`]), and then costs nothing. When
+//! on, every line is formatted, and the `param_comp` of every predicate the range optimizer
+//! looked at is also kept as data, so a test can compare two plans without parsing text.
 
 use std::fmt;
 
@@ -32,7 +32,7 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// A trace that records lines if `enabled` (the `param_comp` records are always kept).
+    /// A trace that records lines and `param_comp`s if `enabled`.
     pub fn new(enabled: bool) -> Trace {
         Trace {
             enabled,

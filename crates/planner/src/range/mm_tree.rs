@@ -160,18 +160,20 @@ fn get_full_func_mm_tree(
     let param_comp = !(param.prev_tables | param.read_tables | param.current_table);
     let used = value.used_tables();
     let usable = !used.overlaps(param_comp);
-    let predicate = format!("{} {} {value}", field.name, op.symbol());
-    param
-        .trace
-        .line(1, || format!("get_full_func_mm_tree: {predicate}"));
-    param.trace.map(2, "value used_tables", used);
-    param.trace.map(2, "param_comp", param_comp);
-    param.trace.param_comps.push(ParamComp {
-        table: param.alias.to_owned(),
-        predicate,
-        param_comp,
-        usable,
-    });
+    if param.trace.enabled() {
+        let predicate = format!("{} {} {value}", field.name, op.symbol());
+        param
+            .trace
+            .line(1, || format!("get_full_func_mm_tree: {predicate}"));
+        param.trace.map(2, "value used_tables", used);
+        param.trace.map(2, "param_comp", param_comp);
+        param.trace.param_comps.push(ParamComp {
+            table: param.alias.to_owned(),
+            predicate,
+            param_comp,
+            usable,
+        });
+    }
     if !usable {
         param.trace.line(2, || {
             "value uses a table in param_comp: no range from this predicate".into()
