@@ -61,6 +61,12 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// Numbers the next placeholder `n` (0-based): for a clause bound apart from the rest of
+    /// its statement, such as LIMIT.
+    pub fn set_param_base(&mut self, n: usize) {
+        self.params = n;
+    }
+
     /// How many placeholders were bound.
     pub fn param_count(&self) -> usize {
         self.params

@@ -149,6 +149,49 @@ impl Table {
         self.0.clustered.len()
     }
 
+    /// How many entries of an index fall in `range`, counted up to `cap`: the clustered index
+    /// if `index` is `None`, else secondary index `index` (by position in the schema). Like
+    /// InnoDB's `records_in_range`, it counts physical entries, visible to anyone or not (a
+    /// row being deleted or updated may be counted twice), so it is an estimate for planners.
+    ///
+    /// # Panics
+    /// If `index` is not an index of the table.
+    pub fn records_in_range(&self, index: Option<usize>, range: &KeyRange, cap: usize) -> usize {
+        match index {
+            None => self.keys_in(range).take(cap).count(),
+            Some(i) => self.index_entries(i, range).take(cap).count(),
+        }
+    }
+
+    /// The first `n` keys of an index (clustered if `index` is `None`), ascending: a sample
+    /// for statistics such as rows per key prefix. It is the low end of the index, not a
+    /// random sample.
+    ///
+    /// # Panics
+    /// If `index` is not an index of the table.
+    pub fn key_sample(&self, index: Option<usize>, n: usize) -> Vec<Key> {
+        match index {
+            None => self
+                .0
+                .clustered
+                .iter()
+                .take(n)
+                .map(|e| e.key().clone())
+                .collect(),
+            Some(i) => self.0.secondary[i]
+                .iter()
+                .take(n)
+                .map(|e| e.value().0.clone())
+                .collect(),
+        }
+    }
+
+    /// The largest key of the clustered index, visible or not (to resume an AUTO_INCREMENT
+    /// counter past every key ever written).
+    pub fn last_key(&self) -> Option<Key> {
+        self.0.clustered.back().map(|e| e.key().clone())
+    }
+
     /// The primary key of `row`, or a new hidden row id for a table without one.
     pub(crate) fn primary_key_of(&self, row: &[Value]) -> Key {
         match &self.0.schema.primary_key {

@@ -1,0 +1,180 @@
+//! The planner's view of the engine: [`Catalog`] and [`Storage`] over one transaction.
+//!
+//! Everything goes through the transaction, so const tables read while planning see the same
+//! snapshot (and take the same locks, for `FOR UPDATE`) as the rows the plan reads later.
+//! Row estimates count index entries up to [`DIVE_CAP`], as InnoDB's `records_in_range`
+//! counts records between the two ends of a range.
+
+use std::cell::RefCell;
+
+use waterline_planner::exec::Storage;
+use waterline_planner::{Catalog, IndexId, PlanError, TableStats};
+use waterline_txn::{
+    Key, KeyRange, LockMode, Row, ScanOptions, Table, TableSchema, Transaction, TxnError,
+};
+
+/// The most index entries counted for one range estimate; beyond it the estimate is the cap
+/// (only the ranking of plans depends on it, and a range this large loses to any other).
+pub const DIVE_CAP: usize = 100_000;
+
+/// How many keys `rec_per_key` samples.
+const SAMPLE: usize = 1024;
+
+/// A transaction seen as the planner's catalog and the executor's storage.
+pub struct TxnAccess<'t> {
+    database: &'t str,
+    tables: &'t [Table],
+    trx: RefCell<&'t mut Transaction>,
+    lock: Option<LockMode>,
+    /// The engine error behind the last `PlanError::Catalog`, so the session can report it
+    /// with its own code (a deadlock is 1213, not 1105).
+    failure: RefCell<Option<TxnError>>,
+}
+
+impl<'t> TxnAccess<'t> {
+    /// Access through `trx` to `tables`; reads lock rows in `lock` mode if given.
+    pub fn new(
+        database: &'t str,
+        tables: &'t [Table],
+        trx: &'t mut Transaction,
+        lock: Option<LockMode>,
+    ) -> TxnAccess<'t> {
+        TxnAccess {
+            database,
+            tables,
+            trx: RefCell::new(trx),
+            lock,
+            failure: RefCell::new(None),
+        }
+    }
+
+    /// The engine error a planner or executor failure came from, if it came from one.
+    pub fn take_failure(&self) -> Option<TxnError> {
+        self.failure.borrow_mut().take()
+    }
+
+    /// The table handle named `name`.
+    pub fn handle(&self, name: &str) -> Option<&Table> {
+        self.tables
+            .iter()
+            .find(|t| t.name().eq_ignore_ascii_case(name))
+    }
+
+    fn must(&self, name: &str) -> Result<&Table, PlanError> {
+        self.handle(name)
+            .ok_or_else(|| PlanError::NoSuchTable(format!("{}.{name}", self.database)))
+    }
+
+    fn fail(&self, e: TxnError) -> PlanError {
+        let message = e.to_string();
+        *self.failure.borrow_mut() = Some(e);
+        PlanError::Catalog(message)
+    }
+
+    fn options(&self, limit: Option<usize>) -> ScanOptions {
+        ScanOptions {
+            limit,
+            reverse: false,
+            lock: self.lock,
+        }
+    }
+
+    fn read(
+        &self,
+        table: &Table,
+        index: IndexId,
+        range: KeyRange,
+        limit: Option<usize>,
+    ) -> Result<Vec<Row>, PlanError> {
+        let mut trx = self.trx.borrow_mut();
+        let rows = match index {
+            IndexId::Primary => trx.scan_with(table, range, self.options(limit)),
+            IndexId::Secondary(n) => {
+                let name = &table.schema().indexes[n].name;
+                trx.scan_index(table, name, range, self.options(limit))
+            }
+        };
+        rows.map(|r| r.into_iter().map(|(_, row)| row).collect())
+            .map_err(|e| self.fail(e))
+    }
+}
+
+fn position(index: IndexId) -> Option<usize> {
+    match index {
+        IndexId::Primary => None,
+        IndexId::Secondary(n) => Some(n),
+    }
+}
+
+impl Catalog for TxnAccess<'_> {
+    fn database(&self) -> &str {
+        self.database
+    }
+
+    fn table(&self, table: &str) -> Option<&TableSchema> {
+        self.handle(table).map(Table::schema)
+    }
+
+    fn stats(&self, table: &str) -> TableStats {
+        TableStats {
+            rows: self
+                .handle(table)
+                .map_or(0, |t| t.approximate_rows() as u64),
+        }
+    }
+
+    fn records_in_range(&self, table: &str, index: IndexId, range: &KeyRange) -> u64 {
+        self.handle(table).map_or(0, |t| {
+            t.records_in_range(position(index), range, DIVE_CAP) as u64
+        })
+    }
+
+    fn rec_per_key(&self, table: &str, index: IndexId, parts: usize) -> f64 {
+        let Some(t) = self.handle(table) else {
+            return 1.0;
+        };
+        let sample = t.key_sample(position(index), SAMPLE);
+        if sample.is_empty() {
+            return 1.0;
+        }
+        let prefix = |k: &Key| k.0[..parts.min(k.0.len())].to_vec();
+        let distinct = 1 + sample
+            .windows(2)
+            .filter(|w| prefix(&w[0]) != prefix(&w[1]))
+            .count();
+        sample.len() as f64 / distinct as f64
+    }
+
+    fn read_unique(
+        &self,
+        table: &str,
+        index: IndexId,
+        key: &Key,
+    ) -> Result<Option<Row>, PlanError> {
+        let t = self.must(table)?;
+        if index == IndexId::Primary {
+            let mut trx = self.trx.borrow_mut();
+            let row = match self.lock {
+                None => trx.get(t, key.clone()),
+                Some(LockMode::Exclusive) => trx.get_for_update(t, key.clone()),
+                Some(LockMode::Shared) => trx.get_for_share(t, key.clone()),
+            };
+            return row.map_err(|e| self.fail(e));
+        }
+        Ok(self
+            .read(t, index, KeyRange::Prefix(key.clone()), Some(1))?
+            .pop())
+    }
+}
+
+impl Storage for TxnAccess<'_> {
+    fn scan(&self, table: &str, index: IndexId, range: &KeyRange) -> Result<Vec<Row>, PlanError> {
+        let t = self.must(table)?;
+        self.read(t, index, range.clone(), None)
+    }
+
+    fn scan_all(&self, table: &str) -> Result<Vec<Row>, PlanError> {
+        let t = self.must(table)?;
+        self.read(t, IndexId::Primary, KeyRange::All, None)
+    }
+}

@@ -1,0 +1,201 @@
+//! CREATE TABLE and CREATE DATABASE; a catalog of schemas only (for PREPARE, which binds but
+//! reads nothing).
+
+use sqlparser::ast::{self, ColumnOption, Expr as Ast, TableConstraint};
+use sqlparser::tokenizer::Token;
+use waterline_planner::bind::{Binder, object_name};
+use waterline_planner::{Catalog, Env, IndexId, PlanError, TableStats};
+use waterline_txn::{Column, IndexDef, Key, KeyRange, Row, Table, TableSchema};
+
+use crate::error::SqlError;
+use crate::session::{Response, Session};
+use crate::shared::TableMeta;
+use crate::types::{column_type, store};
+
+/// Schemas without data: binds queries, estimates nothing.
+pub(crate) struct SchemaCatalog<'a> {
+    pub(crate) database: &'a str,
+    pub(crate) tables: &'a [Table],
+}
+
+impl Catalog for SchemaCatalog<'_> {
+    fn database(&self) -> &str {
+        self.database
+    }
+    fn table(&self, table: &str) -> Option<&TableSchema> {
+        self.tables
+            .iter()
+            .find(|t| t.name().eq_ignore_ascii_case(table))
+            .map(Table::schema)
+    }
+    fn stats(&self, _: &str) -> TableStats {
+        TableStats::default()
+    }
+    fn records_in_range(&self, _: &str, _: IndexId, _: &KeyRange) -> u64 {
+        0
+    }
+    fn rec_per_key(&self, _: &str, _: IndexId, _: usize) -> f64 {
+        1.0
+    }
+    fn read_unique(&self, _: &str, _: IndexId, _: &Key) -> Result<Option<Row>, PlanError> {
+        Ok(None)
+    }
+}
+
+fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>, SqlError> {
+    cols.iter()
+        .map(|c| match &c.column.expr {
+            Ast::Identifier(id) => Ok(id.value.clone()),
+            other => Err(SqlError::unsupported(format!("an index on {other}"))),
+        })
+        .collect()
+}
+
+/// CREATE TABLE [IF NOT EXISTS] t (columns, keys) [ENGINE=...].
+pub(crate) fn create_table(
+    s: &mut Session,
+    create: &ast::CreateTable,
+) -> Result<Response, SqlError> {
+    let db = s.database.clone().ok_or_else(SqlError::no_database)?;
+    let name = object_name(&create.name)?;
+    if s.shared.engine.table(&name).is_ok() {
+        if create.if_not_exists {
+            s.warnings.push((
+                "Note".into(),
+                1050,
+                format!("Table '{name}' already exists"),
+            ));
+            return Ok(Response::done(0));
+        }
+        return Err(SqlError::new(
+            1050,
+            "42S01",
+            format!("Table '{name}' already exists"),
+        ));
+    }
+    if create.query.is_some() {
+        return Err(SqlError::unsupported("CREATE TABLE ... SELECT"));
+    }
+    let mut columns = Vec::new();
+    let mut defaults = Vec::new();
+    let mut primary: Option<Vec<String>> = None;
+    let mut indexes: Vec<(String, Vec<String>, bool)> = Vec::new();
+    let mut auto_increment = None;
+    for (i, c) in create.columns.iter().enumerate() {
+        let ty = column_type(&c.data_type)?;
+        let mut nullable = true;
+        let mut default = None;
+        for option in &c.options {
+            match &option.option {
+                ColumnOption::NotNull => nullable = false,
+                ColumnOption::Null => nullable = true,
+                ColumnOption::Default(e) => {
+                    default = Some(Binder::new(&[]).expr(e, "default")?.eval(Env { rows: &[], params: &[] })?);
+                }
+                ColumnOption::PrimaryKey(_) => {
+                    nullable = false;
+                    primary = Some(vec![c.name.value.clone()]);
+                }
+                ColumnOption::Unique(_) => indexes.push((c.name.value.clone(), vec![c.name.value.clone()], true)),
+                ColumnOption::DialectSpecific(tokens) if tokens.iter().any(|t| matches!(t, Token::Word(w) if w.value.eq_ignore_ascii_case("AUTO_INCREMENT"))) => {
+                    auto_increment = Some(i);
+                }
+                ColumnOption::CharacterSet(_) | ColumnOption::Collation(_) | ColumnOption::Comment(_) => {}
+                other => return Err(SqlError::unsupported(format!("column option {other}"))),
+            }
+        }
+        let column = if nullable {
+            Column::nullable(c.name.value.clone(), ty)
+        } else {
+            Column::new(c.name.value.clone(), ty)
+        };
+        defaults.push(match default {
+            Some(v) => Some(store(&column, v)?),
+            None => None,
+        });
+        columns.push(column);
+    }
+    for constraint in &create.constraints {
+        match constraint {
+            TableConstraint::PrimaryKey(pk) => primary = Some(index_columns(&pk.columns)?),
+            TableConstraint::Unique(u) => {
+                let cols = index_columns(&u.columns)?;
+                let name = u
+                    .name
+                    .as_ref()
+                    .or(u.index_name.as_ref())
+                    .map_or_else(|| cols[0].clone(), |n| n.value.clone());
+                indexes.push((name, cols, true));
+            }
+            TableConstraint::Index(ix) => {
+                let cols = index_columns(&ix.columns)?;
+                let name = ix
+                    .name
+                    .as_ref()
+                    .map_or_else(|| cols[0].clone(), |n| n.value.clone());
+                indexes.push((name, cols, false));
+            }
+            other => return Err(SqlError::unsupported(format!("constraint {other}"))),
+        }
+    }
+    let mut schema = TableSchema::new(name.clone(), columns);
+    if let Some(pk) = &primary {
+        for col in pk {
+            if let Some(c) = schema
+                .columns
+                .iter_mut()
+                .find(|c| c.name.eq_ignore_ascii_case(col))
+            {
+                c.nullable = false; // MySQL makes primary key columns NOT NULL
+            }
+        }
+        let refs: Vec<&str> = pk.iter().map(String::as_str).collect();
+        schema = schema.primary_key(&refs)?;
+    }
+    for (index, cols, unique) in &indexes {
+        let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
+        schema = schema.index(index, &refs, *unique)?;
+    }
+    if let Some(col) = auto_increment {
+        let leads_a_key = schema.primary_key.as_ref().is_some_and(|k| k[0] == col)
+            || schema
+                .indexes
+                .iter()
+                .any(|IndexDef { columns, .. }| columns[0] == col);
+        if !leads_a_key {
+            return Err(SqlError::new(
+                1075,
+                "42000",
+                "Incorrect table definition; there can be only one auto column and it must be defined as a key",
+            ));
+        }
+    }
+    s.shared.engine.create_table(schema)?;
+    s.shared.meta.lock().insert(
+        name.to_ascii_lowercase(),
+        TableMeta {
+            defaults,
+            auto_increment,
+            next_id: 1,
+        },
+    );
+    let _ = db;
+    Ok(Response::done(0))
+}
+
+/// CREATE DATABASE [IF NOT EXISTS] name: a new name for the one namespace of tables.
+pub(crate) fn create_database(
+    s: &mut Session,
+    name: &ast::ObjectName,
+    if_not_exists: bool,
+) -> Result<Response, SqlError> {
+    let name = object_name(name)?;
+    if !s.shared.databases.lock().insert(name.to_ascii_lowercase()) && !if_not_exists {
+        return Err(SqlError::new(
+            1007,
+            "HY000",
+            format!("Can't create database '{name}'; database exists"),
+        ));
+    }
+    Ok(Response::done(1))
+}

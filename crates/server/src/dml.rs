@@ -1,0 +1,352 @@
+//! INSERT, UPDATE and DELETE over the session's transaction. Each statement is one engine
+//! statement: if any row fails, every change of the statement is undone.
+
+use std::sync::atomic::Ordering;
+
+use sqlparser::ast::{
+    self, AssignmentTarget, Expr as Ast, FromTable, SetExpr, TableFactor, TableObject,
+};
+use waterline_planner::bind::{Binder, BoundTable, object_name};
+use waterline_planner::exec::execute;
+use waterline_planner::{Env, Expr, Planner};
+use waterline_txn::{Key, KeyRange, LockMode, Row, ScanOptions, Table, Transaction, Value};
+
+use crate::access::TxnAccess;
+use crate::error::SqlError;
+use crate::select::plan_failure;
+use crate::session::{Response, Session};
+use crate::shared::TableMeta;
+use crate::types::store;
+
+fn table_handle(s: &Session, name: &ast::ObjectName) -> Result<(String, Table), SqlError> {
+    let db = s.database.clone().ok_or_else(SqlError::no_database)?;
+    let name = object_name(name)?;
+    let table = s
+        .shared
+        .engine
+        .table(&name)
+        .map_err(|_| SqlError::no_table(&db, &name))?;
+    Ok((db, table))
+}
+
+fn single_table(from: &ast::TableWithJoins) -> Result<&ast::ObjectName, SqlError> {
+    match &from.relation {
+        TableFactor::Table { name, .. } if from.joins.is_empty() => Ok(name),
+        _ => Err(SqlError::unsupported("a multi-table UPDATE or DELETE")),
+    }
+}
+
+/// The table's metadata, creating it (from the table's largest key) if the server has none.
+fn meta(s: &Session, table: &Table) -> TableMeta {
+    let mut all = s.shared.meta.lock();
+    all.entry(table.name().to_ascii_lowercase())
+        .or_insert_with(|| TableMeta {
+            defaults: vec![None; table.schema().columns.len()],
+            ..TableMeta::default()
+        })
+        .clone()
+}
+
+/// Reserves `n` AUTO_INCREMENT values past `at_least - 1`; returns the first.
+fn reserve_ids(s: &Session, table: &Table, column: usize, n: i64, at_least: i64) -> i64 {
+    let mut all = s.shared.meta.lock();
+    let meta = all.entry(table.name().to_ascii_lowercase()).or_default();
+    if meta.next_id == 0 {
+        // After a restart: past the largest key (the AUTO_INCREMENT column leads the key).
+        let pk = table.schema().primary_key.clone().unwrap_or_default();
+        let last = if pk.first() == Some(&column) {
+            table
+                .last_key()
+                .and_then(|k| k.0.first().and_then(Value::as_int))
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        meta.next_id = last + 1;
+    }
+    meta.next_id = meta.next_id.max(at_least);
+    let first = meta.next_id;
+    meta.next_id += n;
+    first
+}
+
+fn is_default(e: &Ast) -> bool {
+    matches!(e, Ast::Identifier(id) if id.value.eq_ignore_ascii_case("DEFAULT"))
+}
+
+/// INSERT INTO t [(columns)] VALUES (...), (...).
+pub(crate) fn insert(
+    s: &mut Session,
+    ins: &ast::Insert,
+    params: &[Value],
+) -> Result<Response, SqlError> {
+    let TableObject::TableName(name) = &ins.table else {
+        return Err(SqlError::unsupported("INSERT INTO a table function"));
+    };
+    let (_, table) = table_handle(s, name)?;
+    if ins.on.is_some() {
+        return Err(SqlError::unsupported("INSERT ... ON DUPLICATE KEY UPDATE"));
+    }
+    let schema = table.schema().clone();
+    let positions: Vec<usize> = if ins.columns.is_empty() {
+        (0..schema.columns.len()).collect()
+    } else {
+        ins.columns
+            .iter()
+            .map(|c| {
+                let c = object_name(c)?;
+                schema
+                    .columns
+                    .iter()
+                    .position(|col| col.name.eq_ignore_ascii_case(&c))
+                    .ok_or_else(|| SqlError::unknown_column(&c, "field list"))
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let Some(source) = &ins.source else {
+        return Err(SqlError::unsupported("INSERT ... SET"));
+    };
+    let SetExpr::Values(values) = source.body.as_ref() else {
+        return Err(SqlError::unsupported("INSERT ... SELECT"));
+    };
+    let meta = meta(s, &table);
+    let mut binder = Binder::new(&[]);
+    let mut rows: Vec<Vec<Option<Value>>> = Vec::with_capacity(values.rows.len());
+    for (i, exprs) in values.rows.iter().enumerate() {
+        if exprs.len() != positions.len() {
+            return Err(SqlError::column_count(i + 1));
+        }
+        let mut row: Vec<Option<Value>> = vec![None; schema.columns.len()];
+        for (e, &pos) in exprs.iter().zip(&positions) {
+            if !is_default(e) {
+                let v = match crate::select::session_value(s, e)? {
+                    Some(v) => v,
+                    None => binder
+                        .expr(e, "field list")?
+                        .eval(Env { rows: &[], params })?,
+                };
+                row[pos] = Some(v);
+            }
+        }
+        rows.push(row);
+    }
+    // AUTO_INCREMENT: NULL, 0 or nothing takes the next value.
+    let mut first_id = 0;
+    if let Some(col) = meta.auto_increment {
+        let wants = |v: &Option<Value>| matches!(v, None | Some(Value::Null) | Some(Value::Int(0)));
+        let needed = rows.iter().filter(|r| wants(&r[col])).count() as i64;
+        let explicit_max = rows
+            .iter()
+            .filter_map(|r| r[col].as_ref().and_then(Value::as_int))
+            .max()
+            .unwrap_or(0);
+        let mut next = reserve_ids(s, &table, col, needed, 1);
+        if needed > 0 {
+            first_id = next;
+        }
+        for r in &mut rows {
+            if wants(&r[col]) {
+                r[col] = Some(Value::Int(next));
+                next += 1;
+            }
+        }
+        reserve_ids(s, &table, col, 0, explicit_max + 1);
+    }
+    let mut full: Vec<Row> = Vec::with_capacity(rows.len());
+    for r in rows {
+        let mut row = Vec::with_capacity(r.len());
+        for (i, v) in r.into_iter().enumerate() {
+            let v = v
+                .or_else(|| meta.defaults.get(i).cloned().flatten())
+                .unwrap_or(Value::Null);
+            row.push(store(&schema.columns[i], v)?);
+        }
+        full.push(row);
+    }
+    let n = full.len() as u64;
+    s.with_trx(|_, trx| {
+        for row in full {
+            trx.insert(&table, row)?;
+        }
+        Ok(())
+    })?;
+    if first_id > 0 {
+        s.last_insert_id = first_id as u64;
+    }
+    Ok(Response::Done {
+        affected: n,
+        last_insert_id: first_id as u64,
+        info: String::new(),
+    })
+}
+
+/// The rows of `table` that `selection` selects, with their primary keys, locked for update.
+fn target_rows(
+    s: &Session,
+    trx: &mut Transaction,
+    db: &str,
+    table: &Table,
+    selection: Option<&Ast>,
+    params: &[Value],
+) -> Result<Vec<(Key, Row)>, SqlError> {
+    let tables = [table.clone()];
+    if table.schema().primary_key.is_none() {
+        // No primary key: only the hidden row id finds a row again; read them all with it.
+        let bound = [BoundTable {
+            name: table.name().to_owned(),
+            alias: table.name().to_owned(),
+            schema: table.schema().clone(),
+        }];
+        let cond = match selection {
+            Some(e) => Some(Binder::new(&bound).expr(e, "where clause")?),
+            None => None,
+        };
+        let all = trx.scan_with(
+            table,
+            KeyRange::All,
+            ScanOptions {
+                limit: None,
+                reverse: false,
+                lock: Some(LockMode::Exclusive),
+            },
+        )?;
+        let mut out = Vec::new();
+        for (key, row) in all {
+            let keep = match &cond {
+                Some(c) => c.is_true(Env {
+                    rows: &[Some(&row)],
+                    params,
+                })?,
+                None => true,
+            };
+            if keep {
+                out.push((key, row));
+            }
+        }
+        return Ok(out);
+    }
+    let pk = table.schema().primary_key.clone().unwrap_or_default();
+    let access = TxnAccess::new(db, &tables, trx, Some(LockMode::Exclusive));
+    let plan = Planner::new(&access)
+        .mode(s.planner)
+        .plan_where(table.name(), selection, params)
+        .map_err(|e| plan_failure(&access, e))?;
+    let run = execute(&plan, &access, params).map_err(|e| plan_failure(&access, e))?;
+    s.shared
+        .counters
+        .rows_examined
+        .fetch_add(run.examined.iter().sum(), Ordering::Relaxed);
+    Ok(run
+        .rows
+        .into_iter()
+        .map(|mut joined| {
+            let row = joined.swap_remove(0);
+            (Key(pk.iter().map(|&c| row[c].clone()).collect()), row)
+        })
+        .collect())
+}
+
+/// UPDATE t SET c = expr, ... [WHERE ...].
+pub(crate) fn update(
+    s: &mut Session,
+    up: &ast::Update,
+    params: &[Value],
+) -> Result<Response, SqlError> {
+    if up.from.is_some() || up.limit.is_some() || !up.order_by.is_empty() {
+        return Err(SqlError::unsupported("UPDATE with FROM, ORDER BY or LIMIT"));
+    }
+    let (db, table) = table_handle(s, single_table(&up.table)?)?;
+    let schema = table.schema().clone();
+    let bound = [BoundTable {
+        name: table.name().to_owned(),
+        alias: table.name().to_owned(),
+        schema: schema.clone(),
+    }];
+    let mut binder = Binder::new(&bound);
+    let mut sets: Vec<(usize, Expr)> = Vec::new();
+    for a in &up.assignments {
+        let AssignmentTarget::ColumnName(c) = &a.target else {
+            return Err(SqlError::unsupported("UPDATE of a tuple"));
+        };
+        let c = object_name(c)?;
+        let pos = schema
+            .columns
+            .iter()
+            .position(|col| col.name.eq_ignore_ascii_case(&c))
+            .ok_or_else(|| SqlError::unknown_column(&c, "field list"))?;
+        sets.push((pos, binder.expr(&a.value, "field list")?));
+    }
+    let set_params = binder.param_count().min(params.len());
+    let (set_values, where_values) = params.split_at(set_params);
+    let pk = schema.primary_key.clone();
+    let (matched, changed) = s.with_trx(|s, trx| {
+        let targets = target_rows(s, trx, &db, &table, up.selection.as_ref(), where_values)?;
+        let (mut matched, mut changed) = (0u64, 0u64);
+        for (key, old) in targets {
+            matched += 1;
+            let mut new = old.clone();
+            for (pos, e) in &sets {
+                // MySQL evaluates assignments left to right, each seeing the ones before.
+                let v = e.eval(Env {
+                    rows: &[Some(&new)],
+                    params: set_values,
+                })?;
+                new[*pos] = store(&schema.columns[*pos], v)?;
+            }
+            if new == old {
+                continue;
+            }
+            changed += 1;
+            let moved = pk
+                .as_ref()
+                .is_some_and(|cols| cols.iter().any(|&c| new[c] != old[c]));
+            if moved {
+                trx.delete(&table, key)?;
+                trx.insert(&table, new)?;
+            } else {
+                trx.update(&table, key, new)?;
+            }
+        }
+        Ok((matched, changed))
+    })?;
+    Ok(Response::Done {
+        affected: changed,
+        last_insert_id: 0,
+        info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+    })
+}
+
+/// DELETE FROM t [WHERE ...].
+pub(crate) fn delete(
+    s: &mut Session,
+    del: &ast::Delete,
+    params: &[Value],
+) -> Result<Response, SqlError> {
+    if del.limit.is_some()
+        || !del.order_by.is_empty()
+        || del.using.is_some()
+        || !del.tables.is_empty()
+    {
+        return Err(SqlError::unsupported(
+            "DELETE with USING, ORDER BY, LIMIT or several tables",
+        ));
+    }
+    let from = match &del.from {
+        FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
+    };
+    let [one] = from.as_slice() else {
+        return Err(SqlError::unsupported("a multi-table DELETE"));
+    };
+    let (db, table) = table_handle(s, single_table(one)?)?;
+    let deleted = s.with_trx(|s, trx| {
+        let targets = target_rows(s, trx, &db, &table, del.selection.as_ref(), params)?;
+        let mut n = 0;
+        for (key, _) in targets {
+            if trx.delete(&table, key)? {
+                n += 1;
+            }
+        }
+        Ok(n)
+    })?;
+    Ok(Response::done(deleted))
+}

@@ -1,0 +1,177 @@
+//! SQL errors as MySQL reports them: an error number, a SQLSTATE, and a message. Every failure
+//! a client can cause ends here, and goes out as an error packet; none drops the connection.
+
+use waterline_planner::PlanError;
+use waterline_txn::TxnError;
+
+/// A MySQL error.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("ERROR {code} ({state}): {message}")]
+pub struct SqlError {
+    /// MySQL's error number (1064, 1146, ...).
+    pub code: u16,
+    /// The SQLSTATE.
+    pub state: &'static str,
+    /// The message.
+    pub message: String,
+    /// The engine error behind it, if any (a deadlock, a lock wait timeout, ...).
+    pub cause: Option<Box<TxnError>>,
+}
+
+impl SqlError {
+    /// An error with this number, state and message.
+    pub fn new(code: u16, state: &'static str, message: impl Into<String>) -> SqlError {
+        SqlError {
+            code,
+            state,
+            message: message.into(),
+            cause: None,
+        }
+    }
+
+    /// 1064: the SQL does not parse.
+    pub fn parse(message: impl std::fmt::Display) -> SqlError {
+        SqlError::new(
+            1064,
+            "42000",
+            format!("You have an error in your SQL syntax; {message}"),
+        )
+    }
+
+    /// 1235: valid SQL that waterline does not do.
+    pub fn unsupported(what: impl std::fmt::Display) -> SqlError {
+        SqlError::new(
+            1235,
+            "42000",
+            format!("This version of waterline doesn't yet support '{what}'"),
+        )
+    }
+
+    /// 1046: a table without a database.
+    pub fn no_database() -> SqlError {
+        SqlError::new(1046, "3D000", "No database selected")
+    }
+
+    /// 1049: an unknown database.
+    pub fn unknown_database(name: &str) -> SqlError {
+        SqlError::new(1049, "42000", format!("Unknown database '{name}'"))
+    }
+
+    /// 1146: an unknown table.
+    pub fn no_table(db: &str, table: &str) -> SqlError {
+        SqlError::new(1146, "42S02", format!("Table '{db}.{table}' doesn't exist"))
+    }
+
+    /// 1054: an unknown column.
+    pub fn unknown_column(column: &str, clause: &str) -> SqlError {
+        SqlError::new(
+            1054,
+            "42S22",
+            format!("Unknown column '{column}' in '{clause}'"),
+        )
+    }
+
+    /// 1193: an unknown system variable.
+    pub fn unknown_variable(name: &str) -> SqlError {
+        SqlError::new(1193, "HY000", format!("Unknown system variable '{name}'"))
+    }
+
+    /// 1243: an unknown prepared statement id.
+    pub fn unknown_statement(id: u32, what: &str) -> SqlError {
+        SqlError::new(
+            1243,
+            "HY000",
+            format!("Unknown prepared statement handler ({id}) given to {what}"),
+        )
+    }
+
+    /// 1136: a row with the wrong number of values.
+    pub fn column_count(row: usize) -> SqlError {
+        SqlError::new(
+            1136,
+            "21S01",
+            format!("Column count doesn't match value count at row {row}"),
+        )
+    }
+
+    /// 1105: anything else.
+    pub fn other(message: impl Into<String>) -> SqlError {
+        SqlError::new(1105, "HY000", message)
+    }
+
+    /// Whether the engine rolled back, or the server must roll back, the whole transaction
+    /// (a deadlock or a lock wait timeout: sysbench and most drivers retry from BEGIN without
+    /// sending ROLLBACK).
+    pub fn ends_transaction(&self) -> bool {
+        self.cause
+            .as_ref()
+            .is_some_and(|c| c.is_retryable() || c.rolled_back_transaction())
+    }
+}
+
+impl From<PlanError> for SqlError {
+    fn from(e: PlanError) -> SqlError {
+        SqlError::new(e.code(), e.sqlstate(), e.to_string())
+    }
+}
+
+impl From<TxnError> for SqlError {
+    fn from(e: TxnError) -> SqlError {
+        let (code, state, message) = match &e {
+            TxnError::LockWaitTimeout { .. } => (
+                1205,
+                "HY000",
+                "Lock wait timeout exceeded; try restarting transaction".to_owned(),
+            ),
+            TxnError::Deadlock { .. } => (
+                1213,
+                "40001",
+                "Deadlock found when trying to get lock; try restarting transaction".to_owned(),
+            ),
+            TxnError::DuplicateKey { index, key, .. } => {
+                let values: Vec<String> = key
+                    .0
+                    .iter()
+                    .map(|v| v.to_string().trim_matches('\'').to_owned())
+                    .collect();
+                (
+                    1062,
+                    "23000",
+                    format!("Duplicate entry '{}' for key '{index}'", values.join("-")),
+                )
+            }
+            TxnError::Schema { column, reason, .. } if reason.contains("cannot be NULL") => {
+                (1048, "23000", format!("Column '{column}' cannot be null"))
+            }
+            TxnError::Schema { column, reason, .. } if reason.contains("out of range") => (
+                1264,
+                "22003",
+                format!("Out of range value for column '{column}'"),
+            ),
+            TxnError::Schema { column, reason, .. } if reason.contains("longer than") => (
+                1406,
+                "22001",
+                format!("Data too long for column '{column}'"),
+            ),
+            TxnError::Schema { column, reason, .. } => (
+                1366,
+                "HY000",
+                format!("Incorrect value for column '{column}': {reason}"),
+            ),
+            TxnError::NoSuchTable(t) => (1146, "42S02", format!("Table '{t}' doesn't exist")),
+            TxnError::TableExists(t) => (1050, "42S01", format!("Table '{t}' already exists")),
+            TxnError::NoSuchIndex { table, index } => (
+                1176,
+                "42000",
+                format!("Key '{index}' doesn't exist in table '{table}'"),
+            ),
+            other => (1105, "HY000", other.to_string()),
+        };
+        SqlError {
+            code,
+            state,
+            message,
+            cause: Some(Box::new(e)),
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! The MySQL protocol, through opensrv-mysql: one [`Backend`] per connection, wrapping a
+//! [`Session`]. Every statement runs on the connection's task with `block_in_place` (engine
+//! calls block: a row lock may wait), and every reply is finished, errors included: a handler
+//! that returned `Err` would drop the connection.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use async_trait::async_trait;
+use chrono::{DateTime as Chrono, NaiveDateTime};
+use opensrv_mysql::{
+    AsyncMysqlShim, Column, ColumnFlags, ColumnType as Wire, ErrorKind, InitWriter, OkResponse,
+    ParamParser, QueryResultWriter, RowWriter, StatementMetaWriter, ValueInner,
+};
+use sha1::{Digest, Sha1};
+use tokio::io::AsyncWrite;
+use waterline_txn::{Decimal, Value};
+
+use crate::error::SqlError;
+use crate::session::{Response, ResultColumn, Session};
+use crate::shared::Shared;
+use crate::types::text;
+
+/// One connection's backend.
+pub struct Backend {
+    shared: Arc<Shared>,
+    session: Session,
+    salt: [u8; 20],
+    /// The user the handshake authenticated (`authenticate` only has `&self`).
+    user: parking_lot::Mutex<String>,
+}
+
+impl Backend {
+    /// A backend with a fresh session (its user and database are set at the handshake).
+    pub fn new(shared: Arc<Shared>) -> Backend {
+        let session = Session::new(Arc::clone(&shared), "", None).expect("no database asked for");
+        Backend {
+            salt: salt(session.connection_id()),
+            shared,
+            session,
+            user: parking_lot::Mutex::new(String::new()),
+        }
+    }
+}
+
+impl Backend {
+    fn sync_user(&mut self) {
+        if self.session.user.is_empty() {
+            self.session.user = self.user.lock().clone();
+        }
+    }
+}
+
+/// 20 bytes of scramble, different for every connection (not cryptographic: waterline is a
+/// teaching engine on loopback; TLS is not offered).
+fn salt(connection: u32) -> [u8; 20] {
+    use std::hash::{BuildHasher, Hasher};
+    let mut out = [0u8; 20];
+    for (i, chunk) in out.chunks_mut(8).enumerate() {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(connection);
+        h.write_usize(i);
+        for (b, x) in chunk.iter_mut().zip(h.finish().to_le_bytes()) {
+            // Printable, never NUL or '$', as the handshake wants.
+            *b = 0x21 + (x % 0x5e);
+            if *b == b'$' {
+                *b += 1;
+            }
+        }
+    }
+    out
+}
+
+/// mysql_native_password: the client sends SHA1(pw) XOR SHA1(salt + SHA1(SHA1(pw))).
+pub fn native_password_ok(password: &str, salt: &[u8], token: &[u8]) -> bool {
+    if password.is_empty() {
+        return token.is_empty();
+    }
+    let stage1 = Sha1::digest(password.as_bytes());
+    let stage2 = Sha1::digest(stage1);
+    let mut h = Sha1::new();
+    h.update(salt);
+    h.update(stage2);
+    let mix = h.finalize();
+    token.len() == 20
+        && token
+            .iter()
+            .zip(stage1.iter().zip(mix.iter()))
+            .all(|(t, (a, b))| *t == a ^ b)
+}
+
+fn kind(e: &SqlError) -> ErrorKind {
+    ErrorKind::from(e.code)
+}
+
+fn columns(cols: &[ResultColumn]) -> Vec<Column> {
+    cols.iter()
+        .map(|c| Column {
+            table: c.table.clone(),
+            column: c.name.clone(),
+            coltype: c.ty,
+            colflags: ColumnFlags::empty(),
+        })
+        .collect()
+}
+
+fn datetime(v: &waterline_txn::DateTime) -> Option<NaiveDateTime> {
+    let secs = v.0.div_euclid(1_000_000);
+    let nanos = (v.0.rem_euclid(1_000_000) * 1000) as u32;
+    Chrono::from_timestamp(secs, nanos).map(|d| d.naive_utc())
+}
+
+/// Writes one value in the binary protocol's encoding for column type `ty`.
+fn write_binary<W: AsyncWrite + Unpin>(
+    w: &mut RowWriter<'_, W>,
+    ty: Wire,
+    v: &Value,
+) -> io::Result<()> {
+    match (ty, v) {
+        (_, Value::Null) => w.write_col(None::<i64>),
+        (Wire::MYSQL_TYPE_LONG, Value::Int(n)) => {
+            w.write_col(i32::try_from(*n).unwrap_or(i32::MAX))
+        }
+        (Wire::MYSQL_TYPE_LONGLONG, Value::Int(n)) => w.write_col(*n),
+        (Wire::MYSQL_TYPE_DOUBLE, other) => w.write_col(other.as_f64().unwrap_or(0.0)),
+        (Wire::MYSQL_TYPE_DATETIME, Value::DateTime(t)) => match datetime(t) {
+            Some(d) => w.write_col(d),
+            None => w.write_col(None::<i64>),
+        },
+        (_, other) => w.write_col(text(other).unwrap_or_default()),
+    }
+}
+
+async fn reply<W: AsyncWrite + Send + Unpin>(
+    result: Result<Response, SqlError>,
+    results: QueryResultWriter<'_, W>,
+    binary: bool,
+    in_transaction: bool,
+) -> io::Result<()> {
+    match result {
+        Err(e) => results.error(kind(&e), e.message.as_bytes()).await,
+        Ok(Response::Done {
+            affected,
+            last_insert_id,
+            info,
+        }) => {
+            let mut ok = OkResponse {
+                affected_rows: affected,
+                last_insert_id,
+                info,
+                ..OkResponse::default()
+            };
+            if in_transaction {
+                ok.status_flags |= opensrv_mysql::StatusFlags::SERVER_STATUS_IN_TRANS;
+            }
+            results.completed(ok).await
+        }
+        Ok(Response::Rows {
+            columns: cols,
+            rows,
+        }) => {
+            let wire = columns(&cols);
+            let mut w = results.start(&wire).await?;
+            for row in &rows {
+                for (c, v) in cols.iter().zip(row) {
+                    if binary {
+                        write_binary(&mut w, c.ty, v)?;
+                    } else {
+                        w.write_col(text(v))?;
+                    }
+                }
+                w.end_row().await?;
+            }
+            w.finish().await
+        }
+    }
+}
+
+/// A parameter of COM_STMT_EXECUTE as a value.
+fn param(v: opensrv_mysql::Value<'_>) -> Value {
+    match v.into_inner() {
+        ValueInner::NULL => Value::Null,
+        ValueInner::Int(n) => Value::Int(n),
+        ValueInner::UInt(n) => i64::try_from(n).map_or_else(
+            |_| Value::Decimal(Decimal::new(i128::from(n), 0).expect("scale 0")),
+            Value::Int,
+        ),
+        ValueInner::Double(x) => Value::Double(x),
+        ValueInner::Bytes(b) => Value::Str(String::from_utf8_lossy(b).into_owned()),
+        ValueInner::Datetime(_) => match opensrv_mysql::to_naive_datetime(v) {
+            Ok(d) => Value::DateTime(waterline_txn::DateTime(d.and_utc().timestamp_micros())),
+            Err(_) => Value::Null,
+        },
+        ValueInner::Date(b) if b.len() >= 4 => {
+            let y = i32::from(u16::from_le_bytes([b[0], b[1]]));
+            waterline_txn::DateTime::from_ymd_hms(y, u32::from(b[2]), u32::from(b[3]), 0, 0, 0)
+                .map_or(Value::Null, Value::DateTime)
+        }
+        ValueInner::Date(_) | ValueInner::Time(_) => Value::Null,
+    }
+}
+
+#[async_trait]
+impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
+    type Error = io::Error;
+
+    fn version(&self) -> String {
+        crate::VERSION.to_owned()
+    }
+
+    fn connect_id(&self) -> u32 {
+        self.session.connection_id()
+    }
+
+    fn salt(&self) -> [u8; 20] {
+        self.salt
+    }
+
+    async fn authenticate(
+        &self,
+        _plugin: &str,
+        username: &[u8],
+        salt: &[u8],
+        auth_data: &[u8],
+    ) -> bool {
+        let name = String::from_utf8_lossy(username);
+        let known = self.shared.config.users.iter().find(|u| u.name == name);
+        let ok = known.is_some_and(|u| native_password_ok(&u.password, salt, auth_data));
+        if ok {
+            *self.user.lock() = name.into_owned();
+        }
+        ok
+    }
+
+    async fn on_prepare<'a>(
+        &'a mut self,
+        query: &'a str,
+        info: StatementMetaWriter<'a, W>,
+    ) -> io::Result<()> {
+        self.sync_user();
+        let prepared = tokio::task::block_in_place(|| self.session.prepare(query));
+        match prepared {
+            Err(e) => info.error(kind(&e), e.message.as_bytes()).await,
+            Ok((id, params, cols)) => {
+                let params: Vec<Column> = (0..params)
+                    .map(|_| Column {
+                        table: String::new(),
+                        column: "?".into(),
+                        coltype: Wire::MYSQL_TYPE_VAR_STRING,
+                        colflags: ColumnFlags::empty(),
+                    })
+                    .collect();
+                info.reply(id, &params, &columns(&cols)).await
+            }
+        }
+    }
+
+    async fn on_execute<'a>(
+        &'a mut self,
+        id: u32,
+        params: ParamParser<'a>,
+        results: QueryResultWriter<'a, W>,
+    ) -> io::Result<()> {
+        let values: Vec<Value> = params.into_iter().map(|p| param(p.value)).collect();
+        let result = tokio::task::block_in_place(|| self.session.execute_prepared(id, &values));
+        let open = self.session.in_transaction();
+        reply(result, results, true, open).await
+    }
+
+    async fn on_close<'a>(&'a mut self, id: u32)
+    where
+        W: 'async_trait,
+    {
+        self.session.close_prepared(id);
+    }
+
+    async fn on_query<'a>(
+        &'a mut self,
+        query: &'a str,
+        results: QueryResultWriter<'a, W>,
+    ) -> io::Result<()> {
+        self.sync_user();
+        let result = tokio::task::block_in_place(|| self.session.execute(query));
+        let open = self.session.in_transaction();
+        reply(result, results, false, open).await
+    }
+
+    async fn on_init<'a>(
+        &'a mut self,
+        database: &'a str,
+        writer: InitWriter<'a, W>,
+    ) -> io::Result<()> {
+        match self.session.select_database(database) {
+            Ok(()) => writer.ok().await,
+            Err(e) => writer.error(kind(&e), e.message.as_bytes()).await,
+        }
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        // A client gone mid-transaction: roll back, free its locks.
+        self.session.abort();
+        self.shared
+            .counters
+            .threads_connected
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,687 @@
+//! SELECT: plan with the planner over the session's transaction, read with the planner's
+//! executor, then project, aggregate (COUNT, SUM, MIN, MAX, AVG, COUNT(DISTINCT)), group,
+//! sort, de-duplicate and limit. Also EXPLAIN, and SELECT without FROM.
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering as AtomicOrdering;
+
+use opensrv_mysql::ColumnType as Wire;
+use sqlparser::ast::{
+    self, Expr as Ast, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, SelectItem,
+    SetExpr,
+};
+use waterline_planner::bind::{Binder, BoundTable, bind_query};
+use waterline_planner::exec::execute;
+use waterline_planner::explain::{COLUMNS, explain as explain_rows};
+use waterline_planner::value::{ArithOp, arith, sql_cmp};
+use waterline_planner::{Env, Expr, PlanError, Planner};
+use waterline_txn::{LockMode, Row, Value};
+
+use crate::access::TxnAccess;
+use crate::error::SqlError;
+use crate::session::{Response, ResultColumn, Session};
+use crate::types::{value_wire_type, wire_type};
+
+/// An aggregate function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AggFunc {
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+}
+
+#[derive(Clone, Debug)]
+struct Agg {
+    func: AggFunc,
+    /// `None` for COUNT(*).
+    arg: Option<Expr>,
+    distinct: bool,
+}
+
+/// A select-list expression: scalar parts over the row, aggregates over the group.
+#[derive(Clone, Debug)]
+enum PExpr {
+    Scalar(Expr),
+    Agg(usize),
+    Arith(ArithOp, Box<PExpr>, Box<PExpr>),
+}
+
+#[derive(Clone, Debug)]
+struct OutCol {
+    name: String,
+    table: String,
+    ty: Option<Wire>,
+    expr: PExpr,
+    /// The expression's SQL text, to match ORDER BY items.
+    text: String,
+}
+
+#[derive(Clone, Debug)]
+enum SortKey {
+    Out(usize),
+    Src(Expr),
+}
+
+/// The value a session function or `@@variable` gives, if `e` is one.
+pub(crate) fn session_value(s: &Session, e: &Ast) -> Result<Option<Value>, SqlError> {
+    match e {
+        Ast::Identifier(id) if id.value.starts_with("@@") => {
+            crate::vars::get(s, &id.value[2..]).map(Some)
+        }
+        Ast::CompoundIdentifier(ids) if ids.len() == 2 && ids[0].value.starts_with("@@") => {
+            crate::vars::get(s, &ids[1].value).map(Some)
+        }
+        Ast::Function(f)
+            if matches!(&f.args, FunctionArguments::List(l) if l.args.is_empty())
+                || matches!(f.args, FunctionArguments::None) =>
+        {
+            let name = f.name.to_string().to_ascii_uppercase();
+            Ok(match name.as_str() {
+                "DATABASE" | "SCHEMA" => Some(s.database.clone().map_or(Value::Null, Value::Str)),
+                "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => {
+                    Some(Value::Str(format!("{}@localhost", s.user)))
+                }
+                "VERSION" => Some(Value::Str(crate::VERSION.to_owned())),
+                "CONNECTION_ID" => Some(Value::Int(i64::from(s.connection_id))),
+                "LAST_INSERT_ID" => Some(Value::Int(s.last_insert_id as i64)),
+                "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP" => {
+                    Some(Value::DateTime(crate::vars::now()))
+                }
+                _ => None,
+            })
+        }
+        _ => Ok(None),
+    }
+}
+
+fn aggregate(f: &ast::Function) -> Option<(AggFunc, &FunctionArguments)> {
+    let func = match f.name.to_string().to_ascii_uppercase().as_str() {
+        "COUNT" => AggFunc::Count,
+        "SUM" => AggFunc::Sum,
+        "MIN" => AggFunc::Min,
+        "MAX" => AggFunc::Max,
+        "AVG" => AggFunc::Avg,
+        _ => return None,
+    };
+    Some((func, &f.args))
+}
+
+struct ProjectionBinder<'a, 'b> {
+    session: &'a Session,
+    binder: Binder<'b>,
+    aggs: Vec<Agg>,
+}
+
+impl ProjectionBinder<'_, '_> {
+    fn bind(&mut self, e: &Ast) -> Result<PExpr, SqlError> {
+        if let Some(v) = session_value(self.session, e)? {
+            return Ok(PExpr::Scalar(Expr::Literal(v)));
+        }
+        match e {
+            Ast::Function(f) if aggregate(f).is_some() => {
+                let (func, args) = aggregate(f).expect("checked");
+                let FunctionArguments::List(list) = args else {
+                    return Err(SqlError::parse(format!("{f}")));
+                };
+                let distinct = matches!(
+                    list.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                );
+                let arg = match list.args.as_slice() {
+                    [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] if func == AggFunc::Count => {
+                        None
+                    }
+                    [FunctionArg::Unnamed(FunctionArgExpr::Expr(x))] => {
+                        Some(self.binder.expr(x, "field list")?)
+                    }
+                    _ => return Err(SqlError::unsupported(f)),
+                };
+                self.aggs.push(Agg {
+                    func,
+                    arg,
+                    distinct,
+                });
+                Ok(PExpr::Agg(self.aggs.len() - 1))
+            }
+            Ast::Nested(inner) => self.bind(inner),
+            Ast::BinaryOp { left, op, right } if contains_aggregate(e) => {
+                let op = match op {
+                    ast::BinaryOperator::Plus => ArithOp::Add,
+                    ast::BinaryOperator::Minus => ArithOp::Sub,
+                    ast::BinaryOperator::Multiply => ArithOp::Mul,
+                    ast::BinaryOperator::Divide => ArithOp::Div,
+                    other => {
+                        return Err(SqlError::unsupported(format!("{other} over an aggregate")));
+                    }
+                };
+                Ok(PExpr::Arith(
+                    op,
+                    Box::new(self.bind(left)?),
+                    Box::new(self.bind(right)?),
+                ))
+            }
+            other => Ok(PExpr::Scalar(self.binder.expr(other, "field list")?)),
+        }
+    }
+}
+
+fn contains_aggregate(e: &Ast) -> bool {
+    match e {
+        Ast::Function(f) => aggregate(f).is_some(),
+        Ast::Nested(x) => contains_aggregate(x),
+        Ast::BinaryOp { left, right, .. } => contains_aggregate(left) || contains_aggregate(right),
+        _ => false,
+    }
+}
+
+fn env<'r>(slots: &'r [Option<&'r Row>], params: &'r [Value]) -> Env<'r> {
+    Env {
+        rows: slots,
+        params,
+    }
+}
+
+fn slots(row: &[Row]) -> Vec<Option<&Row>> {
+    row.iter().map(Some).collect()
+}
+
+/// Evaluates a select-list expression for a group (`rows`, at least one unless the query has
+/// only aggregates and no rows).
+fn eval(
+    p: &PExpr,
+    rows: &[&Vec<Row>],
+    aggs: &[Value],
+    params: &[Value],
+) -> Result<Value, SqlError> {
+    Ok(match p {
+        PExpr::Agg(i) => aggs[*i].clone(),
+        PExpr::Arith(op, a, b) => arith(
+            *op,
+            &eval(a, rows, aggs, params)?,
+            &eval(b, rows, aggs, params)?,
+        )?,
+        PExpr::Scalar(e) => match rows.first() {
+            Some(row) => e.eval(env(&slots(row), params))?,
+            // No row (an aggregate over nothing): scalars over columns are NULL.
+            None => e.eval(env(&[], params)).unwrap_or(Value::Null),
+        },
+    })
+}
+
+fn run_aggregates(
+    aggs: &[Agg],
+    rows: &[&Vec<Row>],
+    params: &[Value],
+) -> Result<Vec<Value>, SqlError> {
+    let mut out = Vec::with_capacity(aggs.len());
+    for agg in aggs {
+        let mut values = Vec::new();
+        for row in rows {
+            match &agg.arg {
+                None => values.push(Value::Int(1)),
+                Some(e) => {
+                    let v = e.eval(env(&slots(row), params))?;
+                    if !v.is_null() {
+                        values.push(v);
+                    }
+                }
+            }
+        }
+        if agg.distinct {
+            let mut seen = HashSet::new();
+            values.retain(|v| seen.insert(v.clone()));
+        }
+        let sum = |values: &[Value]| -> Result<Value, SqlError> {
+            let mut total = Value::Null;
+            for v in values {
+                total = if total.is_null() {
+                    arith(ArithOp::Add, &Value::Int(0), v)?
+                } else {
+                    arith(ArithOp::Add, &total, v)?
+                };
+            }
+            Ok(total)
+        };
+        let pick = |want: Ordering| {
+            values
+                .iter()
+                .cloned()
+                .reduce(|a, b| if sql_cmp(&b, &a) == Some(want) { b } else { a })
+                .unwrap_or(Value::Null)
+        };
+        out.push(match agg.func {
+            AggFunc::Count => Value::Int(values.len() as i64),
+            AggFunc::Sum => sum(&values)?,
+            AggFunc::Min => pick(Ordering::Less),
+            AggFunc::Max => pick(Ordering::Greater),
+            AggFunc::Avg if values.is_empty() => Value::Null,
+            AggFunc::Avg => arith(
+                ArithOp::Div,
+                &sum(&values)?,
+                &Value::Int(values.len() as i64),
+            )?,
+        });
+    }
+    Ok(out)
+}
+
+/// A LIMIT or OFFSET value. Its placeholders are the statement's last ones.
+fn limit_value(e: &Ast, base: usize, params: &[Value]) -> Result<usize, SqlError> {
+    let mut binder = Binder::new(&[]);
+    binder.set_param_base(base);
+    let v = binder.expr(e, "limit clause")?.eval(env(&[], params))?;
+    match v {
+        Value::Int(n) if n >= 0 => Ok(n as usize),
+        other => Err(SqlError::new(
+            1210,
+            "HY000",
+            format!("Incorrect arguments to LIMIT: {other}"),
+        )),
+    }
+}
+
+fn is_placeholder(e: &Ast) -> bool {
+    matches!(e, Ast::Value(v) if matches!(v.value, ast::Value::Placeholder(_)))
+}
+
+/// Projects, groups, sorts and limits the joined rows of a query.
+fn project(
+    s: &Session,
+    tables: &[BoundTable],
+    q: &ast::Query,
+    select: &ast::Select,
+    rows: Vec<Vec<Row>>,
+    params: &[Value],
+) -> Result<Response, SqlError> {
+    let mut pb = ProjectionBinder {
+        session: s,
+        binder: Binder::new(tables),
+        aggs: Vec::new(),
+    };
+    // The first parameter after the select list: the planner numbered WHERE's after it too.
+    let mut cols = Vec::new();
+    for item in &select.projection {
+        match item {
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+                let only = match item {
+                    SelectItem::QualifiedWildcard(kind, _) => Some(kind.to_string()),
+                    _ => None,
+                };
+                for table in tables.iter().filter(|t| {
+                    only.as_ref()
+                        .is_none_or(|q| q.eq_ignore_ascii_case(&t.alias))
+                }) {
+                    for column in &table.schema.columns {
+                        let e = pb
+                            .binder
+                            .column(Some(&table.alias), &column.name, "field list")?;
+                        cols.push(OutCol {
+                            name: column.name.clone(),
+                            table: table.alias.clone(),
+                            ty: Some(wire_type(column.ty)),
+                            expr: PExpr::Scalar(e),
+                            text: column.name.clone(),
+                        });
+                    }
+                }
+            }
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                let expr = pb.bind(e)?;
+                let (ty, table) = match &expr {
+                    PExpr::Scalar(Expr::Column(c)) => {
+                        let t = &tables[c.table];
+                        (
+                            Some(wire_type(t.schema.columns[c.column].ty)),
+                            t.alias.clone(),
+                        )
+                    }
+                    PExpr::Agg(i) if pb.aggs[*i].func == AggFunc::Count => {
+                        (Some(Wire::MYSQL_TYPE_LONGLONG), String::new())
+                    }
+                    _ => (None, String::new()),
+                };
+                let text = e.to_string();
+                let name = match item {
+                    SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+                    _ => match e {
+                        Ast::Identifier(id) => id.value.clone(),
+                        Ast::CompoundIdentifier(ids) => {
+                            ids.last().map(|i| i.value.clone()).unwrap_or_default()
+                        }
+                        _ => text.clone(),
+                    },
+                };
+                cols.push(OutCol {
+                    name,
+                    table,
+                    ty,
+                    expr,
+                    text,
+                });
+            }
+            other => return Err(SqlError::unsupported(other)),
+        }
+    }
+    let group_by: Vec<Expr> = match &select.group_by {
+        GroupByExpr::Expressions(exprs, _) => exprs
+            .iter()
+            .map(|e| pb.binder.expr(e, "group statement"))
+            .collect::<Result<_, _>>()?,
+        GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
+    };
+    if select.having.is_some() {
+        return Err(SqlError::unsupported("HAVING"));
+    }
+    let grouped = !group_by.is_empty() || !pb.aggs.is_empty();
+    let mut sort = Vec::new();
+    if let Some(ob) = &q.order_by
+        && let ast::OrderByKind::Expressions(items) = &ob.kind
+    {
+        for item in items {
+            let desc = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
+            let key = match &item.expr {
+                Ast::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                    let n: usize = v.value.to_string().parse().unwrap_or(0);
+                    if n == 0 || n > cols.len() {
+                        return Err(SqlError::unknown_column(&n.to_string(), "order clause"));
+                    }
+                    SortKey::Out(n - 1)
+                }
+                e => {
+                    let text = e.to_string();
+                    let by_name = cols.iter().position(|c| {
+                        c.name.eq_ignore_ascii_case(&text) || c.text.eq_ignore_ascii_case(&text)
+                    });
+                    match by_name {
+                        Some(i)
+                            if !matches!(cols[i].expr, PExpr::Scalar(Expr::Column(_)))
+                                || matches!(e, Ast::Identifier(_)) =>
+                        {
+                            SortKey::Out(i)
+                        }
+                        _ => SortKey::Src(pb.binder.expr(e, "order clause")?),
+                    }
+                }
+            };
+            sort.push((key, desc));
+        }
+    }
+    let aggs = pb.aggs;
+
+    // Groups (in first-seen order), or one "group" per row.
+    let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::new(); // (row, source sort keys)
+    let src_keys = |row: Option<&&Vec<Row>>| -> Result<Vec<Value>, SqlError> {
+        sort.iter()
+            .filter_map(|(k, _)| match k {
+                SortKey::Src(e) => Some(e),
+                SortKey::Out(_) => None,
+            })
+            .map(|e| match row {
+                Some(r) => e.eval(env(&slots(r), params)).map_err(SqlError::from),
+                None => Ok(Value::Null),
+            })
+            .collect()
+    };
+    if grouped {
+        let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
+        let mut groups: Vec<Vec<&Vec<Row>>> = Vec::new();
+        for row in &rows {
+            let key = group_by
+                .iter()
+                .map(|e| e.eval(env(&slots(row), params)))
+                .collect::<Result<Vec<_>, PlanError>>()?;
+            let at = *index.entry(key).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[at].push(row);
+        }
+        if groups.is_empty() && group_by.is_empty() {
+            groups.push(Vec::new()); // aggregates over no rows: one row
+        }
+        for group in &groups {
+            let values = run_aggregates(&aggs, group, params)?;
+            let row = cols
+                .iter()
+                .map(|c| eval(&c.expr, group, &values, params))
+                .collect::<Result<Vec<_>, _>>()?;
+            out.push((row, src_keys(group.first())?));
+        }
+    } else {
+        for row in &rows {
+            let one = [row];
+            let values = cols
+                .iter()
+                .map(|c| eval(&c.expr, &one, &[], params))
+                .collect::<Result<Vec<_>, _>>()?;
+            out.push((values, src_keys(Some(&row))?));
+        }
+    }
+    if !sort.is_empty() {
+        out.sort_by(|(a, sa), (b, sb)| {
+            let mut src = 0;
+            for (key, desc) in &sort {
+                let (x, y) = match key {
+                    SortKey::Out(i) => (&a[*i], &b[*i]),
+                    SortKey::Src(_) => {
+                        src += 1;
+                        (&sa[src - 1], &sb[src - 1])
+                    }
+                };
+                let o = match (x.is_null(), y.is_null()) {
+                    (true, true) => Ordering::Equal,
+                    (true, false) => Ordering::Less,
+                    (false, true) => Ordering::Greater,
+                    _ => sql_cmp(x, y).unwrap_or(Ordering::Equal),
+                };
+                let o = if *desc { o.reverse() } else { o };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            Ordering::Equal
+        });
+    }
+    let mut result: Vec<Vec<Value>> = out.into_iter().map(|(r, _)| r).collect();
+    if matches!(select.distinct, Some(ast::Distinct::Distinct)) {
+        let mut seen = HashSet::new();
+        result.retain(|r| seen.insert(r.clone()));
+    }
+    let (limit, offset) = match &q.limit_clause {
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
+            let l_params = usize::from(limit.as_ref().is_some_and(is_placeholder));
+            let o_params = usize::from(offset.as_ref().is_some_and(|o| is_placeholder(&o.value)));
+            let base = params.len().saturating_sub(l_params + o_params);
+            (
+                limit
+                    .as_ref()
+                    .map(|l| limit_value(l, base, params))
+                    .transpose()?,
+                offset
+                    .as_ref()
+                    .map(|o| limit_value(&o.value, base + l_params, params))
+                    .transpose()?
+                    .unwrap_or(0),
+            )
+        }
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+            let o_params = usize::from(is_placeholder(offset));
+            let base = params
+                .len()
+                .saturating_sub(o_params + usize::from(is_placeholder(limit)));
+            (
+                Some(limit_value(limit, base + o_params, params)?),
+                limit_value(offset, base, params)?,
+            )
+        }
+        None => (None, 0),
+    };
+    let result: Vec<Vec<Value>> = result
+        .into_iter()
+        .skip(offset)
+        .take(limit.unwrap_or(usize::MAX))
+        .collect();
+    s.shared
+        .counters
+        .rows_sent
+        .fetch_add(result.len() as u64, AtomicOrdering::Relaxed);
+    let columns = cols
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ResultColumn {
+            name: c.name.clone(),
+            table: c.table.clone(),
+            ty: c.ty.unwrap_or_else(|| {
+                result
+                    .iter()
+                    .map(|r| &r[i])
+                    .find(|v| !v.is_null())
+                    .map_or(Wire::MYSQL_TYPE_VAR_STRING, value_wire_type)
+            }),
+        })
+        .collect();
+    Ok(Response::Rows {
+        columns,
+        rows: result,
+    })
+}
+
+fn select_of(q: &ast::Query) -> Result<&ast::Select, SqlError> {
+    match q.body.as_ref() {
+        SetExpr::Select(s) => Ok(s),
+        other => Err(SqlError::unsupported(other)),
+    }
+}
+
+/// The planner error as the client should see it: the engine's error if one caused it.
+pub(crate) fn plan_failure(access: &TxnAccess<'_>, e: PlanError) -> SqlError {
+    match access.take_failure() {
+        Some(txn) => SqlError::from(txn),
+        None => SqlError::from(e),
+    }
+}
+
+/// Runs a query.
+pub(crate) fn query(
+    s: &mut Session,
+    q: &ast::Query,
+    params: &[Value],
+) -> Result<Response, SqlError> {
+    let select = select_of(q)?;
+    if select.from.is_empty() {
+        let rows = vec![Vec::new()];
+        return project(s, &[], q, select, rows, params);
+    }
+    let db = s.database.clone().ok_or_else(SqlError::no_database)?;
+    let lock = q.locks.first().map(|l| match l.lock_type {
+        ast::LockType::Update => LockMode::Exclusive,
+        ast::LockType::Share => LockMode::Shared,
+    });
+    let tables = s.shared.engine.tables();
+    s.with_trx(|s, trx| {
+        let access = TxnAccess::new(&db, &tables, trx, lock);
+        let plan = Planner::new(&access)
+            .mode(s.planner)
+            .plan_query(q, params)
+            .map_err(|e| plan_failure(&access, e))?;
+        let run = execute(&plan, &access, params).map_err(|e| plan_failure(&access, e))?;
+        s.shared
+            .counters
+            .rows_examined
+            .fetch_add(run.examined.iter().sum(), AtomicOrdering::Relaxed);
+        project(s, &plan.select.tables, q, select, run.rows, params)
+    })
+}
+
+/// EXPLAIN of a query (planned in the session's transaction, not run).
+pub(crate) fn explain(
+    s: &mut Session,
+    q: &ast::Query,
+    params: &[Value],
+) -> Result<Response, SqlError> {
+    let db = s.database.clone().ok_or_else(SqlError::no_database)?;
+    let tables = s.shared.engine.tables();
+    s.with_trx(|s, trx| {
+        let access = TxnAccess::new(&db, &tables, trx, None);
+        let plan = Planner::new(&access)
+            .mode(s.planner)
+            .plan_query(q, params)
+            .map_err(|e| plan_failure(&access, e))?;
+        let rows = explain_rows(&plan, &access)
+            .into_iter()
+            .map(|r| {
+                r.values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| match (i, v) {
+                        (_, None) => Value::Null,
+                        (0 | 8, Some(n)) => {
+                            n.parse().map_or_else(|_| Value::Str(n.clone()), Value::Int)
+                        }
+                        (_, Some(t)) => Value::Str(t.clone()),
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(Response::text(&COLUMNS, rows))
+    })
+}
+
+/// The columns a query returns, without running it (COM_STMT_PREPARE).
+pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
+    let select = select_of(q)?;
+    let tables = s.shared.engine.tables();
+    let catalog = crate::ddl::SchemaCatalog {
+        database: s.database_name(),
+        tables: &tables,
+    };
+    let bound = if select.from.is_empty() {
+        Vec::new()
+    } else {
+        bind_query(&catalog, q)?.tables
+    };
+    let mut pb = ProjectionBinder {
+        session: s,
+        binder: Binder::new(&bound),
+        aggs: Vec::new(),
+    };
+    let mut cols = Vec::new();
+    for item in &select.projection {
+        match item {
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+                for t in &bound {
+                    for c in &t.schema.columns {
+                        cols.push(ResultColumn {
+                            name: c.name.clone(),
+                            table: t.alias.clone(),
+                            ty: wire_type(c.ty),
+                        });
+                    }
+                }
+            }
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                let ty = match pb.bind(e)? {
+                    PExpr::Scalar(Expr::Column(c)) => {
+                        wire_type(bound[c.table].schema.columns[c.column].ty)
+                    }
+                    PExpr::Agg(i) if pb.aggs[i].func == AggFunc::Count => Wire::MYSQL_TYPE_LONGLONG,
+                    _ => Wire::MYSQL_TYPE_VAR_STRING,
+                };
+                let name = match item {
+                    SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+                    _ => e.to_string(),
+                };
+                cols.push(ResultColumn {
+                    name,
+                    table: String::new(),
+                    ty,
+                });
+            }
+            other => return Err(SqlError::unsupported(other)),
+        }
+    }
+    Ok(cols)
+}

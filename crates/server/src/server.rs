@@ -1,0 +1,93 @@
+//! The listener: accepts connections up to `max_connections` (error 1040 beyond), and runs
+//! each through opensrv-mysql on its own task.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use opensrv_mysql::AsyncMysqlIntermediary;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::protocol::Backend;
+use crate::shared::Shared;
+
+/// The server: shared state and its connection limit.
+#[derive(Clone, Debug)]
+pub struct Server {
+    shared: Arc<Shared>,
+    max_connections: usize,
+}
+
+/// The error packet MySQL sends instead of the handshake when it is full (1040).
+fn too_many_connections() -> Vec<u8> {
+    let mut body = vec![0xff];
+    body.extend_from_slice(&1040u16.to_le_bytes());
+    body.extend_from_slice(b"#08004Too many connections");
+    let len = body.len() as u32;
+    let mut packet = len.to_le_bytes()[..3].to_vec();
+    packet.push(0); // sequence id
+    packet.extend(body);
+    packet
+}
+
+impl Server {
+    /// A server over `shared` that accepts at most `max_connections` at a time.
+    pub fn new(shared: Arc<Shared>, max_connections: usize) -> Server {
+        Server {
+            shared,
+            max_connections,
+        }
+    }
+
+    /// The shared state.
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Accepts connections on `listener` until it fails.
+    pub async fn serve(&self, listener: TcpListener) -> io::Result<()> {
+        loop {
+            let (stream, _) = listener.accept().await?;
+            self.accept(stream);
+        }
+    }
+
+    fn accept(&self, mut stream: TcpStream) {
+        let counters = &self.shared.counters;
+        // Relaxed: a limit on connections, not a synchronisation.
+        if counters.threads_connected.load(Ordering::Relaxed) as usize >= self.max_connections {
+            tokio::spawn(async move {
+                let _ = stream.write_all(&too_many_connections()).await;
+                let _ = stream.shutdown().await;
+            });
+            return;
+        }
+        counters.threads_connected.fetch_add(1, Ordering::Relaxed);
+        counters.connections.fetch_add(1, Ordering::Relaxed);
+        let _ = stream.set_nodelay(true);
+        let backend = Backend::new(Arc::clone(&self.shared));
+        tokio::spawn(async move {
+            let (r, w) = stream.into_split();
+            // A protocol error ends only this connection; the backend's drop rolls back.
+            let _ = AsyncMysqlIntermediary::run_on(backend, r, w).await;
+        });
+    }
+
+    /// Binds `addr` and serves on a new multi-threaded tokio runtime in a background thread;
+    /// returns the address bound (port 0 picks one). For tests and embedding.
+    pub fn spawn(self, addr: SocketAddr) -> io::Result<SocketAddr> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        let listener = runtime.block_on(TcpListener::bind(addr))?;
+        let bound = listener.local_addr()?;
+        std::thread::Builder::new()
+            .name("waterline-server".into())
+            .spawn(move || {
+                let _ = runtime.block_on(self.serve(listener));
+            })?;
+        Ok(bound)
+    }
+}

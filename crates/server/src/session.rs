@@ -1,0 +1,454 @@
+//! A session: one client's connection state (database, autocommit, isolation, the open
+//! transaction, prepared statements) and the statement dispatcher.
+//!
+//! Transactions follow MySQL: with autocommit on, a statement outside BEGIN ... COMMIT is a
+//! transaction of its own. The admission permit is taken when a transaction begins (BEGIN, or
+//! the first statement that needs one) and given back when it ends. A deadlock or a lock wait
+//! timeout rolls the whole transaction back, since clients such as sysbench retry from BEGIN
+//! without sending ROLLBACK.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use opensrv_mysql::ColumnType as Wire;
+use sqlparser::ast::{self, Statement};
+use waterline_planner::PlannerMode;
+use waterline_txn::{Isolation, Transaction, Value};
+
+use crate::error::SqlError;
+use crate::shared::Shared;
+
+/// A column of a result set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultColumn {
+    /// Its name (the alias, or the expression's text).
+    pub name: String,
+    /// The table it comes from ("" for an expression).
+    pub table: String,
+    /// Its protocol type.
+    pub ty: Wire,
+}
+
+/// What a statement returns.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Response {
+    /// A result set.
+    Rows {
+        /// The columns.
+        columns: Vec<ResultColumn>,
+        /// The rows.
+        rows: Vec<Vec<Value>>,
+    },
+    /// No result set: rows affected, the last AUTO_INCREMENT value, and an info text.
+    Done {
+        /// Rows inserted, changed or deleted.
+        affected: u64,
+        /// The first AUTO_INCREMENT value the statement generated (0: none).
+        last_insert_id: u64,
+        /// MySQL's info text ("Rows matched: 1  Changed: 1  Warnings: 0").
+        info: String,
+    },
+}
+
+impl Response {
+    /// `Done` with `affected` rows.
+    pub fn done(affected: u64) -> Response {
+        Response::Done {
+            affected,
+            last_insert_id: 0,
+            info: String::new(),
+        }
+    }
+
+    /// A result set of text columns.
+    pub fn text(names: &[&str], rows: Vec<Vec<Value>>) -> Response {
+        let columns = names
+            .iter()
+            .map(|n| ResultColumn {
+                name: (*n).to_owned(),
+                table: String::new(),
+                ty: Wire::MYSQL_TYPE_VAR_STRING,
+            })
+            .collect();
+        Response::Rows { columns, rows }
+    }
+}
+
+/// A prepared statement.
+#[derive(Clone, Debug)]
+pub(crate) struct Prepared {
+    pub(crate) statement: Statement,
+    pub(crate) params: usize,
+}
+
+/// One client's session.
+pub struct Session {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) connection_id: u32,
+    pub(crate) user: String,
+    pub(crate) database: Option<String>,
+    pub(crate) autocommit: bool,
+    pub(crate) isolation: Isolation,
+    /// SET TRANSACTION (without SESSION): the next transaction only.
+    pub(crate) next_isolation: Option<Isolation>,
+    pub(crate) planner: PlannerMode,
+    pub(crate) trx: Option<Transaction>,
+    /// Whether `trx` was opened by BEGIN / START TRANSACTION (or autocommit is off).
+    pub(crate) explicit: bool,
+    pub(crate) last_insert_id: u64,
+    pub(crate) warnings: Vec<(String, u16, String)>,
+    pub(crate) prepared: HashMap<u32, Prepared>,
+    next_statement: u32,
+}
+
+impl Session {
+    /// A session of `user`, in `database` if given (error 1049 if it does not exist).
+    pub fn new(
+        shared: Arc<Shared>,
+        user: &str,
+        database: Option<&str>,
+    ) -> Result<Session, SqlError> {
+        if let Some(db) = database
+            && !shared.has_database(db)
+        {
+            return Err(SqlError::unknown_database(db));
+        }
+        Ok(Session {
+            connection_id: shared.connection_id(),
+            user: user.to_owned(),
+            database: database.map(str::to_owned),
+            autocommit: true,
+            isolation: shared.config.isolation,
+            next_isolation: None,
+            planner: shared.config.planner,
+            trx: None,
+            explicit: false,
+            last_insert_id: 0,
+            warnings: Vec::new(),
+            prepared: HashMap::new(),
+            next_statement: 1,
+            shared,
+        })
+    }
+
+    /// This session's connection id.
+    pub fn connection_id(&self) -> u32 {
+        self.connection_id
+    }
+
+    /// Whether a transaction is open.
+    pub fn in_transaction(&self) -> bool {
+        self.trx.is_some()
+    }
+
+    /// Runs one SQL statement.
+    pub fn execute(&mut self, sql: &str) -> Result<Response, SqlError> {
+        self.shared
+            .counters
+            .questions
+            .fetch_add(1, Ordering::Relaxed);
+        if sql.len() > self.shared.config.max_allowed_packet {
+            return Err(SqlError::new(
+                1153,
+                "08S01",
+                "Got a packet bigger than 'max_allowed_packet' bytes",
+            ));
+        }
+        let statement = match crate::parse::one(sql)? {
+            crate::parse::Parsed::Statement(s) => s,
+            crate::parse::Parsed::Special(special) => return self.special(special),
+        };
+        self.run(&statement, &[])
+    }
+
+    /// Prepares a statement: its id, its parameter count, and (for a SELECT) its columns.
+    pub fn prepare(&mut self, sql: &str) -> Result<(u32, usize, Vec<ResultColumn>), SqlError> {
+        let statement = match crate::parse::one(sql)? {
+            crate::parse::Parsed::Statement(s) => s,
+            crate::parse::Parsed::Special(_) => {
+                return Err(SqlError::new(
+                    1295,
+                    "HY000",
+                    "This command is not supported in the prepared statement protocol yet",
+                ));
+            }
+        };
+        let params = crate::parse::count_params(&statement);
+        let preparable = matches!(
+            *statement,
+            Statement::Query(_)
+                | Statement::Insert(_)
+                | Statement::Update(_)
+                | Statement::Delete(_)
+                | Statement::Set(_)
+                | Statement::StartTransaction { .. }
+                | Statement::Commit { .. }
+                | Statement::Rollback { .. }
+        );
+        if !preparable {
+            return Err(SqlError::new(
+                1295,
+                "HY000",
+                "This command is not supported in the prepared statement protocol yet",
+            ));
+        }
+        let columns = match statement.as_ref() {
+            Statement::Query(q) => self.describe(q)?,
+            _ => Vec::new(),
+        };
+        let id = self.next_statement;
+        self.next_statement = self.next_statement.wrapping_add(1).max(1);
+        self.prepared.insert(
+            id,
+            Prepared {
+                statement: *statement,
+                params,
+            },
+        );
+        Ok((id, params, columns))
+    }
+
+    /// Runs prepared statement `id` with `params`.
+    pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<Response, SqlError> {
+        self.shared
+            .counters
+            .questions
+            .fetch_add(1, Ordering::Relaxed);
+        let prepared = self
+            .prepared
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| SqlError::unknown_statement(id, "EXECUTE"))?;
+        if params.len() != prepared.params {
+            return Err(SqlError::new(
+                1210,
+                "HY000",
+                "Incorrect arguments to EXECUTE",
+            ));
+        }
+        self.run(&prepared.statement, params)
+    }
+
+    /// The parameter count of prepared statement `id`.
+    pub fn prepared_params(&self, id: u32) -> Option<usize> {
+        self.prepared.get(&id).map(|p| p.params)
+    }
+
+    /// Forgets prepared statement `id`.
+    pub fn close_prepared(&mut self, id: u32) {
+        self.prepared.remove(&id);
+    }
+
+    /// Rolls back the open transaction, if any (a client that went away).
+    pub fn abort(&mut self) {
+        if let Some(trx) = self.trx.take() {
+            trx.rollback();
+        }
+        self.explicit = false;
+    }
+
+    pub(crate) fn database_name(&self) -> &str {
+        self.database.as_deref().unwrap_or("")
+    }
+
+    /// Runs `f` as one statement of the session's transaction, opening one if none is open
+    /// and committing it after if it is the statement's own (autocommit).
+    pub(crate) fn with_trx<R>(
+        &mut self,
+        f: impl FnOnce(&mut Self, &mut Transaction) -> Result<R, SqlError>,
+    ) -> Result<R, SqlError> {
+        let own = self.trx.is_none() && self.autocommit;
+        let mut trx = match self.trx.take() {
+            Some(t) => t,
+            None => self.begin_trx(),
+        };
+        let savepoint = trx.savepoint();
+        let mut inner = None;
+        let outcome = trx.statement(|t| {
+            inner = Some(f(self, t));
+            Ok(())
+        });
+        let result = match (outcome, inner) {
+            (Err(e), _) => Err(SqlError::from(e)),
+            (Ok(()), Some(Err(e))) => {
+                if trx.is_active() {
+                    trx.rollback_to(savepoint);
+                }
+                Err(e)
+            }
+            (Ok(()), Some(Ok(r))) => Ok(r),
+            (Ok(()), None) => Err(SqlError::other("statement did not run")),
+        };
+        match &result {
+            Err(e) if e.ends_transaction() || !trx.is_active() => {
+                self.shared
+                    .counters
+                    .implicit_rollbacks
+                    .fetch_add(1, Ordering::Relaxed);
+                trx.rollback();
+                self.explicit = false;
+            }
+            Err(_) if own => trx.rollback(),
+            Ok(_) if own => trx.commit().map_err(SqlError::from)?,
+            _ => {
+                self.trx = Some(trx);
+                if !self.autocommit {
+                    self.explicit = true;
+                }
+            }
+        }
+        result
+    }
+
+    fn begin_trx(&mut self) -> Transaction {
+        let isolation = self.next_isolation.take().unwrap_or(self.isolation);
+        self.shared.engine.begin(isolation)
+    }
+
+    /// COMMIT (and implicit commits): ends the open transaction.
+    pub(crate) fn commit(&mut self) -> Result<Response, SqlError> {
+        self.explicit = false;
+        match self.trx.take() {
+            Some(trx) => trx
+                .commit()
+                .map(|()| Response::done(0))
+                .map_err(SqlError::from),
+            None => Ok(Response::done(0)),
+        }
+    }
+
+    fn run(&mut self, statement: &Statement, params: &[Value]) -> Result<Response, SqlError> {
+        self.warnings.clear();
+        match statement {
+            Statement::Query(q) => crate::select::query(self, q, params),
+            Statement::Explain { statement, .. } => match statement.as_ref() {
+                Statement::Query(q) => crate::select::explain(self, q, params),
+                other => Err(SqlError::unsupported(format!("EXPLAIN {other}"))),
+            },
+            Statement::Insert(insert) => crate::dml::insert(self, insert, params),
+            Statement::Update(update) => crate::dml::update(self, update, params),
+            Statement::Delete(delete) => crate::dml::delete(self, delete, params),
+            Statement::StartTransaction { .. } => {
+                self.commit()?;
+                self.trx = Some(self.begin_trx());
+                self.explicit = true;
+                Ok(Response::done(0))
+            }
+            Statement::Commit { .. } => self.commit(),
+            Statement::Rollback {
+                savepoint: None, ..
+            } => {
+                self.abort();
+                Ok(Response::done(0))
+            }
+            Statement::CreateTable(create) => {
+                self.commit()?;
+                crate::ddl::create_table(self, create)
+            }
+            Statement::CreateDatabase {
+                db_name,
+                if_not_exists,
+                ..
+            } => crate::ddl::create_database(self, db_name, *if_not_exists),
+            Statement::Use(u) => self.use_database(u),
+            Statement::Set(set) => crate::vars::set(self, set, params),
+            Statement::ShowDatabases { .. } | Statement::ShowSchemas { .. } => {
+                let rows = self
+                    .shared
+                    .databases()
+                    .into_iter()
+                    .map(|d| vec![Value::Str(d)])
+                    .collect();
+                Ok(Response::text(&["Database"], rows))
+            }
+            Statement::ShowTables { .. } => {
+                let db = self.database.clone().ok_or_else(SqlError::no_database)?;
+                let rows = self
+                    .shared
+                    .engine
+                    .tables()
+                    .iter()
+                    .map(|t| vec![Value::Str(t.name().to_owned())])
+                    .collect();
+                Ok(Response::text(&[&format!("Tables_in_{db}")], rows))
+            }
+            Statement::ShowVariables { filter, .. } => {
+                crate::vars::show_variables(self, filter.as_ref())
+            }
+            Statement::ShowStatus { filter, .. } => crate::vars::show_status(self, filter.as_ref()),
+            other => Err(SqlError::unsupported(statement_kind(other))),
+        }
+    }
+
+    fn use_database(&mut self, u: &ast::Use) -> Result<Response, SqlError> {
+        let name = match u {
+            ast::Use::Object(name) | ast::Use::Database(name) | ast::Use::Schema(name) => {
+                waterline_planner::bind::object_name(name).map_err(SqlError::from)?
+            }
+            other => return Err(SqlError::unsupported(other)),
+        };
+        self.select_database(&name)?;
+        Ok(Response::done(0))
+    }
+
+    /// `USE name` (and COM_INIT_DB).
+    pub fn select_database(&mut self, name: &str) -> Result<(), SqlError> {
+        if !self.shared.has_database(name) {
+            return Err(SqlError::unknown_database(name));
+        }
+        self.database = Some(name.to_owned());
+        Ok(())
+    }
+
+    fn special(&mut self, special: crate::parse::Special) -> Result<Response, SqlError> {
+        use crate::parse::Special;
+        match special {
+            Special::ShowWarnings => {
+                let rows = self
+                    .warnings
+                    .iter()
+                    .map(|(level, code, msg)| {
+                        vec![
+                            Value::Str(level.clone()),
+                            Value::Int(i64::from(*code)),
+                            Value::Str(msg.clone()),
+                        ]
+                    })
+                    .collect();
+                Ok(Response::text(&["Level", "Code", "Message"], rows))
+            }
+            Special::Begin => self.run(
+                &Statement::StartTransaction {
+                    modes: vec![],
+                    begin: true,
+                    transaction: None,
+                    modifier: None,
+                    statements: vec![],
+                    exception: None,
+                    has_end_keyword: false,
+                },
+                &[],
+            ),
+            Special::Ignored => Ok(Response::done(0)),
+        }
+    }
+
+    /// The columns a query will return, for COM_STMT_PREPARE (planned, not run).
+    fn describe(&mut self, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
+        crate::select::describe(self, q)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.abort();
+    }
+}
+
+/// A statement's kind, for "doesn't yet support" messages.
+fn statement_kind(s: &Statement) -> String {
+    let text = s.to_string();
+    let words: Vec<&str> = text.split_whitespace().take(3).collect();
+    words.join(" ")
+}

@@ -1,0 +1,129 @@
+//! What every session of one server shares: the engine, the databases, the column metadata
+//! the engine does not keep (defaults, AUTO_INCREMENT counters), and the status counters.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+use waterline_planner::PlannerMode;
+use waterline_txn::{Engine, Isolation, Value};
+
+/// A user allowed to connect, with a plain-text password checked by mysql_native_password.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct User {
+    /// The user name.
+    pub name: String,
+    /// The password (empty: none).
+    pub password: String,
+}
+
+/// How sessions behave.
+#[derive(Clone, Debug)]
+pub struct SessionConfig {
+    /// Databases that exist at start (every one sees the same tables: waterline has one
+    /// namespace of tables).
+    pub databases: Vec<String>,
+    /// The isolation level a new session starts with (MySQL's default: REPEATABLE READ).
+    pub isolation: Isolation,
+    /// The planner's range analysis.
+    pub planner: PlannerMode,
+    /// The users, with their passwords.
+    pub users: Vec<User>,
+    /// The largest packet (statement) accepted, in bytes (MySQL's `max_allowed_packet`).
+    pub max_allowed_packet: usize,
+}
+
+impl Default for SessionConfig {
+    fn default() -> SessionConfig {
+        SessionConfig {
+            databases: vec!["waterline".into()],
+            isolation: Isolation::RepeatableRead,
+            planner: PlannerMode::Fixed,
+            users: vec![User {
+                name: "root".into(),
+                password: String::new(),
+            }],
+            max_allowed_packet: 64 << 20,
+        }
+    }
+}
+
+/// What the engine's schema lacks: per table, each column's DEFAULT and the AUTO_INCREMENT
+/// column with its next value. Kept in memory: after a restart, defaults are gone (a column
+/// without one takes NULL or must be given) and AUTO_INCREMENT resumes past the largest key.
+#[derive(Clone, Debug, Default)]
+pub struct TableMeta {
+    /// Per column: its DEFAULT, if it has one.
+    pub defaults: Vec<Option<Value>>,
+    /// The AUTO_INCREMENT column, if any.
+    pub auto_increment: Option<usize>,
+    /// The next AUTO_INCREMENT value (0: not known yet; found from the table's largest value).
+    pub next_id: i64,
+}
+
+/// Status counters (SHOW STATUS).
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Statements received.
+    pub questions: AtomicU64,
+    /// Connections accepted.
+    pub connections: AtomicU64,
+    /// Connections open now.
+    pub threads_connected: AtomicU64,
+    /// Rows read by plans (before their conditions).
+    pub rows_examined: AtomicU64,
+    /// Rows sent to clients.
+    pub rows_sent: AtomicU64,
+    /// Transactions the server rolled back itself after a deadlock or lock wait timeout.
+    pub implicit_rollbacks: AtomicU64,
+}
+
+/// State shared by the sessions of one server.
+#[derive(Debug)]
+pub struct Shared {
+    /// The engine.
+    pub engine: Arc<Engine>,
+    /// Session settings.
+    pub config: SessionConfig,
+    pub(crate) databases: Mutex<BTreeSet<String>>,
+    pub(crate) meta: Mutex<HashMap<String, TableMeta>>,
+    next_connection: AtomicU32,
+    /// Status counters.
+    pub counters: Counters,
+}
+
+impl Shared {
+    /// Shared state over `engine`.
+    pub fn new(engine: Arc<Engine>, config: SessionConfig) -> Arc<Shared> {
+        let databases = config
+            .databases
+            .iter()
+            .map(|d| d.to_ascii_lowercase())
+            .collect();
+        Arc::new(Shared {
+            engine,
+            config,
+            databases: Mutex::new(databases),
+            meta: Mutex::new(HashMap::new()),
+            next_connection: AtomicU32::new(1),
+            counters: Counters::default(),
+        })
+    }
+
+    /// A new connection id, unique for the server's life.
+    pub fn connection_id(&self) -> u32 {
+        // Relaxed: only uniqueness matters.
+        self.next_connection.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Whether database `name` exists.
+    pub fn has_database(&self, name: &str) -> bool {
+        self.databases.lock().contains(&name.to_ascii_lowercase())
+    }
+
+    /// The databases, sorted.
+    pub fn databases(&self) -> Vec<String> {
+        self.databases.lock().iter().cloned().collect()
+    }
+}
