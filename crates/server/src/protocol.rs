@@ -143,12 +143,13 @@ async fn reply<W: AsyncWrite + Send + Unpin>(
         Ok(Response::Done {
             affected,
             last_insert_id,
-            info,
+            ..
         }) => {
+            // No info text: opensrv encodes it by the client's flags alone, and a client that
+            // asked for session tracking the server does not offer cannot parse it.
             let mut ok = OkResponse {
                 affected_rows: affected,
                 last_insert_id,
-                info,
                 ..OkResponse::default()
             };
             if in_transaction {

@@ -1,0 +1,223 @@
+//! Real MySQL clients over the protocol: the Rust `mysql` crate (text and prepared
+//! statements, transactions, errors, several connections), against a server on loopback.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mysql::prelude::Queryable;
+use mysql::{Conn, Opts, OptsBuilder};
+use waterline_server::{Server, SessionConfig, Shared, User};
+use waterline_txn::{Engine, EngineConfig};
+
+fn start(max_connections: usize) -> u16 {
+    let config = EngineConfig {
+        lock_wait_timeout: Duration::from_secs(2),
+        ..EngineConfig::default()
+    };
+    let engine = Arc::new(Engine::open(config).unwrap());
+    let users = vec![
+        User {
+            name: "root".into(),
+            password: String::new(),
+        },
+        User {
+            name: "app".into(),
+            password: "s3cret".into(),
+        },
+    ];
+    let shared = Shared::new(
+        engine,
+        SessionConfig {
+            users,
+            ..SessionConfig::default()
+        },
+    );
+    Server::new(shared, max_connections)
+        .spawn("127.0.0.1:0".parse().unwrap())
+        .unwrap()
+        .port()
+}
+
+fn connect(port: u16) -> Conn {
+    Conn::new(Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap()).unwrap()
+}
+
+fn code(e: mysql::Error) -> u16 {
+    match e {
+        mysql::Error::MySqlError(e) => e.code,
+        other => panic!("not a server error: {other}"),
+    }
+}
+
+#[test]
+fn text_and_prepared_statements() {
+    let port = start(16);
+    let mut c = connect(port);
+    c.query_drop("CREATE TABLE account (id INT PRIMARY KEY, owner VARCHAR(20) NOT NULL, balance DECIMAL(12,2), opened DATETIME)").unwrap();
+    c.query_drop("INSERT INTO account VALUES (1, 'ada', 100.00, '2026-01-02 03:04:05'), (2, 'bob', 50.50, NULL)").unwrap();
+    let rows: Vec<(i32, String, String)> = c
+        .query("SELECT id, owner, balance FROM account ORDER BY id")
+        .unwrap();
+    assert_eq!(
+        rows,
+        vec![
+            (1, "ada".into(), "100.00".into()),
+            (2, "bob".into(), "50.50".into())
+        ]
+    );
+
+    // Prepared: parameters bound, the same statement run many times.
+    let stmt = c
+        .prep("SELECT owner, balance FROM account WHERE id = ?")
+        .unwrap();
+    assert_eq!(stmt.num_params(), 1);
+    assert_eq!(stmt.num_columns(), 2);
+    let row: Option<(String, String)> = c.exec_first(&stmt, (2,)).unwrap();
+    assert_eq!(row, Some(("bob".into(), "50.50".into())));
+    let insert = c
+        .prep("INSERT INTO account (id, owner, balance) VALUES (?, ?, ?)")
+        .unwrap();
+    for i in 3..=10 {
+        c.exec_drop(&insert, (i, format!("user{i}"), "1.25"))
+            .unwrap();
+    }
+    let total: Option<String> = c.query_first("SELECT SUM(balance) FROM account").unwrap();
+    assert_eq!(total.as_deref(), Some("160.50"));
+    let count: Option<i64> = c
+        .exec_first(
+            "SELECT COUNT(*) FROM account WHERE id BETWEEN ? AND ?",
+            (3, 6),
+        )
+        .unwrap();
+    assert_eq!(count, Some(4));
+    let opened: Option<mysql::Value> = c
+        .exec_first("SELECT opened FROM account WHERE id = ?", (1,))
+        .unwrap();
+    assert_eq!(opened, Some(mysql::Value::Date(2026, 1, 2, 3, 4, 5, 0)));
+    c.exec_drop(
+        "UPDATE account SET balance = balance + ? WHERE id = ?",
+        ("0.50", 1),
+    )
+    .unwrap();
+    assert_eq!(c.affected_rows(), 1);
+    let b: Option<String> = c
+        .query_first("SELECT balance FROM account WHERE id = 1")
+        .unwrap();
+    assert_eq!(b.as_deref(), Some("100.50"));
+    // Errors come back as error packets, and the connection stays usable.
+    assert_eq!(
+        code(c.query_drop("SELECT nope FROM account").unwrap_err()),
+        1054
+    );
+    assert_eq!(
+        code(
+            c.query_drop("INSERT INTO account VALUES (1, 'dup', 0, NULL)")
+                .unwrap_err()
+        ),
+        1062
+    );
+    assert_eq!(code(c.query_drop("SELEC 1").unwrap_err()), 1064);
+    assert_eq!(
+        code(c.query_drop("SELECT * FROM missing").unwrap_err()),
+        1146
+    );
+    assert_eq!(
+        code(c.prep("CREATE TABLE x (a INT)").map(drop).unwrap_err()),
+        1295
+    );
+    let one: Option<i64> = c.query_first("SELECT 1").unwrap();
+    assert_eq!(one, Some(1));
+}
+
+#[test]
+fn transactions_and_locks_across_connections() {
+    let port = start(16);
+    let mut a = connect(port);
+    let mut b = connect(port);
+    a.query_drop("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+        .unwrap();
+    a.query_drop("INSERT INTO t VALUES (1, 0), (2, 0)").unwrap();
+    a.query_drop("BEGIN").unwrap();
+    a.query_drop("UPDATE t SET v = 1 WHERE id = 1").unwrap();
+    let seen: Option<i32> = b.query_first("SELECT v FROM t WHERE id = 1").unwrap();
+    assert_eq!(seen, Some(0));
+    // b waits for a's row lock and times out (2 s here): 1205, and b's transaction is gone.
+    b.query_drop("BEGIN").unwrap();
+    assert_eq!(
+        code(b.query_drop("UPDATE t SET v = 2 WHERE id = 1").unwrap_err()),
+        1205
+    );
+    a.query_drop("COMMIT").unwrap();
+    b.query_drop("UPDATE t SET v = 2 WHERE id = 1").unwrap();
+    let v: Option<i32> = a.query_first("SELECT v FROM t WHERE id = 1").unwrap();
+    assert_eq!(v, Some(2), "autocommit after the implicit rollback");
+
+    // A client that disconnects mid-transaction has its locks freed.
+    let mut c = connect(port);
+    c.query_drop("BEGIN").unwrap();
+    c.query_drop("SELECT * FROM t WHERE id = 2 FOR UPDATE")
+        .unwrap();
+    drop(c);
+    std::thread::sleep(Duration::from_millis(100));
+    a.query_drop("UPDATE t SET v = 5 WHERE id = 2").unwrap();
+
+    // A deadlock: one of the two gets 1213 and is rolled back; the other goes on.
+    a.query_drop("BEGIN").unwrap();
+    b.query_drop("BEGIN").unwrap();
+    a.query_drop("UPDATE t SET v = 10 WHERE id = 1").unwrap();
+    b.query_drop("UPDATE t SET v = 20 WHERE id = 2").unwrap();
+    let other = std::thread::spawn(move || {
+        let r = b.query_drop("UPDATE t SET v = 21 WHERE id = 1");
+        let _ = b.query_drop("COMMIT");
+        r.err().map(code)
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let mine = a
+        .query_drop("UPDATE t SET v = 11 WHERE id = 2")
+        .err()
+        .map(code);
+    let _ = a.query_drop("COMMIT");
+    let theirs = other.join().unwrap();
+    let mut codes = [mine, theirs];
+    codes.sort();
+    assert_eq!(codes, [None, Some(1213)]);
+}
+
+#[test]
+fn connection_rules() {
+    let port = start(3);
+    // Unknown database at connect: 1049.
+    let e = Conn::new(Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/nowhere")).unwrap())
+        .unwrap_err();
+    assert_eq!(code(e), 1049);
+    // A password user.
+    let opts = OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("app"))
+        .pass(Some("s3cret"));
+    let mut app = Conn::new(opts).unwrap();
+    let who: Option<String> = app.query_first("SELECT USER()").unwrap();
+    assert_eq!(who.as_deref(), Some("app@localhost"));
+    assert!(
+        Conn::new(
+            OptsBuilder::new()
+                .ip_or_hostname(Some("127.0.0.1"))
+                .tcp_port(port)
+                .user(Some("app"))
+                .pass(Some("wrong"))
+        )
+        .is_err()
+    );
+    // Each connection its own id.
+    let mut x = connect(port);
+    let id_a: Option<u32> = app.query_first("SELECT CONNECTION_ID()").unwrap();
+    let id_x: Option<u32> = x.query_first("SELECT CONNECTION_ID()").unwrap();
+    assert_ne!(id_a, id_x);
+    assert_eq!(x.connection_id(), id_x.unwrap());
+    // A third connection is the limit; the fourth gets 1040.
+    let _y = connect(port);
+    let e = Conn::new(Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap())
+        .unwrap_err();
+    assert_eq!(code(e), 1040);
+}
