@@ -92,7 +92,12 @@ impl CommitPipeline for Durable {
 impl Durable {
     /// Logs a `CREATE TABLE` (durably, as a commit) before the table can be used.
     pub(crate) fn log_create_table(&self, schema: &TableSchema) -> Result<(), TxnError> {
-        let payload = Entry::CreateTable(schema.clone()).encode();
+        self.log_ddl(&Entry::CreateTable(schema.clone()))
+    }
+
+    /// Logs a DDL entry durably (under the catalog lock, as CREATE TABLE).
+    pub(crate) fn log_ddl(&self, entry: &Entry) -> Result<(), TxnError> {
+        let payload = entry.encode();
         self.group
             .commit(TrxTag(0), payload, None)
             .map(drop)
@@ -238,12 +243,23 @@ fn apply(engine: &Engine, entry: Entry) -> Result<(u64, u64), TxnError> {
             engine.create_table_unlogged(schema)?;
             Ok((0, 1))
         }
+        Entry::CreateIndex { table, index } => {
+            engine.create_index_unlogged(table, index)?;
+            Ok((0, 0))
+        }
+        Entry::DropTable(table) => {
+            let t = engine.table_by_id(table).ok_or_else(|| {
+                TxnError::Durability(format!("the log drops {table} that was never created"))
+            })?;
+            t.mark_dropped();
+            Ok((0, 0))
+        }
         Entry::Commit(records) => {
-            let tables = engine.tables();
             let mut trx = engine.begin(Isolation::ReadCommitted);
             let rows = records.len() as u64;
             for record in records {
-                let table = tables.get(record.table.0 as usize).ok_or_else(|| {
+                let table = engine.table_by_id(record.table);
+                let table = table.as_ref().ok_or_else(|| {
                     TxnError::Durability(format!(
                         "the log names {} that was never created",
                         record.table
@@ -375,7 +391,12 @@ impl Engine {
         };
         let mut rows = 0;
         for table in &tables {
+            // Every table, dropped ones too, so that ids come back in order.
             append(Entry::CreateTable(table.schema().clone()))?;
+            if table.is_dropped() {
+                append(Entry::DropTable(table.id()))?;
+                continue;
+            }
             for chunk in visible_rows(&mut trx, table) {
                 let chunk = chunk?;
                 rows += chunk.len() as u64;

@@ -17,11 +17,13 @@ use crate::durable::{self, Durable, Recovery};
 use crate::error::TxnError;
 use crate::lock::LockManager;
 use crate::purge::History;
-use crate::schema::TableSchema;
+use crate::redo::Entry;
+use crate::schema::{IndexDef, TableSchema};
 use crate::stats::{Counter, Stats, StatsSnapshot};
 use crate::table::{Table, TableId};
 use crate::trx::Transaction;
 use crate::trx_sys::TrxSys;
+use crate::value::Value;
 
 /// Shards of the row-lock table.
 const LOCK_SHARDS: usize = 64;
@@ -269,7 +271,7 @@ impl Engine {
         let mut catalog = self.shared.catalog.write();
         if catalog
             .iter()
-            .any(|t| t.name().eq_ignore_ascii_case(&schema.name))
+            .any(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(&schema.name))
         {
             return Err(TxnError::TableExists(schema.name));
         }
@@ -291,14 +293,120 @@ impl Engine {
             .catalog
             .read()
             .iter()
-            .find(|t| t.name().eq_ignore_ascii_case(name))
+            .find(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(name))
             .cloned()
             .ok_or_else(|| TxnError::NoSuchTable(name.to_owned()))
     }
 
-    /// Every table, in creation order.
+    /// Every table, in creation order (dropped ones left out).
     pub fn tables(&self) -> Vec<Table> {
-        self.shared.catalog.read().clone()
+        let catalog = self.shared.catalog.read();
+        catalog
+            .iter()
+            .filter(|t| !t.is_dropped())
+            .cloned()
+            .collect()
+    }
+
+    /// The table with id `id`, dropped or not (recovery replays by id).
+    pub(crate) fn table_by_id(&self, id: TableId) -> Option<Table> {
+        self.shared.catalog.read().get(id.0 as usize).cloned()
+    }
+
+    /// CREATE INDEX: adds a secondary index on `columns` of table `table`, built from the
+    /// rows it holds (every version, so that readers of older snapshots find theirs). A
+    /// unique index is refused if two live rows share a value. A durable engine logs it
+    /// first. Returns the table's new handle; transactions still holding the old one keep
+    /// the new index up to date but do not use it, and do not check its uniqueness.
+    pub fn create_index(
+        &self,
+        table: &str,
+        name: &str,
+        columns: &[&str],
+        unique: bool,
+    ) -> Result<Table, TxnError> {
+        let mut catalog = self.shared.catalog.write();
+        let old = catalog
+            .iter()
+            .find(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(table))
+            .cloned()
+            .ok_or_else(|| TxnError::NoSuchTable(table.to_owned()))?;
+        if old
+            .schema()
+            .indexes
+            .iter()
+            .any(|i| i.name.eq_ignore_ascii_case(name))
+        {
+            return Err(TxnError::Schema {
+                table: old.name().to_owned(),
+                column: name.to_owned(),
+                reason: "duplicate key name: an index of that name exists".into(),
+            });
+        }
+        let schema = old.schema().clone().index(name, columns, unique)?;
+        let index = schema.indexes.last().expect("just added").clone();
+        if unique {
+            let mut seen = std::collections::HashSet::new();
+            for entry in old.0.clustered.iter() {
+                let Some(row) = entry.value().latest_row() else {
+                    continue;
+                };
+                let key = crate::schema::project(&row, &index.columns);
+                if !key.0.iter().any(Value::is_null) && !seen.insert(key.clone()) {
+                    return Err(TxnError::DuplicateKey {
+                        table: old.name().to_owned(),
+                        index: name.to_owned(),
+                        key,
+                    });
+                }
+            }
+        }
+        if let Some(durable) = self.durable.as_ref() {
+            durable.log_ddl(&Entry::CreateIndex {
+                table: old.id(),
+                index: index.clone(),
+            })?;
+        }
+        Ok(self.install_index(&mut catalog, &old, schema))
+    }
+
+    fn install_index(&self, catalog: &mut [Table], old: &Table, schema: TableSchema) -> Table {
+        let new = old.with_index(schema);
+        catalog[old.id().0 as usize] = new.clone();
+        new
+    }
+
+    /// Recovery: an index that is in the log already.
+    pub(crate) fn create_index_unlogged(
+        &self,
+        table: TableId,
+        index: IndexDef,
+    ) -> Result<(), TxnError> {
+        let mut catalog = self.shared.catalog.write();
+        let old = catalog.get(table.0 as usize).cloned().ok_or_else(|| {
+            TxnError::Durability(format!("the log indexes {table} that was never created"))
+        })?;
+        let mut schema = old.schema().clone();
+        schema.indexes.push(index);
+        schema.validate()?;
+        self.install_index(&mut catalog, &old, schema);
+        Ok(())
+    }
+
+    /// DROP TABLE: the name is free again; the rows are gone for every new statement. A
+    /// transaction still holding the table's handle may go on using it (waterline has no
+    /// metadata locks). A durable engine logs it first.
+    pub fn drop_table(&self, table: &str) -> Result<(), TxnError> {
+        let catalog = self.shared.catalog.write();
+        let t = catalog
+            .iter()
+            .find(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(table))
+            .ok_or_else(|| TxnError::NoSuchTable(table.to_owned()))?;
+        if let Some(durable) = self.durable.as_ref() {
+            durable.log_ddl(&Entry::DropTable(t.id()))?;
+        }
+        t.mark_dropped();
+        Ok(())
     }
 
     /// Begins a transaction. It gets a trx id only at its first write or lock.

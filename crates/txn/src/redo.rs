@@ -31,6 +31,15 @@ pub(crate) enum Entry {
     Commit(Vec<RedoRecord>),
     /// A new table; its id is the number of tables created before it.
     CreateTable(TableSchema),
+    /// CREATE INDEX on table `table` (its id): the index is the schema's new last one.
+    CreateIndex {
+        /// The table's id.
+        table: TableId,
+        /// The index.
+        index: IndexDef,
+    },
+    /// DROP TABLE of table `0` (its id stays taken).
+    DropTable(TableId),
     /// The end of a checkpoint image: the LSN replay starts at, and the rows it holds.
     ImageEnd {
         /// Replay starts here.
@@ -62,6 +71,20 @@ impl Entry {
             Entry::CreateTable(schema) => {
                 out.push(2);
                 put_schema(&mut out, schema);
+            }
+            Entry::CreateIndex { table, index } => {
+                out.push(4);
+                out.extend_from_slice(&table.0.to_le_bytes());
+                put_str(&mut out, &index.name);
+                put_u16(&mut out, index.columns.len());
+                for &c in &index.columns {
+                    put_u16(&mut out, c);
+                }
+                out.push(u8::from(index.unique));
+            }
+            Entry::DropTable(table) => {
+                out.push(5);
+                out.extend_from_slice(&table.0.to_le_bytes());
             }
             Entry::ImageEnd { wal_lsn, rows } => {
                 out.push(3);
@@ -95,6 +118,15 @@ impl Entry {
                 wal_lsn: r.u64()?,
                 rows: r.u64()?,
             },
+            4 => Entry::CreateIndex {
+                table: TableId(r.u32()? as u32),
+                index: IndexDef {
+                    name: r.str()?,
+                    columns: r.positions()?,
+                    unique: r.u8()? != 0,
+                },
+            },
+            5 => Entry::DropTable(TableId(r.u32()? as u32)),
             other => return Err(r.bad(&format!("entry kind {other}"))),
         };
         if r.at != bytes.len() {

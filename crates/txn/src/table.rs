@@ -8,7 +8,8 @@
 
 use std::ops::Bound;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use crossbeam_skiplist::{SkipMap, SkipSet};
 
@@ -105,27 +106,80 @@ fn prefix_cmp(key: &Key, bound: &Key) -> std::cmp::Ordering {
 #[derive(Clone, Debug)]
 pub struct Table(pub(crate) Arc<TableInner>);
 
+/// A table's state. CREATE INDEX makes a new `TableInner` that shares the clustered index
+/// and the existing secondary indexes with the old one and adds the new index; the old one
+/// keeps a link to it (`successor`), so a transaction still holding the old handle keeps the
+/// new index up to date when it writes.
 #[derive(Debug)]
 pub(crate) struct TableInner {
     pub(crate) id: TableId,
     pub(crate) schema: TableSchema,
-    pub(crate) clustered: SkipMap<Key, Arc<Record>>,
+    pub(crate) clustered: Arc<SkipMap<Key, Arc<Record>>>,
     /// One set per secondary index: `(secondary key, primary key)`.
-    pub(crate) secondary: Vec<SkipSet<(Key, Key)>>,
+    pub(crate) secondary: Vec<Arc<SkipSet<(Key, Key)>>>,
     /// The next hidden row id, for a table without a primary key (InnoDB's `DB_ROW_ID`).
-    next_row_id: AtomicI64,
+    next_row_id: Arc<AtomicI64>,
+    /// The table with one more index, once CREATE INDEX made it.
+    successor: OnceLock<Table>,
+    /// Set by DROP TABLE: the table is gone from the catalog's names (its id stays taken).
+    dropped: AtomicBool,
 }
 
 impl Table {
     pub(crate) fn new(id: TableId, schema: TableSchema) -> Table {
-        let secondary = schema.indexes.iter().map(|_| SkipSet::new()).collect();
+        let secondary = schema
+            .indexes
+            .iter()
+            .map(|_| Arc::new(SkipSet::new()))
+            .collect();
         Table(Arc::new(TableInner {
             id,
             schema,
-            clustered: SkipMap::new(),
+            clustered: Arc::new(SkipMap::new()),
             secondary,
-            next_row_id: AtomicI64::new(1),
+            next_row_id: Arc::new(AtomicI64::new(1)),
+            successor: OnceLock::new(),
+            dropped: AtomicBool::new(false),
         }))
+    }
+
+    /// CREATE INDEX: the same table with `schema` (this table's schema plus one index at the
+    /// end), its entries built from every version of every row. The new index is linked as
+    /// this handle's successor *before* the build, so a writer through this handle indexes
+    /// into it too: a version pushed before the build reaches its record is found by the
+    /// build, one pushed after is indexed by its writer (the record's latch orders the two).
+    pub(crate) fn with_index(&self, schema: TableSchema) -> Table {
+        let def = schema.indexes.last().expect("one index more").clone();
+        let set = Arc::new(SkipSet::new());
+        let mut secondary = self.0.secondary.clone();
+        secondary.push(Arc::clone(&set));
+        let next = Table(Arc::new(TableInner {
+            id: self.0.id,
+            schema,
+            clustered: Arc::clone(&self.0.clustered),
+            secondary,
+            next_row_id: Arc::clone(&self.0.next_row_id),
+            successor: OnceLock::new(),
+            dropped: AtomicBool::new(false),
+        }));
+        let _ = self.0.successor.set(next.clone());
+        for entry in self.0.clustered.iter() {
+            for row in entry.value().rows() {
+                set.insert((project(&row, &def.columns), entry.key().clone()));
+            }
+        }
+        next
+    }
+
+    /// Marks the table dropped.
+    pub(crate) fn mark_dropped(&self) {
+        // Relaxed: read under the catalog lock, which orders it.
+        self.0.dropped.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether DROP TABLE removed the table.
+    pub fn is_dropped(&self) -> bool {
+        self.0.dropped.load(Ordering::Relaxed)
     }
 
     /// The table's id.
@@ -246,6 +300,10 @@ impl Table {
 
     /// Adds `row`'s secondary entries (under the record's latch).
     pub(crate) fn index(&self, row: &[Value], pk: &Key) {
+        // A newer handle has every index this one has, and more.
+        if let Some(next) = self.0.successor.get() {
+            return next.index(row, pk);
+        }
         for (def, set) in self.0.schema.indexes.iter().zip(&self.0.secondary) {
             set.insert((project(row, &def.columns), pk.clone()));
         }
@@ -301,6 +359,9 @@ impl Table {
 
     /// Drops secondary entries of `removed` row images that no `kept` image shares.
     fn unindex(&self, pk: &Key, removed: &[Row], kept: &[&Row]) {
+        if let Some(next) = self.0.successor.get() {
+            return next.unindex(pk, removed, kept);
+        }
         for (def, set) in self.0.schema.indexes.iter().zip(&self.0.secondary) {
             for row in removed {
                 let key = project(row, &def.columns);

@@ -144,6 +144,11 @@ impl Record {
         self.chain.write()
     }
 
+    /// Every row image in the chain (delete marks skipped), newest first.
+    pub(crate) fn rows(&self) -> Vec<Row> {
+        self.chain.read().rows()
+    }
+
     /// The newest row image (see [`Chain::latest_row`]).
     pub(crate) fn latest_row(&self) -> Option<Row> {
         self.chain.read().latest_row().cloned()
