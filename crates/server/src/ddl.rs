@@ -199,3 +199,64 @@ pub(crate) fn create_database(
     }
     Ok(Response::done(1))
 }
+
+/// CREATE [UNIQUE] INDEX name ON t (columns).
+pub(crate) fn create_index(
+    s: &mut Session,
+    create: &ast::CreateIndex,
+) -> Result<Response, SqlError> {
+    s.database.as_ref().ok_or_else(SqlError::no_database)?;
+    let table = object_name(&create.table_name)?;
+    let columns = index_columns(&create.columns)?;
+    let name = match &create.name {
+        Some(n) => object_name(n)?,
+        None => columns[0].clone(),
+    };
+    let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
+    match s
+        .shared
+        .engine
+        .create_index(&table, &name, &refs, create.unique)
+    {
+        Ok(_) => Ok(Response::done(0)),
+        Err(e)
+            if create.if_not_exists
+                && matches!(e, waterline_txn::TxnError::Schema { ref reason, .. } if reason.starts_with("duplicate key name")) =>
+        {
+            Ok(Response::done(0))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// DROP TABLE [IF EXISTS] t, ...
+pub(crate) fn drop_tables(
+    s: &mut Session,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> Result<Response, SqlError> {
+    let db = s.database.clone().ok_or_else(SqlError::no_database)?;
+    let names = names
+        .iter()
+        .map(object_name)
+        .collect::<Result<Vec<_>, _>>()?;
+    if !if_exists && let Some(missing) = names.iter().find(|n| s.shared.engine.table(n).is_err()) {
+        return Err(SqlError::new(
+            1051,
+            "42S02",
+            format!("Unknown table '{db}.{missing}'"),
+        ));
+    }
+    for name in &names {
+        match s.shared.engine.drop_table(name) {
+            Ok(()) => {
+                s.shared.meta.lock().remove(&name.to_ascii_lowercase());
+            }
+            Err(_) => {
+                s.warnings
+                    .push(("Note".into(), 1051, format!("Unknown table '{db}.{name}'")))
+            }
+        }
+    }
+    Ok(Response::done(0))
+}

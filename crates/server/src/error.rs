@@ -140,6 +140,9 @@ impl From<TxnError> for SqlError {
                     format!("Duplicate entry '{}' for key '{index}'", values.join("-")),
                 )
             }
+            TxnError::Schema { column, reason, .. } if reason.starts_with("duplicate key name") => {
+                (1061, "42000", format!("Duplicate key name '{column}'"))
+            }
             TxnError::Schema { column, reason, .. } if reason.contains("cannot be NULL") => {
                 (1048, "23000", format!("Column '{column}' cannot be null"))
             }

@@ -346,6 +346,19 @@ impl Session {
                 self.commit()?;
                 crate::ddl::create_table(self, create)
             }
+            Statement::CreateIndex(create) => {
+                self.commit()?;
+                crate::ddl::create_index(self, create)
+            }
+            Statement::Drop {
+                object_type: ast::ObjectType::Table,
+                if_exists,
+                names,
+                ..
+            } => {
+                self.commit()?;
+                crate::ddl::drop_tables(self, names, *if_exists)
+            }
             Statement::CreateDatabase {
                 db_name,
                 if_not_exists,

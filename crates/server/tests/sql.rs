@@ -332,6 +332,59 @@ fn variables_show_and_explain() {
 }
 
 #[test]
+fn create_index_and_drop_table() {
+    let mut s = session();
+    setup(&mut s);
+    ok(&mut s, "CREATE INDEX idx_name ON item (i_name)");
+    let plan = rows(
+        &mut s,
+        "EXPLAIN SELECT i_id FROM item WHERE i_name = 'item-4'",
+    );
+    assert_eq!(
+        (plan[0][3].as_str(), plan[0][5].as_str()),
+        ("ref", "idx_name")
+    );
+    assert_eq!(
+        one(&mut s, "SELECT i_id FROM item WHERE i_name = 'item-4'"),
+        "4"
+    );
+    assert_eq!(
+        err(&mut s, "CREATE INDEX idx_name ON item (i_price)").code,
+        1061
+    );
+    assert_eq!(
+        err(&mut s, "CREATE UNIQUE INDEX u ON stock (s_w_id)").code,
+        1062
+    );
+    ok(&mut s, "DROP TABLE stock");
+    assert_eq!(err(&mut s, "SELECT * FROM stock").code, 1146);
+    assert_eq!(err(&mut s, "DROP TABLE stock").code, 1051);
+    ok(&mut s, "DROP TABLE IF EXISTS stock");
+    assert_eq!(rows(&mut s, "SHOW WARNINGS").len(), 1);
+    // sysbench's own table, prepared its way.
+    ok(
+        &mut s,
+        "CREATE TABLE sbtest1(id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) /*! ENGINE = innodb */",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO sbtest1(k, c, pad) VALUES(5, 'a', 'p'),(6, 'b', 'q')",
+    );
+    ok(&mut s, "CREATE INDEX k_1 ON sbtest1(k)");
+    assert_eq!(
+        rows(&mut s, "SELECT id, c FROM sbtest1 WHERE k = 6"),
+        [["2", "b"]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN 1 AND 2 ORDER BY c"
+        ),
+        [["a"], ["b"]]
+    );
+}
+
+#[test]
 fn bad_input_gets_mysql_errors() {
     let mut s = session();
     setup(&mut s);

@@ -1,0 +1,191 @@
+//! The `waterline` command line: `serve` (a MySQL-protocol server) and `sql` (an embedded
+//! SQL shell). Every knob of [`EngineConfig`] is a flag, so one binary runs every baseline
+//! and every fix.
+
+pub mod serve;
+pub mod sql;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use waterline::throttle::{AdaptiveConfig, Policy};
+use waterline::txn::{CommitConfig, FlushPolicy, GroupCommitConfig, Recovery, Wakeup};
+use waterline::{Engine, EngineConfig, Isolation, SnapshotKind, ViewClose};
+
+/// ReadView kinds (book 8.2).
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum SnapshotArg {
+    /// MySQL's sorted vector of active ids (the baseline).
+    Vector,
+    /// The book's bitmap + vector view.
+    Hybrid,
+    /// Commit sequence numbers.
+    Csn,
+}
+
+/// How a READ COMMITTED view closes (book 8.2.4).
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ViewCloseArg {
+    /// Under the trx-sys latch (the baseline).
+    Latched,
+    /// Without it.
+    LatchFree,
+}
+
+/// When a commit's group is synced.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum FlushArg {
+    /// fdatasync per group (innodb_flush_log_at_trx_commit = 1).
+    EveryCommit,
+    /// Written, synced by the OS (= 2).
+    Os,
+}
+
+/// How group-commit followers are woken (book 8.1.2).
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum WakeupArg {
+    /// One condvar, notify_all (the baseline).
+    Broadcast,
+    /// One parker per follower (point to point).
+    Parker,
+}
+
+/// Isolation levels.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum IsolationArg {
+    /// READ COMMITTED.
+    ReadCommitted,
+    /// REPEATABLE READ (MySQL's default).
+    RepeatableRead,
+}
+
+impl From<IsolationArg> for Isolation {
+    fn from(i: IsolationArg) -> Isolation {
+        match i {
+            IsolationArg::ReadCommitted => Isolation::ReadCommitted,
+            IsolationArg::RepeatableRead => Isolation::RepeatableRead,
+        }
+    }
+}
+
+/// Parses `unlimited`, `limit:N` or `adaptive` (admission at BEGIN, book 8.3).
+fn parse_admission(s: &str) -> Result<Policy, String> {
+    match s.split_once(':') {
+        None if s == "unlimited" => Ok(Policy::Unlimited),
+        None if s == "adaptive" => Ok(Policy::Adaptive(AdaptiveConfig::default())),
+        Some(("limit", n)) => n
+            .parse()
+            .map(Policy::Limit)
+            .map_err(|e| format!("limit:{n}: {e}")),
+        _ => Err(format!("{s:?}: expected unlimited, limit:N or adaptive")),
+    }
+}
+
+/// The engine's knobs, as flags.
+#[derive(Clone, Debug, Args)]
+pub struct EngineArgs {
+    /// Keep the data durably in this directory (WAL + checkpoints); without it, in memory.
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// ReadView kind.
+    #[arg(long, value_enum, default_value = "hybrid")]
+    pub snapshot: SnapshotArg,
+    /// How a READ COMMITTED view closes.
+    #[arg(long, value_enum, default_value = "latch-free")]
+    pub view_close: ViewCloseArg,
+    /// Shards of the trx registry (1 is the pre-8.0.27 baseline).
+    #[arg(long, default_value_t = 256)]
+    pub trx_shards: usize,
+    /// Row lock wait timeout, in seconds (innodb_lock_wait_timeout).
+    #[arg(long, default_value_t = 50)]
+    pub lock_wait_timeout: u64,
+    /// Purge every this many milliseconds (0: no purge thread).
+    #[arg(long, default_value_t = 10)]
+    pub purge_interval_ms: u64,
+    /// Bytes of the hybrid global active set's bitmap window (default: the engine's, 65,536).
+    #[arg(long)]
+    pub hybrid_global_window_bytes: Option<usize>,
+    /// Bytes of a hybrid view's bitmap window (default: the engine's).
+    #[arg(long)]
+    pub hybrid_view_window_bytes: Option<usize>,
+    /// Slots of the CSN log's ring (default: the engine's).
+    #[arg(long)]
+    pub csn_ring_slots: Option<usize>,
+    /// When the log is synced (with --data-dir).
+    #[arg(long, value_enum, default_value = "every-commit")]
+    pub flush: FlushArg,
+    /// How group-commit followers are woken.
+    #[arg(long, value_enum, default_value = "parker")]
+    pub wakeup: WakeupArg,
+    /// Group commit's sync delay, in microseconds (binlog_group_commit_sync_delay).
+    #[arg(long, default_value_t = 0)]
+    pub sync_delay_us: u64,
+    /// Stop the sync delay once this many commits wait (binlog_group_commit_sync_no_delay_count).
+    #[arg(long, default_value_t = 0)]
+    pub sync_no_delay_count: usize,
+    /// Log segment size in bytes.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub segment_bytes: u64,
+    /// Admission at BEGIN: unlimited, limit:N, or adaptive.
+    #[arg(long, default_value = "unlimited", value_parser = parse_admission)]
+    pub admission: Policy,
+}
+
+impl EngineArgs {
+    /// The configuration the flags describe.
+    pub fn config(&self) -> EngineConfig {
+        let defaults = EngineConfig::default();
+        EngineConfig {
+            snapshot: match self.snapshot {
+                SnapshotArg::Vector => SnapshotKind::Vector,
+                SnapshotArg::Hybrid => SnapshotKind::Hybrid,
+                SnapshotArg::Csn => SnapshotKind::Csn,
+            },
+            view_close: match self.view_close {
+                ViewCloseArg::Latched => ViewClose::Latched,
+                ViewCloseArg::LatchFree => ViewClose::LatchFree,
+            },
+            trx_shards: self.trx_shards,
+            lock_wait_timeout: Duration::from_secs(self.lock_wait_timeout),
+            purge_interval: (self.purge_interval_ms > 0)
+                .then(|| Duration::from_millis(self.purge_interval_ms)),
+            hybrid_global_window_bytes: self
+                .hybrid_global_window_bytes
+                .unwrap_or(defaults.hybrid_global_window_bytes),
+            hybrid_view_window_bytes: self
+                .hybrid_view_window_bytes
+                .unwrap_or(defaults.hybrid_view_window_bytes),
+            csn_ring_slots: self.csn_ring_slots.unwrap_or(defaults.csn_ring_slots),
+            commit: CommitConfig {
+                flush: match self.flush {
+                    FlushArg::EveryCommit => FlushPolicy::EveryCommit,
+                    FlushArg::Os => FlushPolicy::Os,
+                },
+                group: GroupCommitConfig {
+                    wakeup: match self.wakeup {
+                        WakeupArg::Broadcast => Wakeup::Broadcast,
+                        WakeupArg::Parker => Wakeup::Parker,
+                    },
+                    sync_delay: Duration::from_micros(self.sync_delay_us),
+                    sync_no_delay_count: self.sync_no_delay_count,
+                },
+                segment_bytes: self.segment_bytes,
+            },
+            admission: self.admission.clone(),
+        }
+    }
+
+    /// Opens the engine: durable if `--data-dir` is given (with what recovery did).
+    pub fn open(&self) -> Result<(Arc<Engine>, Option<Recovery>), waterline::TxnError> {
+        let config = self.config();
+        Ok(match &self.data_dir {
+            Some(dir) => {
+                let (engine, recovery) = Engine::open_dir(dir, config)?;
+                (Arc::new(engine), Some(recovery))
+            }
+            None => (Arc::new(Engine::open(config)?), None),
+        })
+    }
+}

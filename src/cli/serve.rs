@@ -1,0 +1,98 @@
+//! `waterline serve`: the MySQL-protocol server.
+
+use std::net::SocketAddr;
+
+use clap::Args;
+use tokio::net::TcpListener;
+use waterline::planner::PlannerMode;
+use waterline_server::{MAX_CONNECTIONS_DEFAULT, Server, SessionConfig, Shared, User};
+
+use super::{EngineArgs, IsolationArg};
+
+/// `waterline serve` flags.
+#[derive(Clone, Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (loopback by default: there is no TLS).
+    #[arg(long, default_value = "127.0.0.1:3307")]
+    pub listen: SocketAddr,
+    /// A user, as NAME or NAME:PASSWORD (repeatable; default: root without a password).
+    #[arg(long = "user", value_name = "NAME[:PASSWORD]")]
+    pub users: Vec<String>,
+    /// A database that exists at start (repeatable; default: waterline). They share one
+    /// namespace of tables.
+    #[arg(long = "database")]
+    pub databases: Vec<String>,
+    /// The most connections at a time; more get error 1040.
+    #[arg(long, default_value_t = MAX_CONNECTIONS_DEFAULT)]
+    pub max_connections: u32,
+    /// The largest statement accepted, in bytes.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub max_allowed_packet: usize,
+    /// The isolation level sessions start with.
+    #[arg(long, value_enum, default_value = "repeatable-read")]
+    pub isolation: IsolationArg,
+    /// Range analysis: fixed, or legacy8027 (MySQL 8.0.27's regression).
+    #[arg(long, default_value = "fixed")]
+    pub planner: PlannerMode,
+    /// The engine.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+impl ServeArgs {
+    /// The session settings the flags describe.
+    pub fn session_config(&self) -> SessionConfig {
+        let defaults = SessionConfig::default();
+        let users = if self.users.is_empty() {
+            defaults.users.clone()
+        } else {
+            self.users
+                .iter()
+                .map(|u| match u.split_once(':') {
+                    Some((name, password)) => User {
+                        name: name.into(),
+                        password: password.into(),
+                    },
+                    None => User {
+                        name: u.clone(),
+                        password: String::new(),
+                    },
+                })
+                .collect()
+        };
+        SessionConfig {
+            databases: if self.databases.is_empty() {
+                defaults.databases
+            } else {
+                self.databases.clone()
+            },
+            isolation: self.isolation.into(),
+            planner: self.planner,
+            users,
+            max_allowed_packet: self.max_allowed_packet,
+        }
+    }
+}
+
+/// Runs the server until it fails or is killed.
+pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let (engine, recovery) = args.engine.open()?;
+    if let Some(recovery) = recovery {
+        eprintln!("recovered: {recovery}");
+    }
+    let shared = Shared::new(engine, args.session_config());
+    let server = Server::new(shared, args.max_connections as usize);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let listener = TcpListener::bind(args.listen).await?;
+        eprintln!(
+            "waterline {} listening on {}",
+            waterline_server::VERSION,
+            listener.local_addr()?
+        );
+        server.serve(listener).await
+    })?;
+    Ok(())
+}

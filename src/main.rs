@@ -1,0 +1,34 @@
+//! The `waterline` command: `serve` a MySQL-protocol server, or open an embedded `sql` shell.
+
+#![allow(clippy::print_stdout)] // a command-line program prints
+
+mod cli;
+
+use clap::{Parser, Subcommand};
+
+/// waterline: a miniature MVCC row store for studying why transaction systems stop scaling.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the MySQL protocol (connect with `mysql -h 127.0.0.1 -P 3307 -u root`).
+    Serve(cli::serve::ServeArgs),
+    /// An embedded SQL shell.
+    Sql(cli::sql::SqlArgs),
+}
+
+fn main() {
+    let result = match Cli::parse().command {
+        Command::Serve(args) => cli::serve::run(args),
+        Command::Sql(args) => cli::sql::run(args),
+    };
+    if let Err(e) = result {
+        eprintln!("waterline: {e}");
+        std::process::exit(1);
+    }
+}
