@@ -173,7 +173,7 @@ impl EngineArgs {
                 },
                 segment_bytes: self.segment_bytes,
             },
-            admission: self.admission.clone(),
+            admission: self.admission,
         }
     }
 
