@@ -32,6 +32,7 @@ mod session;
 mod shared;
 pub mod types;
 mod vars;
+pub mod wire;
 
 pub use error::SqlError;
 pub use server::Server;

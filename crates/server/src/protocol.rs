@@ -25,6 +25,7 @@ use crate::types::text;
 /// One connection's backend.
 pub struct Backend {
     shared: Arc<Shared>,
+    statements: Arc<crate::wire::Statements>,
     session: Session,
     salt: [u8; 20],
     /// The user the handshake authenticated (`authenticate` only has `&self`).
@@ -32,11 +33,13 @@ pub struct Backend {
 }
 
 impl Backend {
-    /// A backend with a fresh session (its user and database are set at the handshake).
-    pub fn new(shared: Arc<Shared>) -> Backend {
+    /// A backend with a fresh session (its user and database are set at the handshake); it
+    /// tells the packet filter which statements it prepared.
+    pub fn new(shared: Arc<Shared>, statements: Arc<crate::wire::Statements>) -> Backend {
         let session = Session::new(Arc::clone(&shared), "", None).expect("no database asked for");
         Backend {
             salt: salt(session.connection_id()),
+            statements,
             shared,
             session,
             user: parking_lot::Mutex::new(String::new()),
@@ -244,6 +247,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
         match prepared {
             Err(e) => info.error(kind(&e), e.message.as_bytes()).await,
             Ok((id, params, cols)) => {
+                self.statements.prepared(id, params);
                 let params: Vec<Column> = (0..params)
                     .map(|_| Column {
                         table: String::new(),
@@ -274,6 +278,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
         W: 'async_trait,
     {
         self.session.close_prepared(id);
+        self.statements.closed(id);
     }
 
     async fn on_query<'a>(

@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use opensrv_mysql::AsyncMysqlIntermediary;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
@@ -67,12 +66,10 @@ impl Server {
         counters.threads_connected.fetch_add(1, Ordering::Relaxed);
         counters.connections.fetch_add(1, Ordering::Relaxed);
         let _ = stream.set_nodelay(true);
-        let backend = Backend::new(Arc::clone(&self.shared));
-        tokio::spawn(async move {
-            let (r, w) = stream.into_split();
-            // A protocol error ends only this connection; the backend's drop rolls back.
-            let _ = AsyncMysqlIntermediary::run_on(backend, r, w).await;
-        });
+        let statements = Arc::new(crate::wire::Statements::default());
+        let backend = Backend::new(Arc::clone(&self.shared), Arc::clone(&statements));
+        let max_packet = self.shared.config.max_allowed_packet;
+        tokio::spawn(crate::wire::serve(stream, backend, statements, max_packet));
     }
 
     /// Binds `addr` and serves on a new multi-threaded tokio runtime in a background thread;

@@ -1,0 +1,383 @@
+//! A packet filter between the client and opensrv-mysql, for what opensrv gets wrong:
+//!
+//! | packet | opensrv 0.7 | here |
+//! |---|---|---|
+//! | COM_STMT_EXECUTE without "new params bound" | reads the flag byte as the first value (libmysqlclient, so sysbench, sends this on re-execute) | the types the client sent last are put back in |
+//! | COM_STMT_EXECUTE of an unknown id | drops the connection | error 1243 |
+//! | COM_STMT_EXECUTE with bad types or short values | panics the connection's task | error 1210 |
+//! | COM_FIELD_LIST (the mariadb CLI after USE, without `-A`) | an 8-byte EOF libmariadb rejects | the 5-byte EOF |
+//! | a packet over `max_allowed_packet` | read whole | error 1153, connection closed |
+//!
+//! Client packets are read here and forwarded to opensrv over an in-memory pipe; opensrv's
+//! replies, and the filter's own, go to the socket through one writer task. The client waits
+//! for each reply before its next command, so an injected reply never overtakes one of
+//! opensrv's.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use opensrv_mysql::AsyncMysqlIntermediary;
+use parking_lot::Mutex;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+
+use crate::protocol::Backend;
+
+const COM_FIELD_LIST: u8 = 0x04;
+const COM_STMT_EXECUTE: u8 = 0x17;
+const COM_STMT_SEND_LONG_DATA: u8 = 0x18;
+const MAX_CHUNK: usize = 0xff_ffff;
+
+/// What the filter knows of a prepared statement.
+#[derive(Clone, Debug, Default)]
+struct Statement {
+    params: usize,
+    /// The parameter types the client bound last (2 bytes each).
+    types: Option<Vec<u8>>,
+}
+
+/// The prepared statements of one connection, as the filter sees them (the backend adds and
+/// removes; the filter reads and remembers parameter types).
+#[derive(Debug, Default)]
+pub struct Statements(Mutex<HashMap<u32, Statement>>);
+
+impl Statements {
+    /// Statement `id` was prepared with `params` parameters.
+    pub fn prepared(&self, id: u32, params: usize) {
+        self.0.lock().insert(
+            id,
+            Statement {
+                params,
+                types: None,
+            },
+        );
+    }
+
+    /// Statement `id` was closed.
+    pub fn closed(&self, id: u32) {
+        self.0.lock().remove(&id);
+    }
+}
+
+/// An error packet with sequence id `seq`.
+pub fn error_packet(seq: u8, code: u16, state: &str, message: &str) -> Vec<u8> {
+    let mut body = vec![0xff];
+    body.extend_from_slice(&code.to_le_bytes());
+    body.push(b'#');
+    body.extend_from_slice(state.as_bytes());
+    body.extend_from_slice(message.as_bytes());
+    frame(seq, &body)
+}
+
+fn frame(seq: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + 4);
+    for (i, chunk) in body.chunks(MAX_CHUNK).enumerate() {
+        out.extend_from_slice(&(chunk.len() as u32).to_le_bytes()[..3]);
+        out.push(seq.wrapping_add(i as u8));
+        out.extend_from_slice(chunk);
+    }
+    if body.len() % MAX_CHUNK == 0 && !body.is_empty() {
+        out.extend_from_slice(&[0, 0, 0, seq.wrapping_add((body.len() / MAX_CHUNK) as u8)]);
+    }
+    if body.is_empty() {
+        out.extend_from_slice(&[0, 0, 0, seq]);
+    }
+    out
+}
+
+/// The length of a length-encoded integer at `b`, and its value.
+fn lenenc(b: &[u8]) -> Option<(usize, u64)> {
+    let first = *b.first()?;
+    let width = match first {
+        0..=0xfa => return Some((1, u64::from(first))),
+        0xfc => 2,
+        0xfd => 3,
+        0xfe => 8,
+        _ => return None,
+    };
+    let bytes = b.get(1..1 + width)?;
+    let mut v = [0u8; 8];
+    v[..width].copy_from_slice(bytes);
+    Some((1 + width, u64::from_le_bytes(v)))
+}
+
+/// The encoded size of one binary-protocol value of type `ty` at `b`; `None` if the type is
+/// unknown or the bytes are short.
+fn value_size(ty: u8, b: &[u8]) -> Option<usize> {
+    let n = match ty {
+        0x06 => 0,                                                 // NULL
+        0x01 => 1,                                                 // TINY
+        0x02 | 0x0d => 2,                                          // SHORT, YEAR
+        0x03 | 0x09 | 0x04 => 4,                                   // LONG, INT24, FLOAT
+        0x08 | 0x05 => 8,                                          // LONGLONG, DOUBLE
+        0x07 | 0x0a | 0x0b | 0x0c => 1 + usize::from(*b.first()?), // TIMESTAMP, DATE, TIME, DATETIME
+        0x00 | 0x0f | 0x10 | 0xf5..=0xfe => {
+            let (head, len) = lenenc(b)?;
+            head.checked_add(usize::try_from(len).ok()?)?
+        }
+        _ => return None,
+    };
+    (n <= b.len()).then_some(n)
+}
+
+enum Verdict {
+    Forward(Vec<u8>),
+    Reply(Vec<u8>),
+    Drop,
+}
+
+/// Checks (and if needed repairs) a COM_STMT_EXECUTE payload; `seq` is the sequence id a
+/// reply takes.
+fn execute(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
+    let bad = |m: &str| {
+        Verdict::Reply(error_packet(
+            seq,
+            1210,
+            "HY000",
+            &format!("Incorrect arguments to mysqld_stmt_execute: {m}"),
+        ))
+    };
+    let Some(id) = payload
+        .get(1..5)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    else {
+        return bad("short packet");
+    };
+    let mut map = statements.0.lock();
+    let Some(stmt) = map.get_mut(&id) else {
+        let m = format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute");
+        return Verdict::Reply(error_packet(seq, 1243, "HY000", &m));
+    };
+    let n = stmt.params;
+    if n == 0 {
+        return Verdict::Forward(payload.to_vec());
+    }
+    let head = 10;
+    let nulls = n.div_ceil(8);
+    let Some(nullmap) = payload.get(head..head + nulls) else {
+        return bad("short packet");
+    };
+    let nullmap = nullmap.to_vec();
+    let mut out = payload[..head + nulls].to_vec();
+    let mut at = head + nulls;
+    let types = match payload.get(at) {
+        Some(1) => {
+            let Some(t) = payload.get(at + 1..at + 1 + 2 * n) else {
+                return bad("short types");
+            };
+            at += 1 + 2 * n;
+            stmt.types = Some(t.to_vec());
+            t.to_vec()
+        }
+        Some(0) => {
+            at += 1;
+            match &stmt.types {
+                Some(t) => t.clone(),
+                None => return bad("no parameter types were ever bound"),
+            }
+        }
+        _ => return bad("bad new-params-bound flag"),
+    };
+    out.push(1);
+    out.extend_from_slice(&types);
+    let values = &payload[at..];
+    let mut off = 0;
+    for i in 0..n {
+        if nullmap[i / 8] & (1 << (i % 8)) != 0 {
+            continue;
+        }
+        match value_size(types[2 * i], &values[off..]) {
+            Some(size) => off += size,
+            None => return bad(&format!("parameter {} does not parse", i + 1)),
+        }
+    }
+    out.extend_from_slice(values);
+    Verdict::Forward(out)
+}
+
+fn inspect(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
+    match payload.first() {
+        Some(&COM_FIELD_LIST) => Verdict::Reply(frame(seq, &[0xfe, 0, 0, 2, 0])),
+        Some(&COM_STMT_EXECUTE) => execute(statements, seq, payload),
+        Some(&COM_STMT_SEND_LONG_DATA) => {
+            let id = payload
+                .get(1..5)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            match id {
+                Some(id) if statements.0.lock().contains_key(&id) => {
+                    Verdict::Forward(payload.to_vec())
+                }
+                _ => Verdict::Drop, // no reply, as the protocol says
+            }
+        }
+        _ => Verdict::Forward(payload.to_vec()),
+    }
+}
+
+/// One logical packet: continuations joined.
+struct Packet {
+    /// The first chunk's sequence id.
+    seq: u8,
+    /// The sequence id a reply takes.
+    reply_seq: u8,
+    payload: Vec<u8>,
+}
+
+/// Reads one logical packet. `Ok(None)` at end of stream; `Err(reply_seq)` if it is longer
+/// than `max`.
+async fn read_packet(
+    r: &mut (impl AsyncReadExt + Unpin),
+    max: usize,
+) -> std::io::Result<Option<Result<Packet, u8>>> {
+    let mut payload = Vec::new();
+    let mut first = None;
+    loop {
+        let mut header = [0u8; 4];
+        match r.read_exact(&mut header).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && payload.is_empty() => {
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        }
+        let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
+        let seq = *first.get_or_insert(header[3]);
+        if payload.len() + len > max {
+            return Ok(Some(Err(header[3].wrapping_add(1))));
+        }
+        let start = payload.len();
+        payload.resize(start + len, 0);
+        r.read_exact(&mut payload[start..]).await?;
+        if len < MAX_CHUNK {
+            return Ok(Some(Ok(Packet {
+                seq,
+                reply_seq: header[3].wrapping_add(1),
+                payload,
+            })));
+        }
+    }
+}
+
+/// Serves one connection: opensrv behind the filter.
+pub async fn serve(
+    stream: TcpStream,
+    backend: Backend,
+    statements: Arc<Statements>,
+    max_packet: usize,
+) {
+    let (mut sock_r, mut sock_w) = stream.into_split();
+    let (mut to_opensrv, opensrv_in) = tokio::io::duplex(1 << 16);
+    let (opensrv_out, mut from_opensrv) = tokio::io::duplex(1 << 16);
+    let (inject, mut injected) = mpsc::unbounded_channel::<Vec<u8>>();
+    let writer = tokio::spawn(async move {
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            tokio::select! {
+                n = from_opensrv.read(&mut buf) => match n {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => if sock_w.write_all(&buf[..n]).await.is_err() { break },
+                },
+                Some(bytes) = injected.recv() => if sock_w.write_all(&bytes).await.is_err() { break },
+            }
+        }
+        // Whatever the filter still wanted to say (a final error) goes out before closing.
+        while let Ok(bytes) = injected.try_recv() {
+            let _ = sock_w.write_all(&bytes).await;
+        }
+        let _ = sock_w.shutdown().await;
+    });
+    let server = tokio::spawn(async move {
+        // A protocol error ends only this connection; the backend's drop rolls back.
+        let _ = AsyncMysqlIntermediary::run_on(backend, opensrv_in, opensrv_out).await;
+    });
+    // The handshake response (and anything before the first command) goes through as is.
+    let mut first = true;
+    while let Ok(Some(packet)) = read_packet(&mut sock_r, max_packet + 1024).await {
+        let packet = match packet {
+            Ok(p) => p,
+            Err(reply_seq) => {
+                let _ = inject.send(error_packet(
+                    reply_seq,
+                    1153,
+                    "08S01",
+                    "Got a packet bigger than 'max_allowed_packet' bytes",
+                ));
+                break;
+            }
+        };
+        let verdict = if first {
+            Verdict::Forward(packet.payload)
+        } else {
+            inspect(&statements, packet.reply_seq, &packet.payload)
+        };
+        first = false;
+        match verdict {
+            Verdict::Forward(bytes) => {
+                if to_opensrv
+                    .write_all(&frame(packet.seq, &bytes))
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            Verdict::Reply(bytes) => {
+                let _ = inject.send(bytes);
+            }
+            Verdict::Drop => {}
+        }
+    }
+    drop(to_opensrv);
+    drop(inject);
+    let _ = server.await;
+    let _ = writer.await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_execute_without_types_gets_the_last_ones_back() {
+        let s = Statements::default();
+        s.prepared(7, 2);
+        // id 7, flags 0, iteration 1, nullmap 0, bound 1, types LONG + VAR_STRING, values.
+        let mut first = vec![0x17, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0x03, 0, 0xfd, 0];
+        first.extend_from_slice(&5i32.to_le_bytes());
+        first.extend_from_slice(&[2, b'h', b'i']);
+        assert!(matches!(execute(&s, 0, &first), Verdict::Forward(ref b) if *b == first));
+        let mut again = vec![0x17, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0];
+        again.extend_from_slice(&6i32.to_le_bytes());
+        again.extend_from_slice(&[1, b'x']);
+        let Verdict::Forward(fixed) = execute(&s, 0, &again) else {
+            panic!()
+        };
+        assert_eq!(&fixed[11..16], &[1, 0x03, 0, 0xfd, 0]);
+        assert!(
+            matches!(execute(&s, 0, &[0x17, 9, 0, 0, 0]), Verdict::Reply(_)),
+            "unknown id"
+        );
+        let short = vec![0x17, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0x03, 0, 0xfd, 0, 1];
+        assert!(
+            matches!(execute(&s, 0, &short), Verdict::Reply(_)),
+            "short values"
+        );
+        let bad_type = vec![
+            0x17, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0x42, 0, 0xfd, 0, 0, 0, 0, 0, 0,
+        ];
+        assert!(
+            matches!(execute(&s, 0, &bad_type), Verdict::Reply(_)),
+            "unknown type"
+        );
+    }
+
+    #[test]
+    fn frames_split_at_16_mib() {
+        assert_eq!(frame(3, &[1, 2]), vec![2, 0, 0, 3, 1, 2]);
+        let big = vec![0u8; MAX_CHUNK + 1];
+        let f = frame(0, &big);
+        assert_eq!(&f[..4], &[0xff, 0xff, 0xff, 0]);
+        assert_eq!(&f[4 + MAX_CHUNK..4 + MAX_CHUNK + 4], &[1, 0, 0, 1]);
+    }
+}
