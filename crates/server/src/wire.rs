@@ -77,7 +77,7 @@ fn frame(seq: u8, body: &[u8]) -> Vec<u8> {
         out.push(seq.wrapping_add(i as u8));
         out.extend_from_slice(chunk);
     }
-    if body.len() % MAX_CHUNK == 0 && !body.is_empty() {
+    if body.len().is_multiple_of(MAX_CHUNK) && !body.is_empty() {
         out.extend_from_slice(&[0, 0, 0, seq.wrapping_add((body.len() / MAX_CHUNK) as u8)]);
     }
     if body.is_empty() {
