@@ -24,7 +24,10 @@ use tokio::sync::mpsc;
 
 use crate::protocol::Backend;
 
+const COM_INIT_DB: u8 = 0x02;
+const COM_QUERY: u8 = 0x03;
 const COM_FIELD_LIST: u8 = 0x04;
+const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_STMT_SEND_LONG_DATA: u8 = 0x18;
 const MAX_CHUNK: usize = 0xff_ffff;
@@ -161,13 +164,13 @@ fn execute(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
     let nullmap = nullmap.to_vec();
     let mut out = payload[..head + nulls].to_vec();
     let mut at = head + nulls;
+    let bound = payload.get(at) == Some(&1);
     let types = match payload.get(at) {
         Some(1) => {
             let Some(t) = payload.get(at + 1..at + 1 + 2 * n) else {
                 return bad("short types");
             };
             at += 1 + 2 * n;
-            stmt.types = Some(t.to_vec());
             t.to_vec()
         }
         Some(0) => {
@@ -193,6 +196,9 @@ fn execute(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
         }
     }
     out.extend_from_slice(values);
+    if bound {
+        stmt.types = Some(types);
+    }
     Verdict::Forward(out)
 }
 
@@ -200,6 +206,17 @@ fn inspect(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
     match payload.first() {
         Some(&COM_FIELD_LIST) => Verdict::Reply(frame(seq, &[0xfe, 0, 0, 2, 0])),
         Some(&COM_STMT_EXECUTE) => execute(statements, seq, payload),
+        // opensrv drops the connection on text that is not UTF-8.
+        Some(&(COM_INIT_DB | COM_QUERY | COM_STMT_PREPARE))
+            if std::str::from_utf8(&payload[1..]).is_err() =>
+        {
+            Verdict::Reply(error_packet(
+                seq,
+                1300,
+                "HY000",
+                "Invalid utf8mb4 character string",
+            ))
+        }
         Some(&COM_STMT_SEND_LONG_DATA) => {
             let id = payload
                 .get(1..5)

@@ -1,0 +1,280 @@
+//! Malformed input over a real connection: random command packets, random and mutated SQL,
+//! unknown statement ids, oversize packets. Each gets an error (or, for the commands the
+//! protocol answers with nothing, nothing), never a panic, and the connection stays usable.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mysql::prelude::Queryable;
+use proptest::prelude::*;
+use waterline_server::{Server, SessionConfig, Shared};
+use waterline_txn::{Engine, EngineConfig};
+
+fn start(max_allowed_packet: usize) -> u16 {
+    let engine = Arc::new(
+        Engine::open(EngineConfig {
+            lock_wait_timeout: Duration::from_millis(200),
+            ..EngineConfig::default()
+        })
+        .unwrap(),
+    );
+    let shared = Shared::new(
+        engine,
+        SessionConfig {
+            max_allowed_packet,
+            ..SessionConfig::default()
+        },
+    );
+    let port = Server::new(shared, 64)
+        .spawn("127.0.0.1:0".parse().unwrap())
+        .unwrap()
+        .port();
+    let mut c = mysql::Conn::new(
+        mysql::Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap(),
+    )
+    .unwrap();
+    c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20), price DECIMAL(6,2))")
+        .unwrap();
+    c.query_drop("INSERT INTO t VALUES (1, 'a', 1.50), (2, 'b', 2.50), (3, NULL, NULL)")
+        .unwrap();
+    port
+}
+
+/// A bare protocol client: handshake as root (no password), then raw command packets.
+struct Raw {
+    stream: TcpStream,
+}
+
+impl Raw {
+    fn connect(port: u16) -> Raw {
+        let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut raw = Raw { stream };
+        let (_, greeting) = raw.read().unwrap();
+        assert_eq!(greeting[0], 10, "protocol 10 greeting");
+        // CLIENT_LONG_PASSWORD | PROTOCOL_41 | TRANSACTIONS | SECURE_CONNECTION | PLUGIN_AUTH
+        let caps: u32 = 0x1 | 0x200 | 0x2000 | 0x8000 | 0x80000;
+        let mut body = caps.to_le_bytes().to_vec();
+        body.extend_from_slice(&(16u32 << 20).to_le_bytes());
+        body.push(33);
+        body.extend_from_slice(&[0; 23]);
+        body.extend_from_slice(b"root\0");
+        body.push(0); // empty auth response
+        body.extend_from_slice(b"mysql_native_password\0");
+        raw.write(1, &body);
+        let (_, ok) = raw.read().unwrap();
+        assert_eq!(ok[0], 0, "handshake OK");
+        raw
+    }
+
+    fn write(&mut self, seq: u8, body: &[u8]) {
+        let mut packet = (body.len() as u32).to_le_bytes()[..3].to_vec();
+        packet.push(seq);
+        packet.extend_from_slice(body);
+        self.stream.write_all(&packet).unwrap();
+    }
+
+    fn read(&mut self) -> std::io::Result<(u8, Vec<u8>)> {
+        let mut header = [0u8; 4];
+        self.stream.read_exact(&mut header)?;
+        let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
+        let mut body = vec![0u8; len];
+        self.stream.read_exact(&mut body)?;
+        Ok((header[3], body))
+    }
+
+    /// Sends a command and reads packets until its reply ends (OK, ERR, or a result set's
+    /// final EOF/OK); returns the first packet.
+    fn command(&mut self, body: &[u8]) -> Vec<u8> {
+        self.write(0, body);
+        let (_, first) = self.read().unwrap();
+        if body[0] == 0x16 && first[0] == 0x00 && first.len() >= 9 {
+            // A prepare reply: parameter definitions, then column definitions, each block
+            // closed by an EOF.
+            let columns = u16::from_le_bytes([first[5], first[6]]);
+            let params = u16::from_le_bytes([first[7], first[8]]);
+            for block in [params, columns] {
+                if block > 0 {
+                    for _ in 0..=block {
+                        self.read().unwrap();
+                    }
+                }
+            }
+            return first;
+        }
+        if first[0] == 0x00 || first[0] == 0xff || (first[0] == 0xfe && first.len() < 9) {
+            return first;
+        }
+        // A result set (or a prepare reply): read to its last EOF.
+        let mut eofs = 0;
+        loop {
+            let (_, p) = self.read().unwrap();
+            if p[0] == 0xff {
+                return p;
+            }
+            if p[0] == 0xfe && p.len() < 9 {
+                eofs += 1;
+                if eofs == 2 {
+                    return first;
+                }
+            }
+        }
+    }
+
+    fn ping(&mut self) {
+        let reply = self.command(&[0x0e]);
+        assert_eq!(reply[0], 0, "ping answered OK");
+    }
+}
+
+fn error_code(packet: &[u8]) -> Option<u16> {
+    (packet[0] == 0xff).then(|| u16::from_le_bytes([packet[1], packet[2]]))
+}
+
+#[test]
+fn unknown_statement_ids_and_bad_parameters_are_errors() {
+    let port = start(1 << 20);
+    let mut raw = Raw::connect(port);
+    assert_eq!(error_code(&raw.command(b"\x02nowhere")), Some(1049));
+    assert_eq!(raw.command(b"\x02waterline")[0], 0, "COM_INIT_DB");
+    // COM_STMT_EXECUTE of an id never prepared.
+    let reply = raw.command(&[0x17, 42, 0, 0, 0, 0, 1, 0, 0, 0]);
+    assert_eq!(error_code(&reply), Some(1243));
+    raw.ping();
+    // Prepare one with a parameter, then execute it with an unknown type and short values.
+    let prepared = raw.command(b"\x16SELECT name FROM t WHERE id = ?");
+    assert_eq!(prepared[0], 0);
+    let id = &prepared[1..5];
+    let mut bad = vec![0x17];
+    bad.extend_from_slice(id);
+    bad.extend_from_slice(&[0, 1, 0, 0, 0, 0, 1, 0x42, 0]);
+    assert_eq!(error_code(&raw.command(&bad)), Some(1210));
+    let mut short = vec![0x17];
+    short.extend_from_slice(id);
+    short.extend_from_slice(&[0, 1, 0, 0, 0, 0, 1, 0x03, 0, 7]);
+    assert_eq!(error_code(&raw.command(&short)), Some(1210));
+    // A re-execute without types before any were bound.
+    let mut untyped = vec![0x17];
+    untyped.extend_from_slice(id);
+    untyped.extend_from_slice(&[0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
+    assert_eq!(error_code(&raw.command(&untyped)), Some(1210));
+    // A good one: LONG 2 -> 'b'.
+    let mut good = vec![0x17];
+    good.extend_from_slice(id);
+    good.extend_from_slice(&[0, 1, 0, 0, 0, 0, 1, 0x03, 0, 2, 0, 0, 0]);
+    let reply = raw.command(&good);
+    assert_ne!(reply[0], 0xff, "{}", String::from_utf8_lossy(&reply));
+    raw.ping();
+}
+
+#[test]
+fn an_oversize_packet_is_refused() {
+    let port = start(4096);
+    let mut raw = Raw::connect(port);
+    let mut big = vec![0x03];
+    big.extend_from_slice(format!("SELECT '{}'", "x".repeat(10_000)).as_bytes());
+    raw.write(0, &big);
+    let (_, reply) = raw.read().unwrap();
+    assert_eq!(error_code(&reply), Some(1153));
+    assert!(raw.read().is_err(), "the connection is closed after it");
+    // The server is fine.
+    Raw::connect(port).ping();
+}
+
+fn sql_fragment() -> impl Strategy<Value = String> {
+    let token = prop_oneof![
+        Just("SELECT"),
+        Just("FROM"),
+        Just("WHERE"),
+        Just("t"),
+        Just("id"),
+        Just("name"),
+        Just("price"),
+        Just("*"),
+        Just(","),
+        Just("("),
+        Just(")"),
+        Just("="),
+        Just("<"),
+        Just("AND"),
+        Just("OR"),
+        Just("NOT"),
+        Just("1"),
+        Just("2.5"),
+        Just("'x'"),
+        Just("NULL"),
+        Just("IN"),
+        Just("BETWEEN"),
+        Just("ORDER BY"),
+        Just("LIMIT"),
+        Just("INSERT INTO"),
+        Just("VALUES"),
+        Just("UPDATE"),
+        Just("SET"),
+        Just("DELETE"),
+        Just("COUNT(*)"),
+        Just("SUM(price)"),
+        Just("GROUP BY"),
+        Just("JOIN"),
+        Just("ON"),
+        Just("?"),
+        Just("-"),
+        Just("+"),
+        Just("/"),
+        Just("9223372036854775807"),
+        Just("DISTINCT"),
+        Just("FOR UPDATE"),
+        Just("BEGIN"),
+        Just("COMMIT"),
+        Just("ROLLBACK"),
+        Just(";"),
+        Just("@@version"),
+        Just("EXPLAIN"),
+    ];
+    prop::collection::vec(token, 1..14).prop_map(|t| t.join(" "))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Random command packets (commands that get no reply left out): an answer, then a ping
+    /// still works.
+    #[test]
+    fn random_packets_get_an_answer(command in prop_oneof![Just(0x03u8), Just(0x16), Just(0x17), Just(0x0e), Just(0x04), Just(0x1a), Just(0x22), any::<u8>()],
+                                    body in prop::collection::vec(any::<u8>(), 0..64)) {
+        prop_assume!(![0x01, 0x18, 0x19].contains(&command)); // QUIT, SEND_LONG_DATA, STMT_CLOSE
+        static PORT: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
+        let port = *PORT.get_or_init(|| start(1 << 20));
+        let mut raw = Raw::connect(port);
+        let mut packet = vec![command];
+        packet.extend_from_slice(&body);
+        let _ = raw.command(&packet);
+        raw.ping();
+    }
+
+    /// Random and mutated SQL through a real client: an OK, a result, or a MySQL error, and
+    /// the connection keeps working.
+    #[test]
+    fn random_sql_gets_an_error_not_a_hang(sql in sql_fragment(), mutate in any::<Option<(usize, u8)>>()) {
+        static PORT: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
+        let port = *PORT.get_or_init(|| start(1 << 20));
+        let mut sql = sql.into_bytes();
+        if let Some((at, byte)) = mutate && !sql.is_empty() {
+            let at = at % sql.len();
+            sql[at] = byte;
+        }
+        let sql = String::from_utf8_lossy(&sql).into_owned();
+        let mut c = mysql::Conn::new(mysql::Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap()).unwrap();
+        match c.query_drop(&sql) {
+            Ok(()) | Err(mysql::Error::MySqlError(_)) => {}
+            Err(other) => prop_assert!(false, "{sql:?}: {other}"),
+        }
+        let _ = c.query_drop("ROLLBACK");
+        let one: Option<i64> = c.query_first("SELECT 1").unwrap();
+        prop_assert_eq!(one, Some(1));
+    }
+}
