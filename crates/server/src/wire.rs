@@ -276,6 +276,15 @@ async fn read_packet(
     }
 }
 
+/// The user name of a handshake response, and whether it carries a password.
+fn login_of(payload: &[u8]) -> (String, bool) {
+    let rest = payload.get(32..).unwrap_or(&[]);
+    let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+    let name = String::from_utf8_lossy(&rest[..end]).into_owned();
+    let password = rest.get(end + 1).is_some_and(|&len| len > 0);
+    (name, password)
+}
+
 /// Serves one connection: opensrv behind the filter.
 pub async fn serve(
     stream: TcpStream,
@@ -286,21 +295,43 @@ pub async fn serve(
     let (mut sock_r, mut sock_w) = stream.into_split();
     let (mut to_opensrv, opensrv_in) = tokio::io::duplex(1 << 16);
     let (opensrv_out, mut from_opensrv) = tokio::io::duplex(1 << 16);
-    let (inject, mut injected) = mpsc::unbounded_channel::<Vec<u8>>();
-    let writer = tokio::spawn(async move {
-        let mut buf = vec![0u8; 1 << 16];
-        loop {
-            tokio::select! {
-                n = from_opensrv.read(&mut buf) => match n {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => if sock_w.write_all(&buf[..n]).await.is_err() { break },
-                },
-                Some(bytes) = injected.recv() => if sock_w.write_all(&bytes).await.is_err() { break },
+    // Everything for the client goes through one channel, in order: opensrv's replies
+    // (framed, so a handshake error can be rewritten) and the filter's own.
+    let (inject, mut outgoing) = mpsc::unbounded_channel::<Vec<u8>>();
+    let user = Arc::new(Mutex::new((String::new(), false)));
+    let replies = {
+        let (inject, user) = (inject.clone(), Arc::clone(&user));
+        tokio::spawn(async move {
+            let mut handshake = true;
+            while let Ok(Some(Ok(packet))) = read_packet(&mut from_opensrv, usize::MAX).await {
+                let mut payload = packet.payload;
+                if handshake
+                    && payload.first() == Some(&0xff)
+                    && payload.get(1..3) == Some(&1698u16.to_le_bytes()[..])
+                {
+                    // opensrv reports a failed login as 1698; MySQL's is 1045.
+                    let (name, password) = user.lock().clone();
+                    let yes = if password { "YES" } else { "NO" };
+                    let message = format!(
+                        "Access denied for user '{name}'@'localhost' (using password: {yes})"
+                    );
+                    payload = error_packet(0, 1045, "28000", &message)[4..].to_vec();
+                }
+                // After the login reply (OK or error), commands begin.
+                if handshake && matches!(payload.first(), Some(0x00 | 0xff)) {
+                    handshake = false;
+                }
+                if inject.send(frame(packet.seq, &payload)).is_err() {
+                    break;
+                }
             }
-        }
-        // Whatever the filter still wanted to say (a final error) goes out before closing.
-        while let Ok(bytes) = injected.try_recv() {
-            let _ = sock_w.write_all(&bytes).await;
+        })
+    };
+    let writer = tokio::spawn(async move {
+        while let Some(bytes) = outgoing.recv().await {
+            if sock_w.write_all(&bytes).await.is_err() {
+                break;
+            }
         }
         let _ = sock_w.shutdown().await;
     });
@@ -324,6 +355,7 @@ pub async fn serve(
             }
         };
         let verdict = if first {
+            *user.lock() = login_of(&packet.payload);
             Verdict::Forward(packet.payload)
         } else {
             inspect(&statements, packet.reply_seq, &packet.payload)
@@ -346,8 +378,9 @@ pub async fn serve(
         }
     }
     drop(to_opensrv);
-    drop(inject);
     let _ = server.await;
+    let _ = replies.await;
+    drop(inject);
     let _ = writer.await;
 }
 

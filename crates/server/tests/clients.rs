@@ -199,16 +199,17 @@ fn connection_rules() {
     let mut app = Conn::new(opts).unwrap();
     let who: Option<String> = app.query_first("SELECT USER()").unwrap();
     assert_eq!(who.as_deref(), Some("app@localhost"));
-    assert!(
-        Conn::new(
-            OptsBuilder::new()
-                .ip_or_hostname(Some("127.0.0.1"))
-                .tcp_port(port)
-                .user(Some("app"))
-                .pass(Some("wrong"))
-        )
-        .is_err()
-    );
+    let wrong = OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("app"))
+        .pass(Some("wrong"));
+    assert_eq!(code(Conn::new(wrong).unwrap_err()), 1045);
+    let stranger = OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("eve"));
+    assert_eq!(code(Conn::new(stranger).unwrap_err()), 1045);
     // Each connection its own id.
     let mut x = connect(port);
     let id_a: Option<u32> = app.query_first("SELECT CONNECTION_ID()").unwrap();
@@ -220,4 +221,50 @@ fn connection_rules() {
     let e = Conn::new(Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap())
         .unwrap_err();
     assert_eq!(code(e), 1040);
+}
+
+#[test]
+fn the_admission_permit_spans_the_transaction() {
+    use waterline_txn::Policy;
+    let config = EngineConfig {
+        admission: Policy::Limit(1),
+        ..EngineConfig::default()
+    };
+    let engine = Arc::new(Engine::open(config).unwrap());
+    let shared = Shared::new(Arc::clone(&engine), SessionConfig::default());
+    let port = Server::new(shared, 16)
+        .spawn("127.0.0.1:0".parse().unwrap())
+        .unwrap()
+        .port();
+    let mut a = connect(port);
+    a.query_drop("CREATE TABLE t (id INT PRIMARY KEY)").unwrap();
+    a.query_drop("INSERT INTO t VALUES (1)").unwrap(); // an autocommit statement: in and out
+    assert_eq!(engine.admission().unwrap().metrics().inside, 0);
+    a.query_drop("BEGIN").unwrap();
+    assert_eq!(
+        engine.admission().unwrap().metrics().inside,
+        1,
+        "BEGIN takes the permit"
+    );
+    let waiter = std::thread::spawn(move || {
+        let mut b = connect(port);
+        let started = std::time::Instant::now();
+        let n: Option<i64> = b.query_first("SELECT COUNT(*) FROM t").unwrap();
+        (n, started.elapsed())
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        engine.admission().unwrap().metrics().waiting,
+        1,
+        "the other client waits at its statement"
+    );
+    a.query_drop("COMMIT").unwrap();
+    let (n, waited) = waiter.join().unwrap();
+    assert_eq!(n, Some(1));
+    assert!(waited >= Duration::from_millis(250), "{waited:?}");
+    // A client that disconnects holding the permit gives it back.
+    a.query_drop("BEGIN").unwrap();
+    drop(a);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(engine.admission().unwrap().metrics().inside, 0);
 }
