@@ -419,3 +419,192 @@ fn bad_input_gets_mysql_errors() {
     // Still usable afterwards.
     assert_eq!(one(&mut s, "SELECT COUNT(*) FROM item"), "20");
 }
+
+/// The statements of TPC-C as go-tpc writes them (its DDL, and each transaction's SQL with
+/// the values bound), so the TPC-C driver's SQL backends have what they need.
+#[test]
+fn tpcc_in_sql_as_go_tpc_writes_it() {
+    let mut s = session();
+    for ddl in [
+        "CREATE TABLE IF NOT EXISTS warehouse (w_id INT NOT NULL, w_name VARCHAR(10), w_street_1 VARCHAR(20), w_street_2 VARCHAR(20), w_city VARCHAR(20), w_state CHAR(2), w_zip CHAR(9), w_tax DECIMAL(4, 4), w_ytd DECIMAL(12, 2), PRIMARY KEY (w_id))",
+        "CREATE TABLE IF NOT EXISTS district (d_id INT NOT NULL, d_w_id INT NOT NULL, d_name VARCHAR(10), d_street_1 VARCHAR(20), d_street_2 VARCHAR(20), d_city VARCHAR(20), d_state CHAR(2), d_zip CHAR(9), d_tax DECIMAL(4, 4), d_ytd DECIMAL(12, 2), d_next_o_id INT, PRIMARY KEY (d_w_id, d_id))",
+        "CREATE TABLE IF NOT EXISTS customer (c_id INT NOT NULL, c_d_id INT NOT NULL, c_w_id INT NOT NULL, c_first VARCHAR(16), c_middle CHAR(2), c_last VARCHAR(16), c_credit CHAR(2), c_credit_lim DECIMAL(12, 2), c_discount DECIMAL(4,4), c_balance DECIMAL(12,2), c_ytd_payment DECIMAL(12,2), c_payment_cnt INT, c_delivery_cnt INT, c_data VARCHAR(500), PRIMARY KEY(c_w_id, c_d_id, c_id), INDEX idx_customer (c_w_id, c_d_id, c_last, c_first))",
+        "CREATE TABLE IF NOT EXISTS history (h_c_id INT NOT NULL, h_c_d_id INT NOT NULL, h_c_w_id INT NOT NULL, h_d_id INT NOT NULL, h_w_id INT NOT NULL, h_date DATETIME, h_amount DECIMAL(6, 2), h_data VARCHAR(24), INDEX idx_h_w_id (h_w_id), INDEX idx_h_c_w_id (h_c_w_id))",
+        "CREATE TABLE IF NOT EXISTS new_order (no_o_id INT NOT NULL, no_d_id INT NOT NULL, no_w_id INT NOT NULL, PRIMARY KEY(no_w_id, no_d_id, no_o_id))",
+        "CREATE TABLE IF NOT EXISTS orders (o_id INT NOT NULL, o_d_id INT NOT NULL, o_w_id INT NOT NULL, o_c_id INT, o_entry_d DATETIME, o_carrier_id INT, o_ol_cnt INT, o_all_local INT, PRIMARY KEY(o_w_id, o_d_id, o_id), INDEX idx_order (o_w_id, o_d_id, o_c_id, o_id))",
+        "CREATE TABLE IF NOT EXISTS order_line (ol_o_id INT NOT NULL, ol_d_id INT NOT NULL, ol_w_id INT NOT NULL, ol_number INT NOT NULL, ol_i_id INT NOT NULL, ol_supply_w_id INT, ol_delivery_d DATETIME, ol_quantity INT, ol_amount DECIMAL(6, 2), ol_dist_info CHAR(24), PRIMARY KEY(ol_w_id, ol_d_id, ol_o_id, ol_number))",
+        "CREATE TABLE IF NOT EXISTS stock (s_i_id INT NOT NULL, s_w_id INT NOT NULL, s_quantity INT, s_dist_01 CHAR(24), s_ytd INT, s_order_cnt INT, s_remote_cnt INT, s_data VARCHAR(50), PRIMARY KEY(s_w_id, s_i_id))",
+        "CREATE TABLE IF NOT EXISTS item (i_id INT NOT NULL, i_im_id INT, i_name VARCHAR(24), i_price DECIMAL(5, 2), i_data VARCHAR(50), PRIMARY KEY(i_id))",
+    ] {
+        ok(&mut s, ddl);
+    }
+    ok(
+        &mut s,
+        "INSERT INTO warehouse VALUES (1, 'w1', 's1', 's2', 'c', 'st', '123456789', 0.1000, 300000.00)",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO district VALUES (1, 1, 'd1', 's1', 's2', 'c', 'st', '123456789', 0.0500, 30000.00, 3001)",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO customer VALUES (7, 1, 1, 'ada', 'OE', 'BARBARBAR', 'GC', 50000.00, 0.1000, -10.00, 10.00, 1, 0, 'data'), (8, 1, 1, 'bob', 'OE', 'BARBARBAR', 'BC', 50000.00, 0.2000, -10.00, 10.00, 1, 0, 'data')",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO item VALUES (1, 1, 'one', 1.00, 'x'), (2, 2, 'two', 2.00, 'ORIGINAL y')",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO stock VALUES (1, 1, 50, 'dist', 0, 0, 0, 'd'), (2, 1, 5, 'dist', 0, 0, 0, 'd')",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO orders VALUES (3000, 1, 1, 7, '2026-11-21 00:00:00', NULL, 2, 1)",
+    );
+    ok(&mut s, "INSERT INTO new_order VALUES (3000, 1, 1)");
+    ok(
+        &mut s,
+        "INSERT INTO order_line VALUES (3000, 1, 1, 1, 1, 1, NULL, 5, 5.00, 'info'), (3000, 1, 1, 2, 2, 1, NULL, 5, 10.00, 'info')",
+    );
+
+    // NewOrder.
+    ok(&mut s, "BEGIN");
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = 1 AND c_w_id = w_id AND c_d_id = 1 AND c_id = 7"
+        ),
+        [["0.1000", "BARBARBAR", "GC", "0.1000"]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT d_next_o_id, d_tax FROM district WHERE d_id = 1 AND d_w_id = 1 FOR UPDATE"
+        ),
+        [["3001", "0.0500"]]
+    );
+    ok(
+        &mut s,
+        "UPDATE district SET d_next_o_id = 3001 + 1 WHERE d_id = 1 AND d_w_id = 1",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (3001, 1, 1, 7, '2026-11-21 01:00:00', 2, 1)",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (3001, 1, 1)",
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT i_price, i_name, i_data, i_id FROM item WHERE i_id IN (1, 2)"
+        )
+        .len(),
+        2
+    );
+    assert_eq!(rows(&mut s, "SELECT s_quantity, s_data, s_i_id, s_dist_01 FROM stock WHERE (s_w_id, s_i_id) IN ((1, 1), (1, 2)) FOR UPDATE").len(), 2);
+    ok(
+        &mut s,
+        "UPDATE stock SET s_quantity = 45, s_ytd = s_ytd + 5, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + 0 WHERE s_i_id = 1 AND s_w_id = 1",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) VALUES (3001, 1, 1, 1, 1, 1, 5, 5.00, 'dist'), (3001, 1, 1, 2, 2, 1, 5, 10.00, 'dist')",
+    );
+    ok(&mut s, "COMMIT");
+    // Payment (by last name).
+    ok(&mut s, "BEGIN");
+    ok(
+        &mut s,
+        "UPDATE warehouse SET w_ytd = w_ytd + 10.00 WHERE w_id = 1",
+    );
+    ok(
+        &mut s,
+        "UPDATE district SET d_ytd = d_ytd + 10.00 WHERE d_w_id = 1 AND d_id = 1",
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT count(c_id) namecnt FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_last = 'BARBARBAR'"
+        ),
+        "2"
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT c_id FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_last = 'BARBARBAR' ORDER BY c_first"
+        ),
+        [["7"], ["8"]]
+    );
+    ok(
+        &mut s,
+        "UPDATE customer SET c_balance = c_balance - 10.00, c_ytd_payment = c_ytd_payment + 10.00, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 7",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (1, 1, 7, 1, 1, '2026-11-21 02:00:00', 10.00, 'w1    d1')",
+    );
+    ok(&mut s, "COMMIT");
+    // OrderStatus.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_c_id = 7 ORDER BY o_id DESC LIMIT 1"
+        ),
+        [["3001", "NULL", "2026-11-21 01:00:00"]]
+    );
+    assert_eq!(rows(&mut s, "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 3001").len(), 2);
+    // Delivery.
+    ok(&mut s, "BEGIN");
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT no_o_id FROM new_order WHERE no_w_id = 1 AND no_d_id = 1 ORDER BY no_o_id ASC LIMIT 1 FOR UPDATE"
+        ),
+        "3000"
+    );
+    assert_eq!(
+        ok(
+            &mut s,
+            "DELETE FROM new_order WHERE (no_w_id, no_d_id, no_o_id) IN ((1, 1, 3000))"
+        ),
+        1
+    );
+    assert_eq!(
+        ok(
+            &mut s,
+            "UPDATE orders SET o_carrier_id = 3 WHERE (o_w_id, o_d_id, o_id) IN ((1, 1, 3000))"
+        ),
+        1
+    );
+    assert_eq!(
+        ok(
+            &mut s,
+            "UPDATE order_line SET ol_delivery_d = '2026-11-21 03:00:00' WHERE (ol_w_id, ol_d_id, ol_o_id) IN ((1, 1, 3000))"
+        ),
+        2
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT o_d_id, o_c_id, SUM(ol_amount) FROM orders, order_line WHERE o_id = ol_o_id AND o_d_id = ol_d_id AND o_w_id = ol_w_id AND (o_w_id, o_d_id, o_id) IN ((1, 1, 3000)) GROUP BY o_d_id, o_c_id"
+        ),
+        [["1", "7", "15.00"]]
+    );
+    ok(
+        &mut s,
+        "UPDATE customer SET c_balance = c_balance + 15.00, c_delivery_cnt = c_delivery_cnt + 1 WHERE (c_w_id, c_d_id, c_id) IN ((1, 1, 7))",
+    );
+    ok(&mut s, "COMMIT");
+    // StockLevel, in go-tpc's form and in BenchmarkSQL's join.
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT COUNT(DISTINCT (s_i_id)) stock_count FROM order_line, stock WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id < 3002 AND ol_o_id >= 3002 - 20 AND s_w_id = 1 AND s_i_id = ol_i_id AND s_quantity < 10"
+        ),
+        "1"
+    );
+    assert_eq!(rows(&mut s, "SELECT ol_i_id FROM district JOIN order_line ON ol_w_id = d_w_id AND ol_d_id = d_id AND ol_o_id >= d_next_o_id - 20 AND ol_o_id < d_next_o_id WHERE d_w_id = 1 AND d_id = 1").len(), 4);
+}
