@@ -14,6 +14,7 @@
 //!   broadcast or point-to-point wake-ups.
 //! * [`throttle`]: transaction admission: a fair semaphore, a thread-pool baseline, and an
 //!   adaptive limit that finds the knee.
+//! * [`server`]: SQL sessions over the engine and the MySQL protocol (`waterline serve`).
 //! * [`planner`]: the range optimizer: table maps, range analysis, access paths, EXPLAIN, and
 //!   MySQL 8.0.27's `param_comp` regression as `PlannerMode::Legacy8027`.
 //!
@@ -21,6 +22,7 @@
 
 pub use waterline_commit as commit;
 pub use waterline_planner as planner;
+pub use waterline_server as server;
 pub use waterline_readview as readview;
 pub use waterline_readview::{ReadView, SnapshotKind, TrxId};
 pub use waterline_throttle as throttle;
