@@ -22,9 +22,9 @@
 
 pub use waterline_commit as commit;
 pub use waterline_planner as planner;
-pub use waterline_server as server;
 pub use waterline_readview as readview;
 pub use waterline_readview::{ReadView, SnapshotKind, TrxId};
+pub use waterline_server as server;
 pub use waterline_throttle as throttle;
 pub use waterline_txn as txn;
 pub use waterline_txn::{Engine, EngineConfig, Isolation, Transaction, TxnError, ViewClose};

@@ -1,5 +1,5 @@
 //! The MySQL protocol, through opensrv-mysql: one [`Backend`] per connection, wrapping a
-//! [`Session`]. Every statement runs on the connection's task with `block_in_place` (engine
+//! [`Session`]. Every statement runs right on the connection's own thread (engine
 //! calls block: a row lock may wait), and every reply is finished, errors included: a handler
 //! that returned `Err` would drop the connection.
 
@@ -243,7 +243,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
         info: StatementMetaWriter<'a, W>,
     ) -> io::Result<()> {
         self.sync_user();
-        let prepared = tokio::task::block_in_place(|| self.session.prepare(query));
+        let prepared = self.session.prepare(query);
         match prepared {
             Err(e) => info.error(kind(&e), e.message.as_bytes()).await,
             Ok((id, params, cols)) => {
@@ -268,7 +268,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
         results: QueryResultWriter<'a, W>,
     ) -> io::Result<()> {
         let values: Vec<Value> = params.into_iter().map(|p| param(p.value)).collect();
-        let result = tokio::task::block_in_place(|| self.session.execute_prepared(id, &values));
+        let result = self.session.execute_prepared(id, &values);
         let open = self.session.in_transaction();
         reply(result, results, true, open).await
     }
@@ -287,7 +287,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
         results: QueryResultWriter<'a, W>,
     ) -> io::Result<()> {
         self.sync_user();
-        let result = tokio::task::block_in_place(|| self.session.execute(query));
+        let result = self.session.execute(query);
         let open = self.session.in_transaction();
         reply(result, results, false, open).await
     }

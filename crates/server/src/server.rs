@@ -69,7 +69,30 @@ impl Server {
         let statements = Arc::new(crate::wire::Statements::default());
         let backend = Backend::new(Arc::clone(&self.shared), Arc::clone(&statements));
         let max_packet = self.shared.config.max_allowed_packet;
-        tokio::spawn(crate::wire::serve(stream, backend, statements, max_packet));
+        // One thread per connection, as MySQL's default: a statement may block on a row lock
+        // or an admission permit, and then only its own connection waits. The connection's
+        // tasks (filter, opensrv, writer) share that thread's runtime, so passing a packet
+        // between them wakes no other thread.
+        // On failure the backend is dropped, which counts the connection out again.
+        let Ok(std_stream) = stream.into_std() else {
+            return;
+        };
+        // If the thread cannot start, the closure and its backend are dropped here.
+        let _ = std::thread::Builder::new()
+            .name("waterline-conn".into())
+            .spawn(move || {
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                runtime.block_on(async move {
+                    if let Ok(stream) = TcpStream::from_std(std_stream) {
+                        crate::wire::serve(stream, backend, statements, max_packet).await;
+                    }
+                });
+            });
     }
 
     /// Binds `addr` and serves on a new multi-threaded tokio runtime in a background thread;
