@@ -328,7 +328,14 @@ pub async fn serve(
         })
     };
     let writer = tokio::spawn(async move {
-        while let Some(bytes) = outgoing.recv().await {
+        // One send for everything queued: a result set is many small packets, and a send
+        // per packet cost more than the query (perf: 38% of the server in sendto).
+        while let Some(mut bytes) = outgoing.recv().await {
+            while bytes.len() < 1 << 20
+                && let Ok(more) = outgoing.try_recv()
+            {
+                bytes.extend_from_slice(&more);
+            }
             if sock_w.write_all(&bytes).await.is_err() {
                 break;
             }
