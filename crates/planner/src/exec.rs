@@ -105,7 +105,19 @@ fn step(
             }
             pass
         };
-        if pass {
+        if !pass {
+            continue;
+        }
+        if pos + 1 == plan.tables.len() {
+            // The last table: its row moves into the output (a one-table query copies none).
+            let last = current[tp.table].take();
+            let mut out: Vec<Row> = current
+                .iter()
+                .map(|r| r.clone().unwrap_or_default())
+                .collect();
+            out[tp.table] = last.unwrap_or_default();
+            exec.rows.push(out);
+        } else {
             step(plan, storage, params, pos + 1, current, buffers, exec)?;
         }
     }

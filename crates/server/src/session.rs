@@ -78,7 +78,7 @@ impl Response {
 /// A prepared statement.
 #[derive(Clone, Debug)]
 pub(crate) struct Prepared {
-    pub(crate) statement: Statement,
+    pub(crate) statement: Arc<Statement>,
     pub(crate) params: usize,
 }
 
@@ -202,7 +202,7 @@ impl Session {
         self.prepared.insert(
             id,
             Prepared {
-                statement: *statement,
+                statement: Arc::from(statement),
                 params,
             },
         );
