@@ -348,6 +348,14 @@ pub(crate) fn show_status(
             "Waterline_admission_limit".into(),
             m.limit.map_or(Value::Null, |l| Value::Int(l as i64)),
         ));
+        rows.push((
+            "Waterline_admission_admitted".into(),
+            Value::Int(m.admitted as i64),
+        ));
+        rows.push((
+            "Waterline_admission_wait_max_us".into(),
+            Value::Int(m.wait_max_us as i64),
+        ));
     }
     Ok(Response::text(
         &["Variable_name", "Value"],

@@ -1,0 +1,102 @@
+//! The `waterline` command itself: the embedded shell, and `serve` on a data directory that
+//! survives a kill -9 (a real process, a real client).
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+
+const BIN: &str = env!("CARGO_BIN_EXE_waterline");
+
+#[test]
+fn the_sql_shell_runs_statements() {
+    let out = Command::new(BIN)
+        .args(["sql", "--snapshot", "vector", "--view-close", "latched", "-e"])
+        .arg("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(5)); INSERT INTO t VALUES (1, 'a;b'); SELECT v FROM t; SELECT nope FROM t")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("| a;b |"),
+        "a quoted ; is no separator:\n{text}"
+    );
+    assert!(text.contains("ERROR 1054 (42S22)"), "{text}");
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn serve(dir: &std::path::Path, port: u16) -> Child {
+    Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--flush",
+            "every-commit",
+            "--wakeup",
+            "broadcast",
+            "--admission",
+            "limit:64",
+        ])
+        .arg("--data-dir")
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn connect(port: u16) -> mysql::Conn {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match mysql::Conn::new(
+            mysql::Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap(),
+        ) {
+            Ok(c) => return c,
+            Err(e) if Instant::now() > deadline => panic!("server did not come up: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+#[test]
+fn serve_keeps_acknowledged_commits_across_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut server = serve(dir.path(), port);
+    let mut c = connect(port);
+    c.query_drop("CREATE TABLE ledger (id INT PRIMARY KEY, amount DECIMAL(8,2))")
+        .unwrap();
+    c.query_drop("CREATE INDEX by_amount ON ledger (amount)")
+        .unwrap();
+    for i in 1..=50 {
+        c.exec_drop("INSERT INTO ledger VALUES (?, ?)", (i, format!("{i}.25")))
+            .unwrap();
+    }
+    server.kill().unwrap(); // SIGKILL
+    server.wait().unwrap();
+
+    let port = free_port();
+    let mut server = serve(dir.path(), port);
+    let mut c = connect(port);
+    let (n, sum): (i64, String) = c
+        .query_first("SELECT COUNT(*), SUM(amount) FROM ledger")
+        .unwrap()
+        .unwrap();
+    assert_eq!((n, sum.as_str()), (50, "1287.50"));
+    let plan: Vec<mysql::Row> = c
+        .query("EXPLAIN SELECT id FROM ledger WHERE amount = 7.25")
+        .unwrap();
+    let key: Option<String> = plan[0].get(5);
+    assert_eq!(key.as_deref(), Some("by_amount"), "the index came back too");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
