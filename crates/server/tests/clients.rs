@@ -264,7 +264,9 @@ fn the_admission_permit_spans_the_transaction() {
     // A client that disconnects holding the permit gives it back.
     a.query_drop("BEGIN").unwrap();
     drop(a);
-    assert!(eventually(|| engine.admission().unwrap().metrics().inside == 0));
+    assert!(eventually(
+        || engine.admission().unwrap().metrics().inside == 0
+    ));
 }
 
 /// Polls `f` for up to 10 s (a loaded CI machine may be slow to run the other side).
