@@ -237,26 +237,8 @@ impl Expr {
                 ));
             }
             Expr::IsNull(e, negated) => boolean(Some(e.eval(env)?.is_null() != *negated)),
-            Expr::And(list) => {
-                let mut result = Some(true);
-                for e in list {
-                    result = and3(result, truth(&e.eval(env)?));
-                    if result == Some(false) {
-                        break;
-                    }
-                }
-                boolean(result)
-            }
-            Expr::Or(list) => {
-                let mut result = Some(false);
-                for e in list {
-                    result = or3(result, truth(&e.eval(env)?));
-                    if result == Some(true) {
-                        break;
-                    }
-                }
-                boolean(result)
-            }
+            Expr::And(list) => boolean(connective(list, env, Some(true), and3)?),
+            Expr::Or(list) => boolean(connective(list, env, Some(false), or3)?),
             Expr::Not(e) => boolean(truth(&e.eval(env)?).map(|b| !b)),
         })
     }
@@ -297,6 +279,25 @@ fn compare(op: CmpOp, a: &Expr, b: &Expr, env: Env<'_>) -> Result<Option<bool>, 
         (Expr::Row(xs), _) | (_, Expr::Row(xs)) => Err(PlanError::Operand(xs.len())),
         _ => Ok(sql_cmp(&a.eval(env)?, &b.eval(env)?).map(|o| op.holds(o))),
     }
+}
+
+/// AND or OR over `list` in three-valued logic, from `unit` (true for AND, false for OR),
+/// stopping at the value that decides it.
+fn connective(
+    list: &[Expr],
+    env: Env<'_>,
+    unit: Option<bool>,
+    op: fn(Option<bool>, Option<bool>) -> Option<bool>,
+) -> Result<Option<bool>, PlanError> {
+    let decided = unit.map(|u| !u);
+    let mut result = unit;
+    for e in list {
+        result = op(result, truth(&e.eval(env)?));
+        if result == decided {
+            break;
+        }
+    }
+    Ok(result)
 }
 
 fn and3(a: Option<bool>, b: Option<bool>) -> Option<bool> {

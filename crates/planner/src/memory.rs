@@ -9,7 +9,7 @@ use std::ops::Bound;
 use waterline_txn::{Key, KeyRange, Row, TableSchema};
 
 use crate::PlanError;
-use crate::catalog::{Catalog, IndexId, TableStats};
+use crate::catalog::{Catalog, IndexId, TableStats, rows_per_prefix};
 use crate::exec::Storage;
 
 struct MemIndex {
@@ -65,13 +65,7 @@ impl MemCatalog {
                     .collect();
                 entries.sort();
                 let rec_per_key = (1..=cols.len())
-                    .map(|p| {
-                        let distinct = 1 + entries
-                            .windows(2)
-                            .filter(|w| w[0].0.0[..p] != w[1].0.0[..p])
-                            .count();
-                        entries.len() as f64 / distinct as f64
-                    })
+                    .map(|p| rows_per_prefix(entries.iter().map(|(k, _)| k), p))
                     .collect();
                 MemIndex {
                     id,

@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 
 use waterline_planner::exec::Storage;
-use waterline_planner::{Catalog, IndexId, PlanError, TableStats};
+use waterline_planner::{Catalog, IndexId, PlanError, TableStats, rows_per_prefix};
 use waterline_txn::{
     Key, KeyRange, LockMode, Row, ScanOptions, Table, TableSchema, Transaction, TxnError,
 };
@@ -133,16 +133,7 @@ impl Catalog for TxnAccess<'_> {
         let Some(t) = self.handle(table) else {
             return 1.0;
         };
-        let sample = t.key_sample(position(index), SAMPLE);
-        if sample.is_empty() {
-            return 1.0;
-        }
-        let prefix = |k: &Key| k.0[..parts.min(k.0.len())].to_vec();
-        let distinct = 1 + sample
-            .windows(2)
-            .filter(|w| prefix(&w[0]) != prefix(&w[1]))
-            .count();
-        sample.len() as f64 / distinct as f64
+        rows_per_prefix(&t.key_sample(position(index), SAMPLE), parts)
     }
 
     fn read_unique(

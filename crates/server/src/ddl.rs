@@ -56,7 +56,7 @@ pub(crate) fn create_table(
     s: &mut Session,
     create: &ast::CreateTable,
 ) -> Result<Response, SqlError> {
-    let db = s.database.clone().ok_or_else(SqlError::no_database)?;
+    s.database.as_ref().ok_or_else(SqlError::no_database)?;
     let name = object_name(&create.name)?;
     if s.shared.engine.table(&name).is_ok() {
         if create.if_not_exists {
@@ -179,7 +179,6 @@ pub(crate) fn create_table(
             next_id: 1,
         },
     );
-    let _ = db;
     Ok(Response::done(0))
 }
 

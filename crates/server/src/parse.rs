@@ -13,8 +13,6 @@ use crate::error::SqlError;
 pub enum Special {
     /// `SHOW WARNINGS`.
     ShowWarnings,
-    /// `BEGIN` / `BEGIN WORK`.
-    Begin,
     /// Accepted and ignored (`FLUSH ...`, `LOCK`-free no-ops that clients send).
     Ignored,
 }
@@ -38,7 +36,6 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
     match words.as_slice() {
         ["SHOW", "WARNINGS"] => return Ok(Parsed::Special(Special::ShowWarnings)),
-        ["BEGIN"] | ["BEGIN", "WORK"] => return Ok(Parsed::Special(Special::Begin)),
         ["FLUSH", ..] => return Ok(Parsed::Special(Special::Ignored)),
         [] => return Err(SqlError::new(1065, "42000", "Query was empty")),
         _ => {}

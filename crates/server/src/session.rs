@@ -94,8 +94,6 @@ pub struct Session {
     pub(crate) next_isolation: Option<Isolation>,
     pub(crate) planner: PlannerMode,
     pub(crate) trx: Option<Transaction>,
-    /// Whether `trx` was opened by BEGIN / START TRANSACTION (or autocommit is off).
-    pub(crate) explicit: bool,
     pub(crate) last_insert_id: u64,
     pub(crate) warnings: Vec<(String, u16, String)>,
     pub(crate) prepared: HashMap<u32, Prepared>,
@@ -123,7 +121,6 @@ impl Session {
             next_isolation: None,
             planner: shared.config.planner,
             trx: None,
-            explicit: false,
             last_insert_id: 0,
             warnings: Vec::new(),
             prepared: HashMap::new(),
@@ -245,7 +242,6 @@ impl Session {
         if let Some(trx) = self.trx.take() {
             trx.rollback();
         }
-        self.explicit = false;
     }
 
     pub(crate) fn database_name(&self) -> &str {
@@ -287,15 +283,11 @@ impl Session {
                     .implicit_rollbacks
                     .fetch_add(1, Ordering::Relaxed);
                 trx.rollback();
-                self.explicit = false;
             }
             Err(_) if own => trx.rollback(),
             Ok(_) if own => trx.commit().map_err(SqlError::from)?,
             _ => {
                 self.trx = Some(trx);
-                if !self.autocommit {
-                    self.explicit = true;
-                }
             }
         }
         result
@@ -308,7 +300,6 @@ impl Session {
 
     /// COMMIT (and implicit commits): ends the open transaction.
     pub(crate) fn commit(&mut self) -> Result<Response, SqlError> {
-        self.explicit = false;
         match self.trx.take() {
             Some(trx) => trx
                 .commit()
@@ -332,7 +323,6 @@ impl Session {
             Statement::StartTransaction { .. } => {
                 self.commit()?;
                 self.trx = Some(self.begin_trx());
-                self.explicit = true;
                 Ok(Response::done(0))
             }
             Statement::Commit { .. } => self.commit(),
@@ -431,18 +421,6 @@ impl Session {
                     .collect();
                 Ok(Response::text(&["Level", "Code", "Message"], rows))
             }
-            Special::Begin => self.run(
-                &Statement::StartTransaction {
-                    modes: vec![],
-                    begin: true,
-                    transaction: None,
-                    modifier: None,
-                    statements: vec![],
-                    exception: None,
-                    has_end_keyword: false,
-                },
-                &[],
-            ),
             Special::Ignored => Ok(Response::done(0)),
         }
     }

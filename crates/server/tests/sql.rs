@@ -251,6 +251,8 @@ fn transactions_autocommit_and_isolation() {
     );
     ok(&mut a, "ROLLBACK");
     assert_eq!(one(&mut a, "SELECT v FROM t WHERE id = 1"), "1");
+    ok(&mut a, "BEGIN WORK");
+    ok(&mut a, "ROLLBACK");
     ok(&mut a, "START TRANSACTION");
     ok(&mut a, "UPDATE t SET v = 3 WHERE id = 1");
     ok(&mut a, "COMMIT");

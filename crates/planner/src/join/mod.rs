@@ -340,7 +340,11 @@ impl Optimizer<'_> {
             rows: &rows,
             params: self.params,
         };
-        let tree = {
+        // One parameter set for the traced analysis of the whole condition, then for each
+        // condition alone (untraced), to learn which conditions each index's ranges guarantee.
+        let mut trace = std::mem::take(&mut self.trace);
+        let mut scratch = Trace::new(false);
+        let (tree, alone) = {
             let mut param = RangeParam {
                 table: t,
                 alias: &table.alias,
@@ -350,34 +354,22 @@ impl Optimizer<'_> {
                 read_tables,
                 current_table,
                 env,
-                trace: &mut self.trace,
+                trace: &mut trace,
             };
-            get_mm_tree(&mut param, &Expr::And(self.conds.clone()))
+            let tree = get_mm_tree(&mut param, &Expr::And(self.conds.clone()));
+            param.trace = &mut scratch;
+            let alone: Vec<SelTree> = self
+                .conds
+                .iter()
+                .map(|c| get_mm_tree(&mut param, c))
+                .collect();
+            (tree, alone)
         };
+        self.trace = trace;
         let SelTree::Keys(keys) = tree else {
             self.trace.line(1, || "impossible range".into());
             return Ok(None);
         };
-        // Which conditions each index's ranges guarantee: analyse each alone, untraced.
-        let mut scratch = Trace::new(false);
-        let alone: Vec<SelTree> = self
-            .conds
-            .iter()
-            .map(|c| {
-                let mut param = RangeParam {
-                    table: t,
-                    alias: &table.alias,
-                    schema: &table.schema,
-                    indexes: &indexes,
-                    prev_tables,
-                    read_tables,
-                    current_table,
-                    env,
-                    trace: &mut scratch,
-                };
-                get_mm_tree(&mut param, c)
-            })
-            .collect();
         let mut found = Vec::new();
         for (i, (index, key)) in indexes.iter().zip(&keys).enumerate() {
             let KeyTree::Arg(arg) = key else { continue };
