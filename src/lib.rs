@@ -17,6 +17,8 @@
 //! * [`server`]: SQL sessions over the engine and the MySQL protocol (`waterline serve`).
 //! * [`planner`]: the range optimizer: table maps, range analysis, access paths, EXPLAIN, and
 //!   MySQL 8.0.27's `param_comp` regression as `PlannerMode::Legacy8027`.
+//! * [`tpcc`]: TPC-C-lite: schema, loader, the five transactions (typed API and SQL), the
+//!   driver, consistency checks and reports (`waterline tpcc`).
 //!
 //! See `DESIGN.md` in the project's shared folder for the whole picture.
 
@@ -26,6 +28,7 @@ pub use waterline_readview as readview;
 pub use waterline_readview::{ReadView, SnapshotKind, TrxId};
 pub use waterline_server as server;
 pub use waterline_throttle as throttle;
+pub use waterline_tpcc as tpcc;
 pub use waterline_txn as txn;
 pub use waterline_txn::{Engine, EngineConfig, Isolation, Transaction, TxnError, ViewClose};
 

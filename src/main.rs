@@ -1,4 +1,5 @@
-//! The `waterline` command: `serve` a MySQL-protocol server, or open an embedded `sql` shell.
+//! The `waterline` command: `serve` a MySQL-protocol server, open an embedded `sql` shell, or
+//! run `tpcc` (TPC-C-lite, the default workload).
 
 #![allow(clippy::print_stdout)] // a command-line program prints
 
@@ -20,12 +21,15 @@ enum Command {
     Serve(cli::serve::ServeArgs),
     /// An embedded SQL shell.
     Sql(cli::sql::SqlArgs),
+    /// TPC-C-lite: load, run a sweep of clients, check consistency, write a report.
+    Tpcc(Box<cli::tpcc::TpccArgs>),
 }
 
 fn main() {
     let result = match Cli::parse().command {
         Command::Serve(args) => cli::serve::run(args),
         Command::Sql(args) => cli::sql::run(args),
+        Command::Tpcc(args) => cli::tpcc::run(*args),
     };
     if let Err(e) = result {
         eprintln!("waterline: {e}");

@@ -1,9 +1,10 @@
-//! The `waterline` command line: `serve` (a MySQL-protocol server) and `sql` (an embedded
-//! SQL shell). Every knob of [`EngineConfig`] is a flag, so one binary runs every baseline
+//! The `waterline` command line: `serve` (a MySQL-protocol server), `sql` (an embedded
+//! SQL shell) and `tpcc` (TPC-C-lite). Every knob of [`EngineConfig`] is a flag, so one binary runs every baseline
 //! and every fix.
 
 pub mod serve;
 pub mod sql;
+pub mod tpcc;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -40,6 +40,44 @@ pub enum Counter {
 }
 
 const COUNTERS: usize = Counter::PurgeRuns as usize + 1;
+
+impl Counter {
+    /// Every counter, in declaration order.
+    pub const ALL: [Counter; COUNTERS] = [
+        Counter::ViewsOpened,
+        Counter::ViewsClosed,
+        Counter::ViewBytesCopied,
+        Counter::TrxSysLatch,
+        Counter::RegistryLatch,
+        Counter::RwTrxBegun,
+        Counter::Commits,
+        Counter::Rollbacks,
+        Counter::LockWaits,
+        Counter::LockWaitTimeouts,
+        Counter::Deadlocks,
+        Counter::VersionsPurged,
+        Counter::PurgeRuns,
+    ];
+
+    /// A snake_case name, for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Counter::ViewsOpened => "views_opened",
+            Counter::ViewsClosed => "views_closed",
+            Counter::ViewBytesCopied => "view_bytes_copied",
+            Counter::TrxSysLatch => "trx_sys_latch",
+            Counter::RegistryLatch => "registry_latch",
+            Counter::RwTrxBegun => "rw_trx_begun",
+            Counter::Commits => "commits",
+            Counter::Rollbacks => "rollbacks",
+            Counter::LockWaits => "lock_waits",
+            Counter::LockWaitTimeouts => "lock_wait_timeouts",
+            Counter::Deadlocks => "deadlocks",
+            Counter::VersionsPurged => "versions_purged",
+            Counter::PurgeRuns => "purge_runs",
+        }
+    }
+}
 const BLOCKS: usize = 16;
 
 /// A reading of every counter.

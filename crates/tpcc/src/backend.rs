@@ -1,0 +1,249 @@
+//! Backends: where the transactions run, how the database is created and loaded there, and
+//! how clients connect.
+//!
+//! | backend | transactions | loaded through | facts read with |
+//! |---|---|---|---|
+//! | `native` | typed API ([`crate::native`]) | the typed API | scans |
+//! | `sql` | SQL text on embedded sessions | the typed API, after SQL DDL | SQL |
+//! | `mysql://user:pw@host:port/db` | the same SQL text over the MySQL protocol | multi-row INSERTs | SQL |
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use waterline_planner::PlannerMode;
+use waterline_server::{SessionConfig, Shared};
+use waterline_txn::{Engine, EngineConfig, Isolation, Policy, StatsSnapshot};
+
+use crate::Error;
+use crate::check::Facts;
+use crate::client::{Client, Failure};
+use crate::conn::{EmbeddedConn, MysqlConn};
+use crate::load::{LoadReport, load};
+use crate::native::{NativeClient, NativeDb, NativeSink};
+use crate::schema::Scale;
+use crate::sql::{SqlClient, SqlConn, SqlSink, create_tables};
+
+/// The database the embedded SQL backend creates.
+pub const DATABASE: &str = "tpcc";
+
+/// Which backend.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    /// In process, typed API.
+    Native,
+    /// In process, SQL sessions.
+    Sql,
+    /// A MySQL-protocol server at this URL.
+    Mysql(String),
+}
+
+impl FromStr for BackendKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<BackendKind, String> {
+        match s {
+            "native" => Ok(BackendKind::Native),
+            "sql" => Ok(BackendKind::Sql),
+            url if url.starts_with("mysql://") => {
+                mysql::Opts::from_url(url).map_err(|e| format!("{url}: {e}"))?;
+                Ok(BackendKind::Mysql(url.to_owned()))
+            }
+            other => Err(format!(
+                "{other:?}: expected native, sql, or mysql://user:password@host:port/database"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BackendKind::Native => f.write_str("native"),
+            BackendKind::Sql => f.write_str("sql"),
+            BackendKind::Mysql(url) => f.write_str(&redact(url)),
+        }
+    }
+}
+
+/// `url` without its password.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            let user = credentials.split(':').next().unwrap_or_default();
+            format!("{}{user}@{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// The knobs of an in-process engine, and the session settings of every backend.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The engine's configuration (in-process backends).
+    pub engine: EngineConfig,
+    /// Keep the data durably here (in-process backends; `None`: in memory).
+    pub data_dir: Option<std::path::PathBuf>,
+    /// The isolation level of every transaction.
+    pub isolation: Isolation,
+    /// The planner's range analysis (embedded SQL backend).
+    pub planner: PlannerMode,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            engine: EngineConfig::default(),
+            data_dir: None,
+            isolation: Isolation::RepeatableRead,
+            planner: PlannerMode::Fixed,
+        }
+    }
+}
+
+/// A loaded database, ready for clients.
+pub enum Target {
+    /// In process, typed API.
+    Native(Arc<NativeDb>),
+    /// In process, SQL sessions over the same engine.
+    Sql {
+        /// What the sessions share.
+        shared: Arc<Shared>,
+        /// The same engine's tables, for loading.
+        native: Arc<NativeDb>,
+    },
+    /// A MySQL-protocol server.
+    Mysql {
+        /// Where.
+        url: String,
+        /// `SET SESSION TRANSACTION ISOLATION LEVEL ...` for each connection.
+        isolation: Isolation,
+    },
+}
+
+fn open_engine(settings: &Settings) -> Result<Arc<Engine>, Error> {
+    Ok(Arc::new(match &settings.data_dir {
+        Some(dir) => Engine::open_dir(dir, settings.engine.clone())?.0,
+        None => Engine::open(settings.engine.clone())?,
+    }))
+}
+
+fn isolation_sql(isolation: Isolation) -> &'static str {
+    match isolation {
+        Isolation::ReadCommitted => "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+        Isolation::RepeatableRead => "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+    }
+}
+
+impl Target {
+    /// Creates the tables of `kind` and loads `scale` with `seed`, on `threads` loaders.
+    pub fn create(
+        kind: &BackendKind,
+        settings: &Settings,
+        scale: Scale,
+        seed: u64,
+        threads: usize,
+    ) -> Result<(Target, LoadReport), Error> {
+        match kind {
+            BackendKind::Native => {
+                let engine = open_engine(settings)?;
+                let db = Arc::new(NativeDb::create(engine, settings.isolation)?);
+                let report = load(scale, seed, threads, || Ok(NativeSink(Arc::clone(&db))))?;
+                Ok((Target::Native(db), report))
+            }
+            BackendKind::Sql => {
+                let engine = open_engine(settings)?;
+                let config = SessionConfig {
+                    databases: vec![DATABASE.into()],
+                    isolation: settings.isolation,
+                    planner: settings.planner,
+                    ..SessionConfig::default()
+                };
+                let shared = Shared::new(Arc::clone(&engine), config);
+                create_tables(&mut EmbeddedConn::new(Arc::clone(&shared), DATABASE)?)?;
+                let native = Arc::new(NativeDb::open(engine, settings.isolation)?);
+                let report = load(scale, seed, threads, || Ok(NativeSink(Arc::clone(&native))))?;
+                Ok((Target::Sql { shared, native }, report))
+            }
+            BackendKind::Mysql(url) => {
+                create_tables(&mut MysqlConn::connect(url)?)?;
+                let report = load(scale, seed, threads, || {
+                    Ok(SqlSink(MysqlConn::connect(url)?))
+                })?;
+                let target = Target::Mysql {
+                    url: url.clone(),
+                    isolation: settings.isolation,
+                };
+                Ok((target, report))
+            }
+        }
+    }
+
+    /// A new client (a connection, for the SQL backends).
+    pub fn connect(&self) -> Result<Box<dyn Client>, Failure> {
+        Ok(match self {
+            Target::Native(db) => Box::new(NativeClient(Arc::clone(db))),
+            Target::Sql { shared, .. } => Box::new(SqlClient::new(EmbeddedConn::new(
+                Arc::clone(shared),
+                DATABASE,
+            )?)),
+            Target::Mysql { url, isolation } => {
+                let mut conn = MysqlConn::connect(url)?;
+                conn.text(isolation_sql(*isolation))?;
+                Box::new(SqlClient::new(conn))
+            }
+        })
+    }
+
+    /// The facts the consistency conditions check.
+    pub fn facts(&self) -> Result<Facts, Error> {
+        match self {
+            Target::Native(db) => Facts::from_native(db),
+            Target::Sql { shared, .. } => Ok(Facts::from_sql(&mut EmbeddedConn::new(
+                Arc::clone(shared),
+                DATABASE,
+            )?)?),
+            Target::Mysql { url, .. } => Ok(Facts::from_sql(&mut MysqlConn::connect(url)?)?),
+        }
+    }
+
+    /// The in-process engine, if there is one.
+    pub fn engine(&self) -> Option<&Arc<Engine>> {
+        match self {
+            Target::Native(db) | Target::Sql { native: db, .. } => Some(&db.engine),
+            Target::Mysql { .. } => None,
+        }
+    }
+
+    /// The native database, when clients can run as tasks on it.
+    pub fn native(&self) -> Option<&Arc<NativeDb>> {
+        match self {
+            Target::Native(db) => Some(db),
+            _ => None,
+        }
+    }
+
+    /// The engine's counters now (in-process backends).
+    pub fn stats(&self) -> Option<StatsSnapshot> {
+        self.engine().map(|e| e.stats())
+    }
+
+    /// The admission policy of the in-process engine.
+    pub fn admission(&self) -> Option<Policy> {
+        self.engine().map(|e| e.config().admission)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backends_parse_and_hide_passwords() {
+        assert_eq!("native".parse(), Ok(BackendKind::Native));
+        assert_eq!("sql".parse(), Ok(BackendKind::Sql));
+        let mysql: BackendKind = "mysql://root:secret@127.0.0.1:3307/tpcc".parse().unwrap();
+        assert_eq!(mysql.to_string(), "mysql://root@127.0.0.1:3307/tpcc");
+        assert!("postgres://x".parse::<BackendKind>().is_err());
+    }
+}

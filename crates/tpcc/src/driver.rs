@@ -1,0 +1,423 @@
+//! The driver: N clients, each with its own connection and input stream, run the mix with no
+//! think time. A warm-up runs first and is not counted; then the run is measured for a
+//! duration or until a number of transactions.
+//!
+//! ```text
+//!  start ──warm-up──► measuring ──duration / count──► stop ──► join clients, merge stats
+//!         (not counted)   each transaction that starts while measuring and ends before
+//!                         stop is counted, with its latency (retries included)
+//! ```
+//!
+//! Clients are OS threads (each owns a [`Client`]) or, for the native backend, tokio tasks
+//! (up to 10,000 on a few worker threads; a task waits for the engine's admission permit
+//! without holding a thread, then runs its transaction to the end without yielding, so a
+//! task never holds row locks while parked).
+//!
+//! A deadlock or lock wait timeout is retried (up to [`MAX_RETRIES`] times) and counted; any
+//! other error stops the run and is reported.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use parking_lot::Mutex;
+
+use crate::client::{Client, Failure, Outcome, RetryReason};
+use crate::input::{Input, InputGen, Kind};
+use crate::native::NativeDb;
+use crate::schema::Scale;
+
+/// Retries of one transaction before it counts as failed.
+pub const MAX_RETRIES: u32 = 100;
+
+/// How clients are run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    /// One OS thread per client.
+    Threads,
+    /// One tokio task per client, on this many worker threads (native backend only).
+    Tasks {
+        /// Worker threads.
+        workers: usize,
+    },
+}
+
+/// When the measured part ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// After this long.
+    Duration(Duration),
+    /// After this many transactions (all clients together).
+    Count(u64),
+}
+
+/// What one run does.
+#[derive(Clone, Copy, Debug)]
+pub struct DriverOptions {
+    /// Clients.
+    pub clients: usize,
+    /// Threads or tasks.
+    pub runtime: Runtime,
+    /// Not counted.
+    pub warmup: Duration,
+    /// The measured part.
+    pub limit: Limit,
+    /// Seeds the clients' input streams.
+    pub seed: u64,
+    /// The database's size (input ranges).
+    pub scale: Scale,
+}
+
+/// Per transaction type.
+#[derive(Clone, Debug)]
+pub struct KindStats {
+    /// Committed.
+    pub committed: u64,
+    /// Rolled back on purpose (NewOrder's 1%).
+    pub rolled_back: u64,
+    /// Latency in microseconds, retries included.
+    pub latency: Histogram<u64>,
+}
+
+impl Default for KindStats {
+    fn default() -> KindStats {
+        KindStats {
+            committed: 0,
+            rolled_back: 0,
+            // 1 µs to 10 minutes at 3 significant digits; longer waits are clamped.
+            latency: Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid bounds"),
+        }
+    }
+}
+
+impl KindStats {
+    /// Transactions that ran to their end.
+    pub fn completed(&self) -> u64 {
+        self.committed + self.rolled_back
+    }
+
+    /// A latency quantile, in milliseconds.
+    pub fn quantile_ms(&self, q: f64) -> f64 {
+        self.latency.value_at_quantile(q) as f64 / 1000.0
+    }
+}
+
+/// What one run measured.
+#[derive(Clone, Debug, Default)]
+pub struct Measurement {
+    /// The measured time.
+    pub elapsed: Duration,
+    /// Per transaction type, in [`Kind::ALL`] order.
+    pub kinds: [KindStats; 5],
+    /// Retries after a deadlock.
+    pub deadlock_retries: u64,
+    /// Retries after a lock wait timeout.
+    pub timeout_retries: u64,
+    /// Errors that stopped the run (the first few), and how many there were.
+    pub errors: Vec<String>,
+    /// Count of errors.
+    pub error_count: u64,
+}
+
+impl Measurement {
+    fn merge(&mut self, other: Measurement) {
+        for (mine, theirs) in self.kinds.iter_mut().zip(other.kinds) {
+            mine.committed += theirs.committed;
+            mine.rolled_back += theirs.rolled_back;
+            mine.latency
+                .add(&theirs.latency)
+                .expect("histograms with the same bounds merge");
+        }
+        self.deadlock_retries += other.deadlock_retries;
+        self.timeout_retries += other.timeout_retries;
+        self.error_count += other.error_count;
+        for e in other.errors {
+            if self.errors.len() < 5 {
+                self.errors.push(e);
+            }
+        }
+    }
+
+    /// Transactions that ran to their end, all types.
+    pub fn completed(&self) -> u64 {
+        self.kinds.iter().map(KindStats::completed).sum()
+    }
+
+    /// Transactions per second, all types.
+    pub fn txn_per_sec(&self) -> f64 {
+        self.completed() as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// tpmC: NewOrder transactions completed per minute of measured time, including the 1%
+    /// that roll back by design (they are business transactions the spec counts, 5.4.2).
+    pub fn tpmc(&self) -> f64 {
+        self.kinds[Kind::NewOrder.index()].completed() as f64 * 60.0
+            / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    fn record(&mut self, input: &Input, result: &Result<Outcome, Failure>, latency: Duration) {
+        let stats = &mut self.kinds[input.kind().index()];
+        match result {
+            Ok(Outcome::Committed) => stats.committed += 1,
+            Ok(Outcome::RolledBack) => stats.rolled_back += 1,
+            Err(_) => return,
+        }
+        let micros = latency.as_micros().min(u128::from(u64::MAX)) as u64;
+        stats.latency.saturating_record(micros.max(1));
+    }
+
+    fn error(&mut self, message: String) {
+        self.error_count += 1;
+        if self.errors.len() < 5 {
+            self.errors.push(message);
+        }
+    }
+}
+
+/// The phase flags every client reads.
+#[derive(Debug)]
+struct Control {
+    measuring: AtomicBool,
+    stop: AtomicBool,
+    /// Transactions still to count (count mode).
+    remaining: AtomicI64,
+}
+
+impl Control {
+    fn new(limit: Limit) -> Control {
+        let remaining = match limit {
+            Limit::Count(n) => i64::try_from(n).unwrap_or(i64::MAX),
+            Limit::Duration(_) => i64::MAX,
+        };
+        Control {
+            measuring: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            remaining: AtomicI64::new(remaining),
+        }
+    }
+
+    // Relaxed throughout: the flags only start and stop counting; the counts themselves
+    // reach the main thread through the join.
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn measuring(&self) -> bool {
+        self.measuring.load(Ordering::Relaxed)
+    }
+
+    /// Counts one measured transaction; false once the count is reached.
+    fn count_one(&self) -> bool {
+        self.remaining.fetch_sub(1, Ordering::Relaxed) > 0
+    }
+}
+
+/// One transaction's tries: whether it counts, when it started, how often it was retried.
+struct Attempt {
+    measured: bool,
+    started: Instant,
+    retries: u32,
+}
+
+impl Attempt {
+    fn start(control: &Control) -> Attempt {
+        Attempt {
+            measured: control.measuring(),
+            started: Instant::now(),
+            retries: 0,
+        }
+    }
+
+    /// Whether to run the transaction again after `result` (a retryable failure, with
+    /// retries left); counts the retry.
+    fn again(
+        &mut self,
+        result: &Result<Outcome, Failure>,
+        control: &Control,
+        stats: &mut Measurement,
+    ) -> bool {
+        let Err(Failure::Retry(reason)) = result else {
+            return false;
+        };
+        if self.retries >= MAX_RETRIES || control.stopped() {
+            return false;
+        }
+        self.retries += 1;
+        if self.measured {
+            match reason {
+                RetryReason::Deadlock => stats.deadlock_retries += 1,
+                RetryReason::LockWaitTimeout => stats.timeout_retries += 1,
+            }
+        }
+        true
+    }
+
+    /// Records the final `result`; false if the client must stop.
+    fn settle(
+        self,
+        input: &Input,
+        result: Result<Outcome, Failure>,
+        control: &Control,
+        stats: &mut Measurement,
+    ) -> bool {
+        let latency = self.started.elapsed();
+        match &result {
+            Err(Failure::Fatal(message)) => {
+                stats.error(format!("{}: {message}", input.kind().name()));
+                control.stop.store(true, Ordering::Relaxed);
+                return false;
+            }
+            Err(Failure::Retry(reason)) if !control.stopped() => {
+                stats.error(format!(
+                    "{}: gave up after {MAX_RETRIES} retries ({reason:?})",
+                    input.kind().name()
+                ));
+                control.stop.store(true, Ordering::Relaxed);
+                return false;
+            }
+            _ => {}
+        }
+        if self.measured && !control.stopped() {
+            if control.count_one() {
+                stats.record(input, &result, latency);
+            } else {
+                control.stop.store(true, Ordering::Relaxed);
+            }
+        }
+        true
+    }
+}
+
+/// Waits out the warm-up and the measured part; returns the measured time.
+fn supervise(control: &Control, options: &DriverOptions, on_measure: &dyn Fn(bool)) -> Duration {
+    sleep_unless_stopped(control, options.warmup);
+    on_measure(true);
+    control.measuring.store(true, Ordering::Relaxed);
+    let started = Instant::now();
+    match options.limit {
+        Limit::Duration(d) => sleep_unless_stopped(control, d),
+        Limit::Count(_) => {
+            while !control.stopped() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+    control.stop.store(true, Ordering::Relaxed);
+    let elapsed = started.elapsed();
+    on_measure(false);
+    elapsed
+}
+
+fn sleep_unless_stopped(control: &Control, d: Duration) {
+    let until = Instant::now() + d;
+    while !control.stopped() {
+        let now = Instant::now();
+        if now >= until {
+            break;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(10)));
+    }
+}
+
+/// Runs `options.clients` OS-thread clients made by `connect` (called on each client's
+/// thread with its number). `on_measure(true)` runs as measuring starts, `(false)` as it
+/// ends (for engine counters).
+pub fn run_threads<F>(options: &DriverOptions, connect: F, on_measure: &dyn Fn(bool)) -> Measurement
+where
+    F: Fn(usize) -> Result<Box<dyn Client>, Failure> + Sync,
+{
+    let control = Control::new(options.limit);
+    let merged = Mutex::new(Measurement::default());
+    let elapsed = std::thread::scope(|scope| {
+        for client in 0..options.clients {
+            let (control, merged, connect) = (&control, &merged, &connect);
+            std::thread::Builder::new()
+                .name(format!("tpcc-{client}"))
+                .stack_size(1 << 20)
+                .spawn_scoped(scope, move || {
+                    let mut stats = Measurement::default();
+                    match connect(client) {
+                        Ok(mut conn) => {
+                            let mut inputs = InputGen::new(options.scale, options.seed, client);
+                            while !control.stopped() {
+                                let input = inputs.next_input();
+                                let mut attempt = Attempt::start(control);
+                                let result = loop {
+                                    let result = conn.run(&input);
+                                    if !attempt.again(&result, control, &mut stats) {
+                                        break result;
+                                    }
+                                };
+                                if !attempt.settle(&input, result, control, &mut stats) {
+                                    break;
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            stats.error(format!("client {client} could not connect: {e:?}"));
+                            control.stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    merged.lock().merge(stats);
+                })
+                .expect("a client thread starts");
+        }
+        supervise(&control, options, on_measure)
+    });
+    let mut measurement = merged.into_inner();
+    measurement.elapsed = elapsed;
+    measurement
+}
+
+/// Runs `options.clients` native clients as tokio tasks on `workers` threads.
+pub fn run_tasks(
+    options: &DriverOptions,
+    workers: usize,
+    db: &Arc<NativeDb>,
+    on_measure: &dyn Fn(bool),
+) -> Measurement {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers.max(1))
+        .enable_time()
+        .build()
+        .expect("a tokio runtime starts");
+    let control = Arc::new(Control::new(options.limit));
+    let merged = Arc::new(Mutex::new(Measurement::default()));
+    let tasks: Vec<_> = (0..options.clients)
+        .map(|client| {
+            let (control, merged, db) = (Arc::clone(&control), Arc::clone(&merged), Arc::clone(db));
+            let options = *options;
+            runtime.spawn(async move {
+                let mut stats = Measurement::default();
+                let mut inputs = InputGen::new(options.scale, options.seed, client);
+                while !control.stopped() {
+                    let input = inputs.next_input();
+                    let mut attempt = Attempt::start(&control);
+                    let result = loop {
+                        // Wait for admission here, holding no locks and no thread.
+                        let trx = db.engine.begin_async(db.isolation).await;
+                        let result = db.execute(trx, &input);
+                        if !attempt.again(&result, &control, &mut stats) {
+                            break result;
+                        }
+                    };
+                    if !attempt.settle(&input, result, &control, &mut stats) {
+                        break;
+                    }
+                    tokio::task::yield_now().await;
+                }
+                merged.lock().merge(stats);
+            })
+        })
+        .collect();
+    let elapsed = supervise(&control, options, on_measure);
+    runtime.block_on(async {
+        for task in tasks {
+            task.await.expect("a client task does not panic");
+        }
+    });
+    let mut measurement = std::mem::take(&mut *merged.lock());
+    measurement.elapsed = elapsed;
+    measurement
+}

@@ -1,0 +1,546 @@
+//! The native backend: the five transactions written against waterline's typed API
+//! (`Transaction::get`, `get_for_update`, `scan_index`, `update`, `insert`, `delete`), in
+//! process, with no SQL in the way. It is the upper bound of what the engine can do for
+//! this workload, and the place to read how each transaction touches the tables.
+
+use std::collections::BTreeSet;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use waterline_txn::{
+    Decimal, Engine, Isolation, Key, KeyRange, LockMode, Row, ScanOptions, Table, Transaction,
+    Value,
+};
+
+use crate::Error;
+use crate::client::{Client, Failure, Outcome};
+use crate::input::{CustomerRef, Input, Line};
+use crate::load::{Sink, cents};
+use crate::schema::{DISTRICTS, TABLES, TableDef, col};
+
+/// The engine and its nine TPC-C tables.
+#[derive(Debug)]
+pub struct NativeDb {
+    /// The engine.
+    pub engine: Arc<Engine>,
+    /// The isolation level transactions run at.
+    pub isolation: Isolation,
+    warehouse: Table,
+    district: Table,
+    customer: Table,
+    history: Table,
+    new_order: Table,
+    orders: Table,
+    order_line: Table,
+    item: Table,
+    stock: Table,
+}
+
+fn missing(what: &str) -> Failure {
+    Failure::Fatal(format!("{what} not found"))
+}
+
+fn int(row: &Row, i: usize) -> Result<i64, Failure> {
+    row[i]
+        .as_int()
+        .ok_or_else(|| Failure::Fatal(format!("column {i} is not an integer: {}", row[i])))
+}
+
+/// A DECIMAL column as hundredths (or ten-thousandths for `scale` 4).
+fn fixed(row: &Row, i: usize, scale: u8) -> Result<i64, Failure> {
+    row[i]
+        .as_decimal()
+        .and_then(|d| d.rescale(scale))
+        .and_then(|d| i64::try_from(d.units()).ok())
+        .ok_or_else(|| Failure::Fatal(format!("column {i} is not a decimal: {}", row[i])))
+}
+
+fn text(row: &Row, i: usize) -> &str {
+    row[i].as_str().unwrap_or_default()
+}
+
+impl NativeDb {
+    /// Creates the nine tables in `engine`.
+    pub fn create(engine: Arc<Engine>, isolation: Isolation) -> Result<NativeDb, Error> {
+        for def in &TABLES {
+            engine.create_table(def.schema()?)?;
+        }
+        NativeDb::open(engine, isolation)
+    }
+
+    /// The nine tables of `engine`, created before (by [`NativeDb::create`] or by SQL).
+    pub fn open(engine: Arc<Engine>, isolation: Isolation) -> Result<NativeDb, Error> {
+        let t = |name: &str| engine.table(name);
+        Ok(NativeDb {
+            warehouse: t("warehouse")?,
+            district: t("district")?,
+            customer: t("customer")?,
+            history: t("history")?,
+            new_order: t("new_order")?,
+            orders: t("orders")?,
+            order_line: t("order_line")?,
+            item: t("item")?,
+            stock: t("stock")?,
+            isolation,
+            engine,
+        })
+    }
+
+    /// The handle of table `def`.
+    pub fn table(&self, def: &TableDef) -> &Table {
+        match def.name {
+            "warehouse" => &self.warehouse,
+            "district" => &self.district,
+            "customer" => &self.customer,
+            "history" => &self.history,
+            "new_order" => &self.new_order,
+            "orders" => &self.orders,
+            "order_line" => &self.order_line,
+            "item" => &self.item,
+            _ => &self.stock,
+        }
+    }
+
+    /// Runs `input` in `trx` and ends it: commit, or rollback on purpose or on failure.
+    pub fn execute(&self, mut trx: Transaction, input: &Input) -> Result<Outcome, Failure> {
+        let result = match input {
+            Input::NewOrder {
+                w_id,
+                d_id,
+                c_id,
+                lines,
+                entry_d,
+            } => self.new_order(
+                &mut trx,
+                *w_id,
+                *d_id,
+                *c_id,
+                lines,
+                Value::DateTime(*entry_d),
+            ),
+            Input::Payment {
+                w_id,
+                d_id,
+                c_w_id,
+                c_d_id,
+                customer,
+                amount_cents,
+                date,
+            } => self.payment(
+                &mut trx,
+                (*w_id, *d_id),
+                (*c_w_id, *c_d_id),
+                customer,
+                *amount_cents,
+                Value::DateTime(*date),
+            ),
+            Input::OrderStatus {
+                w_id,
+                d_id,
+                customer,
+            } => self.order_status(&mut trx, *w_id, *d_id, customer),
+            Input::Delivery {
+                w_id,
+                carrier_id,
+                date,
+            } => self.delivery(&mut trx, *w_id, *carrier_id, Value::DateTime(*date)),
+            Input::StockLevel {
+                w_id,
+                d_id,
+                threshold,
+            } => self.stock_level(&mut trx, *w_id, *d_id, *threshold),
+        };
+        match result {
+            Ok(Outcome::Committed) => {
+                trx.commit()?;
+                Ok(Outcome::Committed)
+            }
+            other => {
+                if trx.is_active() {
+                    trx.rollback();
+                }
+                other
+            }
+        }
+    }
+
+    /// NewOrder (spec 2.4.2): take the district's next order id, enter the order, and for
+    /// each line read the item, update its stock and insert the line.
+    fn new_order(
+        &self,
+        trx: &mut Transaction,
+        w_id: i64,
+        d_id: i64,
+        c_id: i64,
+        lines: &[Line],
+        entry_d: Value,
+    ) -> Result<Outcome, Failure> {
+        let warehouse = trx
+            .get(&self.warehouse, [w_id])?
+            .ok_or_else(|| missing("warehouse"))?;
+        let _w_tax = fixed(&warehouse, col::W_TAX, 4)?;
+        let mut district = trx
+            .get_for_update(&self.district, [w_id, d_id])?
+            .ok_or_else(|| missing("district"))?;
+        let o_id = int(&district, col::D_NEXT_O_ID)?;
+        district[col::D_NEXT_O_ID] = Value::Int(o_id + 1);
+        trx.update(&self.district, [w_id, d_id], district)?;
+        let customer = trx
+            .get(&self.customer, [w_id, d_id, c_id])?
+            .ok_or_else(|| missing("customer"))?;
+        let _discount = fixed(&customer, col::C_DISCOUNT, 4)?;
+        let all_local = lines.iter().all(|l| l.supply_w_id == w_id);
+        trx.insert(
+            &self.orders,
+            vec![
+                Value::Int(w_id),
+                Value::Int(d_id),
+                Value::Int(o_id),
+                Value::Int(c_id),
+                entry_d,
+                Value::Null,
+                Value::Int(lines.len() as i64),
+                Value::Int(i64::from(all_local)),
+            ],
+        )?;
+        trx.insert(
+            &self.new_order,
+            vec![Value::Int(w_id), Value::Int(d_id), Value::Int(o_id)],
+        )?;
+        for (number, line) in (1..).zip(lines) {
+            let Some(item) = trx.get(&self.item, [line.i_id])? else {
+                // An unused item id: the 1% of NewOrders that roll back (spec 2.4.2.3).
+                return Ok(Outcome::RolledBack);
+            };
+            let price = fixed(&item, col::I_PRICE, 2)?;
+            let key = [line.supply_w_id, line.i_id];
+            let mut stock = trx
+                .get_for_update(&self.stock, key)?
+                .ok_or_else(|| missing("stock"))?;
+            let quantity = int(&stock, col::S_QUANTITY)?;
+            let left = if quantity >= line.quantity + 10 {
+                quantity - line.quantity
+            } else {
+                quantity - line.quantity + 91
+            };
+            let dist_info = stock[col::S_DIST_01 + d_id as usize - 1].clone();
+            stock[col::S_QUANTITY] = Value::Int(left);
+            stock[col::S_YTD] = Value::Int(int(&stock, col::S_YTD)? + line.quantity);
+            stock[col::S_ORDER_CNT] = Value::Int(int(&stock, col::S_ORDER_CNT)? + 1);
+            let remote = i64::from(line.supply_w_id != w_id);
+            stock[col::S_REMOTE_CNT] = Value::Int(int(&stock, col::S_REMOTE_CNT)? + remote);
+            trx.update(&self.stock, key, stock)?;
+            trx.insert(
+                &self.order_line,
+                vec![
+                    Value::Int(w_id),
+                    Value::Int(d_id),
+                    Value::Int(o_id),
+                    Value::Int(number),
+                    Value::Int(line.i_id),
+                    Value::Int(line.supply_w_id),
+                    Value::Null,
+                    Value::Int(line.quantity),
+                    cents(line.quantity * price),
+                    dist_info,
+                ],
+            )?;
+        }
+        Ok(Outcome::Committed)
+    }
+
+    /// The customer a [`CustomerRef`] names: by id, or the middle one (rounded up) of those
+    /// with that last name, ordered by first name (spec 2.5.2.2).
+    fn find_customer(
+        &self,
+        trx: &mut Transaction,
+        w_id: i64,
+        d_id: i64,
+        customer: &CustomerRef,
+    ) -> Result<(Key, Row), Failure> {
+        match customer {
+            CustomerRef::Id(c_id) => {
+                let key = Key::from([w_id, d_id, *c_id]);
+                let row = trx
+                    .get(&self.customer, key.clone())?
+                    .ok_or_else(|| missing("customer"))?;
+                Ok((key, row))
+            }
+            CustomerRef::Last(last) => {
+                let prefix = Key(vec![
+                    Value::Int(w_id),
+                    Value::Int(d_id),
+                    Value::Str(last.clone()),
+                ]);
+                let mut rows = trx.scan_index(
+                    &self.customer,
+                    "idx_customer",
+                    KeyRange::Prefix(prefix),
+                    ScanOptions::default(),
+                )?;
+                if rows.is_empty() {
+                    return Err(missing("customer by last name"));
+                }
+                let middle = rows.len().div_ceil(2) - 1;
+                Ok(rows.swap_remove(middle))
+            }
+        }
+    }
+
+    /// Payment (spec 2.5.2): add the amount to the warehouse's and district's year-to-date,
+    /// charge the customer, and record it in HISTORY.
+    fn payment(
+        &self,
+        trx: &mut Transaction,
+        (w_id, d_id): (i64, i64),
+        (c_w_id, c_d_id): (i64, i64),
+        customer: &CustomerRef,
+        amount: i64,
+        date: Value,
+    ) -> Result<Outcome, Failure> {
+        let mut warehouse = trx
+            .get_for_update(&self.warehouse, [w_id])?
+            .ok_or_else(|| missing("warehouse"))?;
+        let w_name = text(&warehouse, col::W_NAME).to_owned();
+        warehouse[col::W_YTD] = cents(fixed(&warehouse, col::W_YTD, 2)? + amount);
+        trx.update(&self.warehouse, [w_id], warehouse)?;
+        let mut district = trx
+            .get_for_update(&self.district, [w_id, d_id])?
+            .ok_or_else(|| missing("district"))?;
+        let d_name = text(&district, 2).to_owned();
+        district[col::D_YTD] = cents(fixed(&district, col::D_YTD, 2)? + amount);
+        trx.update(&self.district, [w_id, d_id], district)?;
+        let (key, _) = self.find_customer(trx, c_w_id, c_d_id, customer)?;
+        let mut row = trx
+            .get_for_update(&self.customer, key.clone())?
+            .ok_or_else(|| missing("customer"))?;
+        let c_id = int(&row, col::C_ID)?;
+        row[col::C_BALANCE] = cents(fixed(&row, col::C_BALANCE, 2)? - amount);
+        row[col::C_YTD_PAYMENT] = cents(fixed(&row, col::C_YTD_PAYMENT, 2)? + amount);
+        row[col::C_PAYMENT_CNT] = Value::Int(int(&row, col::C_PAYMENT_CNT)? + 1);
+        if text(&row, col::C_CREDIT) == "BC" {
+            row[col::C_DATA] = Value::Str(bad_credit_data(
+                [c_id, c_d_id, c_w_id, d_id, w_id],
+                amount,
+                text(&row, col::C_DATA),
+            ));
+        }
+        trx.update(&self.customer, key, row)?;
+        trx.insert(
+            &self.history,
+            vec![
+                Value::Int(c_id),
+                Value::Int(c_d_id),
+                Value::Int(c_w_id),
+                Value::Int(d_id),
+                Value::Int(w_id),
+                date,
+                cents(amount),
+                Value::Str(format!("{w_name}    {d_name}")),
+            ],
+        )?;
+        Ok(Outcome::Committed)
+    }
+
+    /// OrderStatus (spec 2.6.2): the customer, their last order, and its lines. Read-only.
+    fn order_status(
+        &self,
+        trx: &mut Transaction,
+        w_id: i64,
+        d_id: i64,
+        customer: &CustomerRef,
+    ) -> Result<Outcome, Failure> {
+        let (_, row) = self.find_customer(trx, w_id, d_id, customer)?;
+        let c_id = int(&row, col::C_ID)?;
+        let last = trx.scan_index(
+            &self.orders,
+            "idx_orders",
+            KeyRange::Prefix(Key::from([w_id, d_id, c_id])),
+            ScanOptions {
+                limit: Some(1),
+                reverse: true,
+                lock: None,
+            },
+        )?;
+        if let Some((_, order)) = last.first() {
+            let o_id = int(order, col::O_ID)?;
+            let lines = trx.scan(
+                &self.order_line,
+                KeyRange::Prefix(Key::from([w_id, d_id, o_id])),
+            )?;
+            debug_assert!(!lines.is_empty());
+        }
+        Ok(Outcome::Committed)
+    }
+
+    /// Delivery (spec 2.7.4): for each district, the oldest undelivered order: remove it from
+    /// NEW_ORDER, set its carrier, date its lines, and credit the customer with their total.
+    fn delivery(
+        &self,
+        trx: &mut Transaction,
+        w_id: i64,
+        carrier_id: i64,
+        date: Value,
+    ) -> Result<Outcome, Failure> {
+        for d_id in 1..=DISTRICTS {
+            let oldest = trx.scan_with(
+                &self.new_order,
+                KeyRange::Prefix(Key::from([w_id, d_id])),
+                // A locking read: it sees the newest rows, so an order a concurrent
+                // Delivery already took is passed over, not found again.
+                ScanOptions {
+                    limit: Some(1),
+                    lock: Some(LockMode::Exclusive),
+                    ..ScanOptions::default()
+                },
+            )?;
+            let Some((key, row)) = oldest.into_iter().next() else {
+                continue; // nothing to deliver in this district
+            };
+            let o_id = int(&row, col::NO_O_ID)?;
+            trx.delete(&self.new_order, key)?;
+            let mut order = trx
+                .get_for_update(&self.orders, [w_id, d_id, o_id])?
+                .ok_or_else(|| missing("order"))?;
+            let c_id = int(&order, col::O_C_ID)?;
+            order[col::O_CARRIER_ID] = Value::Int(carrier_id);
+            trx.update(&self.orders, [w_id, d_id, o_id], order)?;
+            let lines = trx.scan_with(
+                &self.order_line,
+                KeyRange::Prefix(Key::from([w_id, d_id, o_id])),
+                ScanOptions {
+                    lock: Some(LockMode::Exclusive),
+                    ..ScanOptions::default()
+                },
+            )?;
+            let mut total = 0;
+            for (key, mut line) in lines {
+                total += fixed(&line, col::OL_AMOUNT, 2)?;
+                line[col::OL_DELIVERY_D] = date.clone();
+                trx.update(&self.order_line, key, line)?;
+            }
+            let mut customer = trx
+                .get_for_update(&self.customer, [w_id, d_id, c_id])?
+                .ok_or_else(|| missing("customer"))?;
+            customer[col::C_BALANCE] = cents(fixed(&customer, col::C_BALANCE, 2)? + total);
+            customer[col::C_DELIVERY_CNT] = Value::Int(int(&customer, col::C_DELIVERY_CNT)? + 1);
+            trx.update(&self.customer, [w_id, d_id, c_id], customer)?;
+        }
+        Ok(Outcome::Committed)
+    }
+
+    /// StockLevel (spec 2.8.2): of the items in the district's last 20 orders, how many have
+    /// stock below the threshold. Read-only.
+    fn stock_level(
+        &self,
+        trx: &mut Transaction,
+        w_id: i64,
+        d_id: i64,
+        threshold: i64,
+    ) -> Result<Outcome, Failure> {
+        let district = trx
+            .get(&self.district, [w_id, d_id])?
+            .ok_or_else(|| missing("district"))?;
+        let next = int(&district, col::D_NEXT_O_ID)?;
+        let range = KeyRange::Between(
+            Bound::Included(Key::from([w_id, d_id, next - 20])),
+            Bound::Excluded(Key::from([w_id, d_id, next])),
+        );
+        let mut items = BTreeSet::new();
+        for (_, line) in trx.scan(&self.order_line, range)? {
+            items.insert(int(&line, col::OL_I_ID)?);
+        }
+        let mut low = 0;
+        for i_id in items {
+            if let Some(stock) = trx.get(&self.stock, [w_id, i_id])? {
+                low += i64::from(int(&stock, col::S_QUANTITY)? < threshold);
+            }
+        }
+        debug_assert!(low >= 0);
+        Ok(Outcome::Committed)
+    }
+
+    /// An order-independent checksum of every row of every table: equal for two databases
+    /// with the same rows, however they were loaded.
+    pub fn checksum(&self) -> Result<u64, Error> {
+        let mut trx = self.engine.begin(Isolation::RepeatableRead);
+        let mut sum = 0u64;
+        for def in &TABLES {
+            for (_, row) in trx.scan(self.table(def), KeyRange::All)? {
+                let mut hash = fnv(0xcbf2_9ce4_8422_2325, def.name.as_bytes());
+                for value in &row {
+                    hash = fnv(hash, value.to_string().as_bytes());
+                    hash = fnv(hash, b"\x1f");
+                }
+                sum = sum.wrapping_add(hash);
+            }
+        }
+        trx.commit()?;
+        Ok(sum)
+    }
+}
+
+/// FNV-1a, continued from `hash` over `bytes`.
+fn fnv(mut hash: u64, bytes: &[u8]) -> u64 {
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// A bad-credit customer's C_DATA after a payment (spec 2.5.2.2): the payment's ids and
+/// amount in front of the old data, cut to 500 characters.
+pub fn bad_credit_data(ids: [i64; 5], amount_cents: i64, old: &str) -> String {
+    let [c, cd, cw, d, w] = ids;
+    let amount = Decimal::new(amount_cents.into(), 2).map_or_else(String::new, |d| d.to_string());
+    let mut data = format!("{c} {cd} {cw} {d} {w} {amount} | {old}");
+    if data.len() > 500 {
+        let mut end = 500;
+        while !data.is_char_boundary(end) {
+            end -= 1;
+        }
+        data.truncate(end);
+    }
+    data
+}
+
+/// Loads rows through the engine's API: one transaction per batch.
+#[derive(Clone, Debug)]
+pub struct NativeSink(pub Arc<NativeDb>);
+
+impl Sink for NativeSink {
+    fn insert(&mut self, def: &'static TableDef, rows: Vec<Row>) -> Result<(), Error> {
+        let table = self.0.table(def);
+        let mut trx = self.0.engine.begin(Isolation::ReadCommitted);
+        for row in rows {
+            trx.insert(table, row)?;
+        }
+        trx.commit()?;
+        Ok(())
+    }
+}
+
+/// A native client: transactions on the calling thread.
+#[derive(Clone, Debug)]
+pub struct NativeClient(pub Arc<NativeDb>);
+
+impl Client for NativeClient {
+    fn run(&mut self, input: &Input) -> Result<Outcome, Failure> {
+        let db = &self.0;
+        match db.engine.admission() {
+            Some(admission)
+                if matches!(admission.policy(), waterline_txn::Policy::ThreadPool(_)) =>
+            {
+                // A thread pool runs the whole transaction on one of its workers.
+                let db = Arc::clone(db);
+                let input = input.clone();
+                admission.run_blocking(move || {
+                    let trx = db.engine.begin(db.isolation);
+                    db.execute(trx, &input)
+                })
+            }
+            _ => db.execute(db.engine.begin(db.isolation), input),
+        }
+    }
+}

@@ -1,0 +1,389 @@
+//! Reports: a sweep's points as CSV, JSON and an SVG plot of throughput against clients, in
+//! one directory, and a text summary for the terminal.
+//!
+//! Definitions, as written into every JSON report:
+//! - `tpmc`: NewOrder transactions completed per minute of measured time (the 1% that roll
+//!   back by design included, as the spec counts them). No keying or think time, so this is
+//!   not a TPC-C result and not comparable with published tpmC figures.
+//! - `txn_per_sec`: transactions of all five types completed per second of measured time.
+//! - latencies: from the first try to the end, retries included, in milliseconds.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use plotters::prelude::*;
+use serde_json::{Value as Json, json};
+use waterline_txn::{Counter, StatsSnapshot};
+
+use crate::driver::{Limit, Measurement, Runtime};
+use crate::input::Kind;
+use crate::schema::Scale;
+
+/// The definitions above, as the JSON report carries them.
+pub const DEFINITIONS: [(&str, &str); 3] = [
+    (
+        "tpmc",
+        "NewOrder transactions completed per minute of measured time, including the 1% that \
+         roll back by design; no keying or think time, so not comparable with published tpmC",
+    ),
+    (
+        "txn_per_sec",
+        "transactions of all five types completed per second of measured time",
+    ),
+    (
+        "latency",
+        "milliseconds from a transaction's first try to its end, retries included",
+    ),
+];
+
+/// One measured point: a configuration at a client count.
+#[derive(Clone, Debug)]
+pub struct Point {
+    /// The configuration's label (`default`, or `snapshot=vector`).
+    pub config: String,
+    /// Clients.
+    pub clients: usize,
+    /// What the driver measured.
+    pub measurement: Measurement,
+    /// The engine's counters over the measured time (in-process backends).
+    pub stats: Option<StatsSnapshot>,
+    /// Consistency conditions that failed after the run (empty: all held).
+    pub violations: Vec<String>,
+}
+
+impl Point {
+    /// Whether the run was clean: no errors, every condition held.
+    pub fn ok(&self) -> bool {
+        self.violations.is_empty() && self.measurement.error_count == 0
+    }
+
+    fn consistency(&self) -> Json {
+        if self.violations.is_empty() {
+            json!("ok")
+        } else {
+            json!(self.violations)
+        }
+    }
+}
+
+/// What was run.
+#[derive(Clone, Debug)]
+pub struct RunInfo {
+    /// The backend (password removed).
+    pub backend: String,
+    /// The database's size.
+    pub scale: Scale,
+    /// The seed.
+    pub seed: u64,
+    /// Not counted.
+    pub warmup_secs: f64,
+    /// The measured part.
+    pub limit: Limit,
+    /// Threads or tasks.
+    pub runtime: Runtime,
+    /// Logical CPUs of this machine.
+    pub cpus: usize,
+    /// The isolation level.
+    pub isolation: String,
+    /// Rows loaded and how long that took.
+    pub load: (u64, f64),
+}
+
+/// A whole sweep.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// What was run.
+    pub info: RunInfo,
+    /// The points, in run order.
+    pub points: Vec<Point>,
+}
+
+fn scale_json(scale: &Scale) -> Json {
+    json!({
+        "warehouses": scale.warehouses,
+        "items": scale.items,
+        "customers_per_district": scale.customers,
+        "standard": scale.is_standard(),
+    })
+}
+
+impl Report {
+    /// The report as JSON.
+    pub fn json(&self) -> Json {
+        let info = &self.info;
+        let points: Vec<Json> = self
+            .points
+            .iter()
+            .map(|p| {
+                let m = &p.measurement;
+                let kinds: serde_json::Map<String, Json> = Kind::ALL
+                    .iter()
+                    .map(|k| {
+                        let s = &m.kinds[k.index()];
+                        let v = json!({
+                            "committed": s.committed,
+                            "rolled_back": s.rolled_back,
+                            "p50_ms": s.quantile_ms(0.50),
+                            "p95_ms": s.quantile_ms(0.95),
+                            "p99_ms": s.quantile_ms(0.99),
+                        });
+                        (k.name().to_owned(), v)
+                    })
+                    .collect();
+                let stats = p.stats.map(|s| {
+                    Counter::ALL
+                        .iter()
+                        .map(|c| (c.name().to_owned(), json!(s.get(*c))))
+                        .collect::<serde_json::Map<_, _>>()
+                });
+                json!({
+                    "config": p.config,
+                    "clients": p.clients,
+                    "tpmc": m.tpmc(),
+                    "txn_per_sec": m.txn_per_sec(),
+                    "elapsed_secs": m.elapsed.as_secs_f64(),
+                    "transactions": kinds,
+                    "deadlock_retries": m.deadlock_retries,
+                    "lock_wait_timeout_retries": m.timeout_retries,
+                    "errors": m.errors,
+                    "error_count": m.error_count,
+                    "consistency": p.consistency(),
+                    "engine_stats": stats,
+                })
+            })
+            .collect();
+        let limit = match info.limit {
+            Limit::Duration(d) => json!({ "duration_secs": d.as_secs_f64() }),
+            Limit::Count(n) => json!({ "transactions": n }),
+        };
+        let runtime = match info.runtime {
+            Runtime::Threads => json!("threads"),
+            Runtime::Tasks { workers } => json!({ "tokio_tasks_on_workers": workers }),
+        };
+        json!({
+            "run": {
+                "backend": info.backend,
+                "scale": scale_json(&info.scale),
+                "seed": info.seed,
+                "warmup_secs": info.warmup_secs,
+                "limit": limit,
+                "runtime": runtime,
+                "cpus": info.cpus,
+                "isolation": info.isolation,
+                "loaded_rows": info.load.0,
+                "load_secs": info.load.1,
+            },
+            "definitions": DEFINITIONS.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "points": points,
+        })
+    }
+
+    /// The report as CSV: one line per point.
+    pub fn csv(&self) -> String {
+        let mut out = String::from("config,clients,tpmc,txn_per_sec");
+        for k in Kind::ALL {
+            let n = k.name();
+            let _ = write!(out, ",{n}_count,{n}_p50_ms,{n}_p95_ms,{n}_p99_ms");
+        }
+        out.push_str(",deadlock_retries,lock_wait_timeout_retries,errors,consistency");
+        for c in Counter::ALL {
+            let _ = write!(out, ",{}", c.name());
+        }
+        out.push('\n');
+        for p in &self.points {
+            let m = &p.measurement;
+            let _ = write!(
+                out,
+                "{},{},{:.1},{:.1}",
+                csv_field(&p.config),
+                p.clients,
+                m.tpmc(),
+                m.txn_per_sec()
+            );
+            for k in Kind::ALL {
+                let s = &m.kinds[k.index()];
+                let _ = write!(
+                    out,
+                    ",{},{:.3},{:.3},{:.3}",
+                    s.completed(),
+                    s.quantile_ms(0.50),
+                    s.quantile_ms(0.95),
+                    s.quantile_ms(0.99)
+                );
+            }
+            let consistency = if p.violations.is_empty() {
+                "ok".to_owned()
+            } else {
+                csv_field(&p.violations.join("; "))
+            };
+            let _ = write!(
+                out,
+                ",{},{},{},{consistency}",
+                m.deadlock_retries, m.timeout_retries, m.error_count
+            );
+            for c in Counter::ALL {
+                match p.stats {
+                    Some(s) => {
+                        let _ = write!(out, ",{}", s.get(c));
+                    }
+                    None => out.push(','),
+                }
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Throughput against clients, one line per configuration, as SVG.
+    pub fn svg(&self, path: &Path) -> io::Result<()> {
+        let mut clients: Vec<usize> = self.points.iter().map(|p| p.clients).collect();
+        clients.sort_unstable();
+        clients.dedup();
+        let mut configs: Vec<&str> = Vec::new();
+        for p in &self.points {
+            if !configs.contains(&p.config.as_str()) {
+                configs.push(&p.config);
+            }
+        }
+        let top = self
+            .points
+            .iter()
+            .map(|p| p.measurement.txn_per_sec())
+            .fold(1.0, f64::max)
+            * 1.15;
+        let plot = || -> Result<(), Box<dyn std::error::Error>> {
+            let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
+            root.fill(&WHITE)?;
+            let scale = &self.info.scale;
+            let caption = format!(
+                "TPC-C-lite, {}: {} warehouse(s){}",
+                self.info.backend,
+                scale.warehouses,
+                if scale.is_standard() { "" } else { ", lite" }
+            );
+            let mut chart = ChartBuilder::on(&root)
+                .caption(caption, ("sans-serif", 20))
+                .margin(15)
+                .x_label_area_size(45)
+                .y_label_area_size(80)
+                .build_cartesian_2d(-0.5f64..(clients.len() as f64 - 0.5), 0f64..top)?;
+            let label = |x: &f64| {
+                let i = x.round();
+                if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < clients.len() {
+                    clients[i as usize].to_string()
+                } else {
+                    String::new()
+                }
+            };
+            chart
+                .configure_mesh()
+                .x_labels(clients.len() * 2 + 1)
+                .x_label_formatter(&label)
+                .x_desc("clients")
+                .y_desc("transactions / s (all five types)")
+                .draw()?;
+            for (i, config) in configs.iter().enumerate() {
+                let color = Palette99::pick(i).to_rgba();
+                let series: Vec<(f64, f64)> = clients
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(x, c)| {
+                        self.points
+                            .iter()
+                            .find(|p| p.config == *config && p.clients == *c)
+                            .map(|p| (x as f64, p.measurement.txn_per_sec()))
+                    })
+                    .collect();
+                chart
+                    .draw_series(LineSeries::new(series.clone(), color.stroke_width(2)))?
+                    .label(*config)
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                    });
+                chart.draw_series(
+                    series
+                        .iter()
+                        .map(|&point| Circle::new(point, 4, color.filled())),
+                )?;
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .background_style(WHITE.mix(0.9))
+                .border_style(BLACK)
+                .draw()?;
+            root.present()?;
+            Ok(())
+        };
+        plot().map_err(|e| io::Error::other(e.to_string()))
+    }
+
+    /// Writes `results.csv`, `results.json` and `throughput.svg` into `dir`.
+    pub fn write(&self, dir: &Path) -> io::Result<()> {
+        fs::create_dir_all(dir)?;
+        fs::write(dir.join("results.csv"), self.csv())?;
+        let json = serde_json::to_string_pretty(&self.json()).map_err(io::Error::other)?;
+        fs::write(dir.join("results.json"), json + "\n")?;
+        self.svg(&dir.join("throughput.svg"))
+    }
+
+    /// A table for the terminal.
+    pub fn summary(&self) -> String {
+        let info = &self.info;
+        let scale = &info.scale;
+        let mut out = format!(
+            "TPC-C-lite on {}: {} warehouse(s), {} items, {} customers/district{}; {}; {} CPUs\n",
+            info.backend,
+            scale.warehouses,
+            scale.items,
+            scale.customers,
+            if scale.is_standard() {
+                " (the spec's scale)"
+            } else {
+                " (lite)"
+            },
+            info.isolation,
+            info.cpus,
+        );
+        let _ = writeln!(
+            out,
+            "{:<28} {:>7} {:>11} {:>10} {:>9} {:>9} {:>8} {:>8}  consistency",
+            "config", "clients", "tpmC", "txn/s", "NO p50ms", "NO p99ms", "retries", "errors"
+        );
+        for p in &self.points {
+            let m = &p.measurement;
+            let no = &m.kinds[Kind::NewOrder.index()];
+            let _ = writeln!(
+                out,
+                "{:<28} {:>7} {:>11.0} {:>10.0} {:>9.2} {:>9.2} {:>8} {:>8}  {}",
+                p.config,
+                p.clients,
+                m.tpmc(),
+                m.txn_per_sec(),
+                no.quantile_ms(0.5),
+                no.quantile_ms(0.99),
+                m.deadlock_retries + m.timeout_retries,
+                m.error_count,
+                if p.violations.is_empty() {
+                    "ok".to_owned()
+                } else {
+                    format!("FAILED: {}", p.violations.join("; "))
+                }
+            );
+            for e in &m.errors {
+                let _ = writeln!(out, "    error: {e}");
+            }
+        }
+        out
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}

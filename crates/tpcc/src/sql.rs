@@ -1,0 +1,483 @@
+//! The SQL backends: the five transactions as SQL text, the same text for waterline's embedded
+//! session and for any MySQL-protocol server, sent as prepared statements.
+//!
+//! The statements are BenchmarkSQL's, with one change: StockLevel's `IN (subquery)` is the
+//! equivalent three-way join (waterline's SQL has no subqueries). It still starts with
+//! BenchmarkSQL's join of DISTRICT and ORDER_LINE on `ol_o_id >= d_next_o_id - 20`, so the
+//! planner's `Legacy8027` switch shows its effect here.
+
+use waterline_txn::{Row, Value};
+
+use crate::Error;
+use crate::client::{Client, Failure, Outcome};
+use crate::input::{CustomerRef, Input, Line};
+use crate::load::{Sink, cents};
+use crate::native::bad_credit_data;
+use crate::schema::{DISTRICTS, TABLES, TableDef};
+
+/// A connection that runs SQL.
+pub trait SqlConn: Send {
+    /// Runs prepared statement `sql` (prepared on first use) and returns its rows.
+    fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, Failure>;
+    /// Runs prepared statement `sql` and returns the rows it changed.
+    fn exec(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, Failure>;
+    /// Runs `sql` as text, without parameters (BEGIN, DDL, loading INSERTs).
+    fn text(&mut self, sql: &str) -> Result<(), Failure>;
+}
+
+/// A value as an integer (text from a MySQL server is parsed).
+pub fn int_of(v: &Value) -> Result<i64, Failure> {
+    match v {
+        Value::Int(n) => Some(*n),
+        Value::Str(s) => s.trim().parse().ok(),
+        Value::Decimal(d) => d.rescale(0).and_then(|d| i64::try_from(d.units()).ok()),
+        Value::Double(x) => Some(*x as i64),
+        _ => None,
+    }
+    .ok_or_else(|| Failure::Fatal(format!("not an integer: {v}")))
+}
+
+/// A money value as hundredths (DECIMAL, or a MySQL server's decimal text).
+pub fn cents_of(v: &Value) -> Result<i64, Failure> {
+    let parsed = match v {
+        Value::Int(n) => Some(n * 100),
+        Value::Decimal(d) => d.rescale(2).and_then(|d| i64::try_from(d.units()).ok()),
+        Value::Str(s) => parse_cents(s.trim()),
+        Value::Double(x) => Some((x * 100.0).round() as i64),
+        _ => None,
+    };
+    parsed.ok_or_else(|| Failure::Fatal(format!("not an amount: {v}")))
+}
+
+fn parse_cents(s: &str) -> Option<i64> {
+    let (negative, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    let frac = format!("{frac:0<2}");
+    if frac.len() > 2 && frac[2..].bytes().any(|b| b != b'0') {
+        return None;
+    }
+    let n = whole.parse::<i64>().ok()? * 100 + frac[..2].parse::<i64>().ok()?;
+    Some(if negative { -n } else { n })
+}
+
+fn int(n: i64) -> Value {
+    Value::Int(n)
+}
+
+fn first(rows: &[Row], what: &str) -> Result<Row, Failure> {
+    rows.first()
+        .cloned()
+        .ok_or_else(|| Failure::Fatal(format!("{what} not found")))
+}
+
+const CUSTOMER_WAREHOUSE: &str = "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse \
+     WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?";
+const DISTRICT_FOR_UPDATE: &str =
+    "SELECT d_tax, d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ? FOR UPDATE";
+const DISTRICT_NEXT: &str =
+    "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?";
+const INSERT_ORDER: &str = "INSERT INTO orders (o_w_id, o_d_id, o_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) \
+     VALUES (?, ?, ?, ?, ?, ?, ?)";
+const INSERT_NEW_ORDER: &str = "INSERT INTO new_order (no_w_id, no_d_id, no_o_id) VALUES (?, ?, ?)";
+const ITEM: &str = "SELECT i_price, i_name, i_data FROM item WHERE i_id = ?";
+const STOCK_FOR_UPDATE: &str = "SELECT s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, s_dist_04, \
+     s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10 \
+     FROM stock WHERE s_w_id = ? AND s_i_id = ? FOR UPDATE";
+const STOCK_UPDATE: &str = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, \
+     s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? \
+     WHERE s_w_id = ? AND s_i_id = ?";
+const INSERT_ORDER_LINE: &str = "INSERT INTO order_line (ol_w_id, ol_d_id, ol_o_id, ol_number, ol_i_id, \
+     ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+const WAREHOUSE_YTD: &str = "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?";
+const WAREHOUSE: &str = "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip \
+     FROM warehouse WHERE w_id = ?";
+const DISTRICT_YTD: &str = "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?";
+const DISTRICT: &str = "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip \
+     FROM district WHERE d_w_id = ? AND d_id = ?";
+const CUSTOMERS_BY_NAME: &str = "SELECT c_id FROM customer \
+     WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first";
+const CUSTOMER_FOR_UPDATE: &str = "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, \
+     c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance \
+     FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ? FOR UPDATE";
+const CUSTOMER_PAY: &str = "UPDATE customer SET c_balance = c_balance - ?, \
+     c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1 \
+     WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?";
+const CUSTOMER_DATA: &str =
+    "SELECT c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?";
+const CUSTOMER_SET_DATA: &str =
+    "UPDATE customer SET c_data = ? WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?";
+const INSERT_HISTORY: &str = "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, \
+     h_amount, h_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+
+const CUSTOMER: &str = "SELECT c_first, c_middle, c_last, c_balance FROM customer \
+     WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?";
+const LAST_ORDER: &str = "SELECT o_id, o_entry_d, o_carrier_id FROM orders \
+     WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1";
+const ORDER_LINES: &str = "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d \
+     FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?";
+
+const OLDEST_NEW_ORDER: &str = "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? \
+     ORDER BY no_o_id LIMIT 1 FOR UPDATE";
+const DELETE_NEW_ORDER: &str =
+    "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?";
+const ORDER_CUSTOMER: &str =
+    "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?";
+const ORDER_CARRIER: &str =
+    "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?";
+const LINES_DELIVERED: &str = "UPDATE order_line SET ol_delivery_d = ? \
+     WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?";
+const ORDER_TOTAL: &str = "SELECT SUM(ol_amount) FROM order_line \
+     WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?";
+const CUSTOMER_DELIVERED: &str = "UPDATE customer SET c_balance = c_balance + ?, \
+     c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?";
+
+/// StockLevel: BenchmarkSQL's district/order_line join, then the stock it names.
+pub const STOCK_LEVEL: &str = "SELECT COUNT(DISTINCT s_i_id) FROM district \
+     JOIN order_line ON ol_w_id = d_w_id AND ol_d_id = d_id \
+     AND ol_o_id >= d_next_o_id - 20 AND ol_o_id < d_next_o_id \
+     JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id \
+     WHERE d_w_id = ? AND d_id = ? AND s_quantity < ?";
+
+/// A client that runs the transactions as SQL over `C`.
+pub struct SqlClient<C: SqlConn> {
+    conn: C,
+}
+
+impl<C: SqlConn> SqlClient<C> {
+    /// A client over `conn`.
+    pub fn new(conn: C) -> SqlClient<C> {
+        SqlClient { conn }
+    }
+
+    /// The connection.
+    pub fn conn(&mut self) -> &mut C {
+        &mut self.conn
+    }
+
+    fn body(&mut self, input: &Input) -> Result<Outcome, Failure> {
+        match input {
+            Input::NewOrder {
+                w_id,
+                d_id,
+                c_id,
+                lines,
+                entry_d,
+            } => self.new_order(*w_id, *d_id, *c_id, lines, Value::DateTime(*entry_d)),
+            Input::Payment {
+                w_id,
+                d_id,
+                c_w_id,
+                c_d_id,
+                customer,
+                amount_cents,
+                date,
+            } => self.payment(
+                (*w_id, *d_id),
+                (*c_w_id, *c_d_id),
+                customer,
+                *amount_cents,
+                Value::DateTime(*date),
+            ),
+            Input::OrderStatus {
+                w_id,
+                d_id,
+                customer,
+            } => self.order_status(*w_id, *d_id, customer),
+            Input::Delivery {
+                w_id,
+                carrier_id,
+                date,
+            } => self.delivery(*w_id, *carrier_id, Value::DateTime(*date)),
+            Input::StockLevel {
+                w_id,
+                d_id,
+                threshold,
+            } => {
+                let rows = self
+                    .conn
+                    .query(STOCK_LEVEL, &[int(*w_id), int(*d_id), int(*threshold)])?;
+                int_of(&first(&rows, "stock level")?[0])?;
+                Ok(Outcome::Committed)
+            }
+        }
+    }
+
+    fn new_order(
+        &mut self,
+        w_id: i64,
+        d_id: i64,
+        c_id: i64,
+        lines: &[Line],
+        entry_d: Value,
+    ) -> Result<Outcome, Failure> {
+        let c = &mut self.conn;
+        first(
+            &c.query(CUSTOMER_WAREHOUSE, &[int(w_id), int(d_id), int(c_id)])?,
+            "customer",
+        )?;
+        let district = first(
+            &c.query(DISTRICT_FOR_UPDATE, &[int(w_id), int(d_id)])?,
+            "district",
+        )?;
+        let o_id = int_of(&district[1])?;
+        c.exec(DISTRICT_NEXT, &[int(w_id), int(d_id)])?;
+        let all_local = lines.iter().all(|l| l.supply_w_id == w_id);
+        c.exec(
+            INSERT_ORDER,
+            &[
+                int(w_id),
+                int(d_id),
+                int(o_id),
+                int(c_id),
+                entry_d,
+                int(lines.len() as i64),
+                int(i64::from(all_local)),
+            ],
+        )?;
+        c.exec(INSERT_NEW_ORDER, &[int(w_id), int(d_id), int(o_id)])?;
+        for (number, line) in (1..).zip(lines) {
+            let items = c.query(ITEM, &[int(line.i_id)])?;
+            let Some(item) = items.first() else {
+                return Ok(Outcome::RolledBack); // an unused item id (spec 2.4.2.3)
+            };
+            let price = cents_of(&item[0])?;
+            let stock = first(
+                &c.query(STOCK_FOR_UPDATE, &[int(line.supply_w_id), int(line.i_id)])?,
+                "stock",
+            )?;
+            let quantity = int_of(&stock[0])?;
+            let left = if quantity >= line.quantity + 10 {
+                quantity - line.quantity
+            } else {
+                quantity - line.quantity + 91
+            };
+            let dist_info = stock[1 + d_id as usize].clone();
+            let remote = i64::from(line.supply_w_id != w_id);
+            c.exec(
+                STOCK_UPDATE,
+                &[
+                    int(left),
+                    int(line.quantity),
+                    int(remote),
+                    int(line.supply_w_id),
+                    int(line.i_id),
+                ],
+            )?;
+            c.exec(
+                INSERT_ORDER_LINE,
+                &[
+                    int(w_id),
+                    int(d_id),
+                    int(o_id),
+                    int(number),
+                    int(line.i_id),
+                    int(line.supply_w_id),
+                    int(line.quantity),
+                    cents(line.quantity * price),
+                    dist_info,
+                ],
+            )?;
+        }
+        Ok(Outcome::Committed)
+    }
+
+    fn customer_id(
+        &mut self,
+        w_id: i64,
+        d_id: i64,
+        customer: &CustomerRef,
+    ) -> Result<i64, Failure> {
+        match customer {
+            CustomerRef::Id(c_id) => Ok(*c_id),
+            CustomerRef::Last(last) => {
+                let ids = self.conn.query(
+                    CUSTOMERS_BY_NAME,
+                    &[int(w_id), int(d_id), Value::Str(last.clone())],
+                )?;
+                if ids.is_empty() {
+                    return Err(Failure::Fatal("customer by last name not found".into()));
+                }
+                int_of(&ids[ids.len().div_ceil(2) - 1][0])
+            }
+        }
+    }
+
+    fn payment(
+        &mut self,
+        (w_id, d_id): (i64, i64),
+        (c_w_id, c_d_id): (i64, i64),
+        customer: &CustomerRef,
+        amount: i64,
+        date: Value,
+    ) -> Result<Outcome, Failure> {
+        let c = &mut self.conn;
+        c.exec(WAREHOUSE_YTD, &[cents(amount), int(w_id)])?;
+        let warehouse = first(&c.query(WAREHOUSE, &[int(w_id)])?, "warehouse")?;
+        c.exec(DISTRICT_YTD, &[cents(amount), int(w_id), int(d_id)])?;
+        let district = first(&c.query(DISTRICT, &[int(w_id), int(d_id)])?, "district")?;
+        let c_id = self.customer_id(c_w_id, c_d_id, customer)?;
+        let c = &mut self.conn;
+        let key = [int(c_w_id), int(c_d_id), int(c_id)];
+        let row = first(&c.query(CUSTOMER_FOR_UPDATE, &key)?, "customer")?;
+        c.exec(
+            CUSTOMER_PAY,
+            &[
+                cents(amount),
+                cents(amount),
+                key[0].clone(),
+                key[1].clone(),
+                key[2].clone(),
+            ],
+        )?;
+        if row[10].as_str() == Some("BC") {
+            let old = first(&c.query(CUSTOMER_DATA, &key)?, "customer")?;
+            let data = bad_credit_data(
+                [c_id, c_d_id, c_w_id, d_id, w_id],
+                amount,
+                old[0].as_str().unwrap_or_default(),
+            );
+            let [k0, k1, k2] = key;
+            c.exec(CUSTOMER_SET_DATA, &[Value::Str(data), k0, k1, k2])?;
+        }
+        let name = |row: &Row| row[0].as_str().unwrap_or_default().to_owned();
+        c.exec(
+            INSERT_HISTORY,
+            &[
+                int(c_id),
+                int(c_d_id),
+                int(c_w_id),
+                int(d_id),
+                int(w_id),
+                date,
+                cents(amount),
+                Value::Str(format!("{}    {}", name(&warehouse), name(&district))),
+            ],
+        )?;
+        Ok(Outcome::Committed)
+    }
+
+    fn order_status(
+        &mut self,
+        w_id: i64,
+        d_id: i64,
+        customer: &CustomerRef,
+    ) -> Result<Outcome, Failure> {
+        let c_id = self.customer_id(w_id, d_id, customer)?;
+        let c = &mut self.conn;
+        first(
+            &c.query(CUSTOMER, &[int(w_id), int(d_id), int(c_id)])?,
+            "customer",
+        )?;
+        let order = c.query(LAST_ORDER, &[int(w_id), int(d_id), int(c_id)])?;
+        if let Some(order) = order.first() {
+            c.query(ORDER_LINES, &[int(w_id), int(d_id), order[0].clone()])?;
+        }
+        Ok(Outcome::Committed)
+    }
+
+    fn delivery(&mut self, w_id: i64, carrier_id: i64, date: Value) -> Result<Outcome, Failure> {
+        let c = &mut self.conn;
+        for d_id in 1..=DISTRICTS {
+            let oldest = c.query(OLDEST_NEW_ORDER, &[int(w_id), int(d_id)])?;
+            let Some(row) = oldest.first() else {
+                continue; // nothing to deliver in this district
+            };
+            let order = [int(w_id), int(d_id), int(int_of(&row[0])?)];
+            if c.exec(DELETE_NEW_ORDER, &order)? == 0 {
+                continue;
+            }
+            let c_id = int_of(&first(&c.query(ORDER_CUSTOMER, &order)?, "order")?[0])?;
+            let [w, d, o] = order;
+            c.exec(
+                ORDER_CARRIER,
+                &[int(carrier_id), w.clone(), d.clone(), o.clone()],
+            )?;
+            c.exec(
+                LINES_DELIVERED,
+                &[date.clone(), w.clone(), d.clone(), o.clone()],
+            )?;
+            let total = first(&c.query(ORDER_TOTAL, &[w, d, o])?, "order lines")?;
+            c.exec(
+                CUSTOMER_DELIVERED,
+                &[cents(cents_of(&total[0])?), int(w_id), int(d_id), int(c_id)],
+            )?;
+        }
+        Ok(Outcome::Committed)
+    }
+}
+
+impl<C: SqlConn> Client for SqlClient<C> {
+    fn run(&mut self, input: &Input) -> Result<Outcome, Failure> {
+        self.conn.text("BEGIN")?;
+        let result = self.body(input);
+        match result {
+            Ok(Outcome::Committed) => match self.conn.text("COMMIT") {
+                Ok(()) => Ok(Outcome::Committed),
+                Err(e) => {
+                    let _ = self.conn.text("ROLLBACK");
+                    Err(e)
+                }
+            },
+            other => {
+                // After a deadlock the server has rolled back already; ROLLBACK is harmless.
+                let _ = self.conn.text("ROLLBACK");
+                other
+            }
+        }
+    }
+}
+
+/// Creates the nine tables over `conn`, dropping any of the same names first.
+pub fn create_tables(conn: &mut impl SqlConn) -> Result<(), Error> {
+    for def in TABLES.iter().rev() {
+        conn.text(&format!("DROP TABLE IF EXISTS {}", def.name))?;
+    }
+    for def in &TABLES {
+        conn.text(&def.create_sql())?;
+    }
+    Ok(())
+}
+
+/// Loads rows with multi-row INSERT statements.
+pub struct SqlSink<C: SqlConn>(pub C);
+
+impl<C: SqlConn> Sink for SqlSink<C> {
+    fn insert(&mut self, def: &'static TableDef, rows: Vec<Row>) -> Result<(), Error> {
+        let mut sql = format!("INSERT INTO {} VALUES ", def.name);
+        for (i, row) in rows.iter().enumerate() {
+            sql.push_str(if i == 0 { "(" } else { ", (" });
+            for (j, value) in row.iter().enumerate() {
+                if j > 0 {
+                    sql.push_str(", ");
+                }
+                sql.push_str(&value.to_string());
+            }
+            sql.push(')');
+        }
+        self.0.text(&sql)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_text_becomes_cents() {
+        for (text, expected) in [
+            ("12.34", Some(1234)),
+            ("-10.00", Some(-1000)),
+            ("5", Some(500)),
+            ("0.5", Some(50)),
+            ("1.2300", Some(123)),
+            ("1.234", None),
+        ] {
+            assert_eq!(parse_cents(text), expected, "{text}");
+        }
+    }
+}

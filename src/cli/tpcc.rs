@@ -1,0 +1,240 @@
+//! `waterline tpcc`: TPC-C-lite against the engine in process (`native`, `sql`) or any
+//! MySQL-protocol server (`mysql://...`), over a sweep of client counts and, with
+//! `--compare`, of one knob's values, with a report directory of CSV, JSON and SVG.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use clap::{Args, Parser, ValueEnum};
+use waterline::planner::PlannerMode;
+use waterline::tpcc::{
+    BackendKind, DriverOptions, Limit, Report, RunInfo, Runtime, Scale, Settings, Target, run_point,
+};
+
+use super::{EngineArgs, IsolationArg};
+
+/// How clients run.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum RuntimeArg {
+    /// One OS thread per client.
+    Threads,
+    /// One tokio task per client (native backend).
+    Tasks,
+}
+
+/// The knobs a `--compare` can vary: every engine flag, the isolation level and the planner.
+#[derive(Clone, Debug, Parser)]
+#[command(no_binary_name = true)]
+pub struct Knobs {
+    /// The isolation level of every transaction.
+    #[arg(long, value_enum, default_value = "repeatable-read")]
+    pub isolation: IsolationArg,
+    /// Range analysis for the `sql` backend: fixed, or legacy8027.
+    #[arg(long, default_value = "fixed")]
+    pub planner: PlannerMode,
+    /// The engine (in-process backends).
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// `waterline tpcc` flags.
+#[derive(Clone, Debug, Args)]
+pub struct TpccArgs {
+    /// native, sql, or mysql://user:password@host:port/database.
+    #[arg(long, default_value = "native")]
+    pub backend: BackendKind,
+    /// Warehouses (the TPC-C scale factor).
+    #[arg(long, default_value_t = 1)]
+    pub warehouses: i64,
+    /// Items (the spec's 100,000; fewer makes a "lite" database, stated in the report).
+    #[arg(long, default_value_t = 100_000)]
+    pub items: i64,
+    /// Customers per district (the spec's 3,000; fewer is "lite").
+    #[arg(long, default_value_t = 3000)]
+    pub customers: i64,
+    /// Client counts to sweep, comma-separated (1,8,64,256,1024).
+    #[arg(long, value_delimiter = ',', default_value = "8")]
+    pub clients: Vec<usize>,
+    /// Seconds measured per point.
+    #[arg(long, default_value_t = 30.0)]
+    pub duration: f64,
+    /// Measure this many transactions per point instead of a duration.
+    #[arg(long)]
+    pub count: Option<u64>,
+    /// Seconds of warm-up before each point (not counted).
+    #[arg(long, default_value_t = 5.0)]
+    pub warmup: f64,
+    /// OS threads or tokio tasks.
+    #[arg(long, value_enum, default_value = "threads")]
+    pub runtime: RuntimeArg,
+    /// Tokio worker threads for `--runtime tasks` (default: one per CPU).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Seeds the load and the clients' inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Loader threads (default: one per CPU).
+    #[arg(long)]
+    pub load_threads: Option<usize>,
+    /// Compare a knob's values in one run: KNOB=V1,V2 (a flag name without dashes, as
+    /// snapshot=vector,hybrid or admission=unlimited,limit:64). Each value gets its own
+    /// freshly loaded database; the points run back to back per client count.
+    #[arg(long, value_name = "KNOB=V1,V2,...")]
+    pub compare: Option<String>,
+    /// Where the report goes (default: target/waterline-tpcc/<time>).
+    #[arg(long)]
+    pub report_dir: Option<PathBuf>,
+    /// The knobs.
+    #[command(flatten)]
+    pub knobs: Knobs,
+}
+
+/// The configurations to run: a label and its knobs.
+fn configurations(args: &TpccArgs) -> Result<Vec<(String, Knobs)>, String> {
+    let Some(compare) = &args.compare else {
+        return Ok(vec![("default".into(), args.knobs.clone())]);
+    };
+    let (knob, values) = compare
+        .split_once('=')
+        .ok_or_else(|| format!("--compare {compare:?}: expected KNOB=V1,V2"))?;
+    values
+        .split(',')
+        .map(|value| {
+            let mut knobs = args.knobs.clone();
+            knobs
+                .try_update_from([format!("--{knob}"), value.to_owned()])
+                .map_err(|e| format!("--compare {knob}={value}: {}", e.kind()))?;
+            Ok((format!("{knob}={value}"), knobs))
+        })
+        .collect()
+}
+
+fn settings(knobs: &Knobs, data_dir: Option<PathBuf>) -> Settings {
+    Settings {
+        engine: knobs.engine.config(),
+        data_dir,
+        isolation: knobs.isolation.into(),
+        planner: knobs.planner,
+    }
+}
+
+fn default_report_dir() -> PathBuf {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    PathBuf::from("target/waterline-tpcc").join(format!("run-{secs}"))
+}
+
+/// Runs the sweep; an error if any point failed its checks or stopped on an error.
+pub fn run(args: TpccArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let scale = Scale {
+        warehouses: args.warehouses,
+        items: args.items,
+        customers: args.customers,
+    };
+    scale.validate()?;
+    if args.clients.is_empty() || args.clients.contains(&0) {
+        return Err("--clients needs one or more counts above 0".into());
+    }
+    let runtime = match args.runtime {
+        RuntimeArg::Threads => Runtime::Threads,
+        RuntimeArg::Tasks => Runtime::Tasks {
+            workers: args.workers.unwrap_or(cpus),
+        },
+    };
+    if matches!(runtime, Runtime::Tasks { .. }) && args.backend != BackendKind::Native {
+        return Err(
+            "--runtime tasks needs --backend native (SQL clients block their thread)".into(),
+        );
+    }
+    let limit = match args.count {
+        Some(n) => Limit::Count(n),
+        None => Limit::Duration(Duration::from_secs_f64(args.duration.max(0.001))),
+    };
+    let configs = configurations(&args)?;
+    if let Some(dir) = &args.knobs.engine.data_dir
+        && dir.exists()
+        && dir.read_dir()?.next().is_some()
+    {
+        return Err(format!(
+            "--data-dir {}: must be empty or absent (a fresh load goes there)",
+            dir.display()
+        )
+        .into());
+    }
+    let mut targets = Vec::new();
+    let mut load = (0, 0.0);
+    for (i, (label, knobs)) in configs.iter().enumerate() {
+        let data_dir = knobs.engine.data_dir.as_ref().map(|d| {
+            if configs.len() > 1 {
+                d.join(format!("config-{i}"))
+            } else {
+                d.clone()
+            }
+        });
+        eprintln!(
+            "{label}: loading {} warehouse(s) into {}",
+            scale.warehouses, args.backend
+        );
+        let threads = args.load_threads.unwrap_or(cpus);
+        let (target, report) = Target::create(
+            &args.backend,
+            &settings(knobs, data_dir),
+            scale,
+            args.seed,
+            threads,
+        )?;
+        eprintln!(
+            "{label}: loaded {} rows in {:.1} s",
+            report.rows,
+            report.elapsed.as_secs_f64()
+        );
+        load = (report.rows, report.elapsed.as_secs_f64());
+        targets.push((label.clone(), target));
+    }
+    let mut points = Vec::new();
+    for &clients in &args.clients {
+        for (label, target) in &targets {
+            eprintln!(
+                "{label}: {clients} clients, {:.0} s warm-up, then {limit:?}",
+                args.warmup
+            );
+            let options = DriverOptions {
+                clients,
+                runtime,
+                warmup: Duration::from_secs_f64(args.warmup.max(0.0)),
+                limit,
+                seed: args.seed,
+                scale,
+            };
+            points.push(run_point(target, label, &options)?);
+        }
+    }
+    let report = Report {
+        info: RunInfo {
+            backend: args.backend.to_string(),
+            scale,
+            seed: args.seed,
+            warmup_secs: args.warmup,
+            limit,
+            runtime,
+            cpus,
+            isolation: format!("{:?}", args.knobs.isolation),
+            load,
+        },
+        points,
+    };
+    let dir = args.report_dir.clone().unwrap_or_else(default_report_dir);
+    report.write(&dir)?;
+    print!("{}", report.summary());
+    println!("report: {}", dir.display());
+    let failed = report.points.iter().filter(|p| !p.ok()).count();
+    if failed > 0 {
+        return Err(format!(
+            "{failed} point(s) failed: an error, or a consistency condition did not hold"
+        )
+        .into());
+    }
+    Ok(())
+}
