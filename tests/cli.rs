@@ -100,3 +100,75 @@ fn serve_keeps_acknowledged_commits_across_kill_9() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+#[test]
+fn tpcc_runs_a_comparison_and_writes_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args([
+            "tpcc",
+            "--items",
+            "300",
+            "--customers",
+            "30",
+            "--warmup",
+            "0.1",
+        ])
+        .args([
+            "--count",
+            "200",
+            "--clients",
+            "1,2",
+            "--compare",
+            "snapshot=vector,csn",
+        ])
+        .arg("--report-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("snapshot=vector") && stdout.contains("snapshot=csn"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("(lite)"),
+        "a small database is called lite: {stdout}"
+    );
+    assert!(!stdout.contains("FAILED"), "{stdout}");
+    let csv = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count(),
+        5,
+        "2 configurations x 2 client counts + header"
+    );
+    for file in ["results.json", "throughput.svg"] {
+        assert!(dir.path().join(file).exists(), "{file}");
+    }
+}
+
+#[test]
+fn tpcc_refuses_what_cannot_work() {
+    for (args, expected) in [
+        (&["--compare", "snapshot=sideways"][..], "snapshot=sideways"),
+        (
+            &["--backend", "postgres://x"][..],
+            "expected native, sql, or mysql://",
+        ),
+        (
+            &["--backend", "sql", "--runtime", "tasks"][..],
+            "--runtime tasks needs",
+        ),
+        (&["--customers", "3"][..], "at least"),
+    ] {
+        let out = Command::new(BIN).arg("tpcc").args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}

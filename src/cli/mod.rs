@@ -71,7 +71,8 @@ impl From<IsolationArg> for Isolation {
     }
 }
 
-/// Parses `unlimited`, `limit:N` or `adaptive` (admission at BEGIN, book 8.3).
+/// Parses `unlimited`, `limit:N`, `pool:N` (a thread pool of N workers, the baseline) or
+/// `adaptive` (admission at BEGIN, book 8.3).
 fn parse_admission(s: &str) -> Result<Policy, String> {
     match s.split_once(':') {
         None if s == "unlimited" => Ok(Policy::Unlimited),
@@ -80,7 +81,13 @@ fn parse_admission(s: &str) -> Result<Policy, String> {
             .parse()
             .map(Policy::Limit)
             .map_err(|e| format!("limit:{n}: {e}")),
-        _ => Err(format!("{s:?}: expected unlimited, limit:N or adaptive")),
+        Some(("pool", n)) => n
+            .parse()
+            .map(Policy::ThreadPool)
+            .map_err(|e| format!("pool:{n}: {e}")),
+        _ => Err(format!(
+            "{s:?}: expected unlimited, limit:N, pool:N or adaptive"
+        )),
     }
 }
 
@@ -129,7 +136,7 @@ pub struct EngineArgs {
     /// Log segment size in bytes.
     #[arg(long, default_value_t = 64 << 20)]
     pub segment_bytes: u64,
-    /// Admission at BEGIN: unlimited, limit:N, or adaptive.
+    /// Admission at BEGIN: unlimited, limit:N, pool:N (thread-pool baseline), or adaptive.
     #[arg(long, default_value = "unlimited", value_parser = parse_admission)]
     pub admission: Policy,
 }

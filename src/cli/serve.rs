@@ -76,6 +76,16 @@ impl ServeArgs {
 
 /// Runs the server until it fails or is killed.
 pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
+    if matches!(
+        args.engine.admission,
+        waterline::throttle::Policy::ThreadPool(_)
+    ) {
+        return Err(
+            "--admission pool:N is the tpcc native backend's baseline; the server runs \
+                    one thread per connection (use limit:N or adaptive)"
+                .into(),
+        );
+    }
     let (engine, recovery) = args.engine.open()?;
     if let Some(recovery) = recovery {
         eprintln!("recovered: {recovery}");

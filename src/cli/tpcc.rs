@@ -153,6 +153,18 @@ pub fn run(args: TpccArgs) -> Result<(), Box<dyn std::error::Error>> {
         None => Limit::Duration(Duration::from_secs_f64(args.duration.max(0.001))),
     };
     let configs = configurations(&args)?;
+    let pooled = configs.iter().any(|(_, k)| {
+        matches!(
+            k.engine.admission,
+            waterline::throttle::Policy::ThreadPool(_)
+        )
+    });
+    if pooled && args.backend != BackendKind::Native {
+        return Err(
+            "--admission pool:N needs --backend native (SQL sessions do not run on the pool)"
+                .into(),
+        );
+    }
     if let Some(dir) = &args.knobs.engine.data_dir
         && dir.exists()
         && dir.read_dir()?.next().is_some()

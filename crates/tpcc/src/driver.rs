@@ -395,9 +395,7 @@ pub fn run_tasks(
                     let input = inputs.next_input();
                     let mut attempt = Attempt::start(&control);
                     let result = loop {
-                        // Wait for admission here, holding no locks and no thread.
-                        let trx = db.engine.begin_async(db.isolation).await;
-                        let result = db.execute(trx, &input);
+                        let result = db.run_async(&input).await;
                         if !attempt.again(&result, &control, &mut stats) {
                             break result;
                         }

@@ -521,26 +521,49 @@ impl Sink for NativeSink {
     }
 }
 
+/// Whether the engine runs transactions on a thread pool (`Policy::ThreadPool`): then a
+/// whole transaction is handed to a pool worker, which is how a thread pool limits work.
+fn pooled(db: &NativeDb) -> Option<&waterline_txn::Admission> {
+    db.engine
+        .admission()
+        .filter(|a| matches!(a.policy(), waterline_txn::Policy::ThreadPool(_)))
+}
+
+impl NativeDb {
+    /// Runs `input` from an OS thread: begins (waiting for admission), executes, ends.
+    pub fn run_blocking(self: &Arc<Self>, input: &Input) -> Result<Outcome, Failure> {
+        match pooled(self) {
+            Some(pool) => {
+                let (db, input) = (Arc::clone(self), input.clone());
+                pool.run_blocking(move || db.execute(db.engine.begin(db.isolation), &input))
+            }
+            None => self.execute(self.engine.begin(self.isolation), input),
+        }
+    }
+
+    /// Runs `input` from a task: waits for admission without holding a thread, then runs
+    /// the transaction to its end without yielding (so no task is parked holding locks).
+    pub async fn run_async(self: &Arc<Self>, input: &Input) -> Result<Outcome, Failure> {
+        match pooled(self) {
+            Some(pool) => {
+                let (db, input) = (Arc::clone(self), input.clone());
+                pool.run(move || db.execute(db.engine.begin(db.isolation), &input))
+                    .await
+            }
+            None => {
+                let trx = self.engine.begin_async(self.isolation).await;
+                self.execute(trx, input)
+            }
+        }
+    }
+}
+
 /// A native client: transactions on the calling thread.
 #[derive(Clone, Debug)]
 pub struct NativeClient(pub Arc<NativeDb>);
 
 impl Client for NativeClient {
     fn run(&mut self, input: &Input) -> Result<Outcome, Failure> {
-        let db = &self.0;
-        match db.engine.admission() {
-            Some(admission)
-                if matches!(admission.policy(), waterline_txn::Policy::ThreadPool(_)) =>
-            {
-                // A thread pool runs the whole transaction on one of its workers.
-                let db = Arc::clone(db);
-                let input = input.clone();
-                admission.run_blocking(move || {
-                    let trx = db.engine.begin(db.isolation);
-                    db.execute(trx, &input)
-                })
-            }
-            _ => db.execute(db.engine.begin(db.isolation), input),
-        }
+        self.0.run_blocking(input)
     }
 }

@@ -425,9 +425,11 @@ impl Transaction {
                 }
             }
             Some(mode) => {
-                // Collect first: a lock wait must not hold the index walk open.
-                let candidates: Vec<(Key, Key)> = candidates.map(|(i, pk, _)| (i, pk)).collect();
-                for (index_key, pk) in candidates {
+                // Lazily: a walk may wait for a lock between two steps, which is safe because
+                // the skip list pins its epoch inside each `next()` and holds only a
+                // ref-counted entry in between; and a limited walk (Delivery's oldest
+                // NEW_ORDER) stops after its first rows instead of copying every key.
+                for (index_key, pk, _) in candidates {
                     self.lock(table, LockTarget::Row(pk.clone()), mode)?;
                     let row = table.record(&pk).and_then(|r| r.latest_row());
                     if let Some(row) = row.filter(|row| still_matches(&index_key, row)) {

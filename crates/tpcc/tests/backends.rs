@@ -1,0 +1,138 @@
+//! A short run on each backend, each followed by the consistency checks: native (threads and
+//! tokio tasks), embedded SQL, and the MySQL protocol against a waterline server.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use waterline_server::{Server, SessionConfig, Shared};
+use waterline_tpcc::{
+    BackendKind, DriverOptions, Limit, Report, RunInfo, Runtime, Scale, Settings, Target, run_point,
+};
+use waterline_txn::{Engine, EngineConfig};
+
+const SCALE: Scale = Scale {
+    warehouses: 2,
+    items: 500,
+    customers: 60,
+};
+
+fn options(clients: usize, runtime: Runtime) -> DriverOptions {
+    DriverOptions {
+        clients,
+        runtime,
+        warmup: Duration::from_millis(50),
+        limit: Limit::Count(400),
+        seed: 11,
+        scale: SCALE,
+    }
+}
+
+/// Runs the mix and checks: every transaction type ran, nothing failed, the conditions hold.
+fn short_run(kind: &BackendKind, runtime: Runtime) -> waterline_tpcc::Point {
+    let (target, load) = Target::create(kind, &Settings::default(), SCALE, 5, 2).expect("loads");
+    assert!(load.rows > 10_000, "{kind}: {load:?}");
+    let point = run_point(&target, "default", &options(4, runtime)).expect("runs");
+    let m = &point.measurement;
+    assert_eq!(m.errors, Vec::<String>::new(), "{kind}");
+    assert_eq!(m.completed(), 400, "{kind}: the count is exact");
+    assert!(
+        m.kinds.iter().all(|k| k.completed() > 0),
+        "{kind}: every type ran: {m:?}"
+    );
+    assert_eq!(point.violations, Vec::<String>::new(), "{kind}");
+    assert!(point.ok());
+    point
+}
+
+#[test]
+fn native_threads() {
+    let point = short_run(&BackendKind::Native, Runtime::Threads);
+    let stats = point
+        .stats
+        .expect("in process, the engine's counters are read");
+    assert!(stats.get(waterline_txn::Counter::Commits) >= 400);
+}
+
+#[test]
+fn native_tasks() {
+    short_run(&BackendKind::Native, Runtime::Tasks { workers: 2 });
+}
+
+#[test]
+fn embedded_sql() {
+    short_run(&BackendKind::Sql, Runtime::Threads);
+}
+
+#[test]
+fn mysql_protocol_against_waterline_serve() {
+    let engine = Arc::new(Engine::open(EngineConfig::default()).unwrap());
+    let config = SessionConfig {
+        databases: vec!["tpcc".into()],
+        ..SessionConfig::default()
+    };
+    let server = Server::new(Shared::new(engine, config), 64);
+    let addr = server.spawn("127.0.0.1:0".parse().unwrap()).unwrap();
+    let url = format!("mysql://root@{addr}/tpcc");
+    let point = short_run(&url.parse().unwrap(), Runtime::Threads);
+    assert!(
+        point.stats.is_none(),
+        "a remote server's counters are not read"
+    );
+}
+
+#[test]
+fn tasks_need_the_native_backend() {
+    let (target, _) = Target::create(&BackendKind::Sql, &Settings::default(), SCALE, 5, 2).unwrap();
+    let error = run_point(&target, "x", &options(2, Runtime::Tasks { workers: 1 }))
+        .err()
+        .expect("refused");
+    assert!(error.to_string().contains("native backend"), "{error}");
+}
+
+#[test]
+fn a_sweep_writes_csv_json_and_svg() {
+    let (target, load) =
+        Target::create(&BackendKind::Native, &Settings::default(), SCALE, 5, 2).unwrap();
+    let points = [1, 3]
+        .into_iter()
+        .map(|clients| run_point(&target, "default", &options(clients, Runtime::Threads)).unwrap())
+        .collect();
+    let report = Report {
+        info: RunInfo {
+            backend: "native".into(),
+            scale: SCALE,
+            seed: 5,
+            warmup_secs: 0.05,
+            limit: Limit::Count(400),
+            runtime: Runtime::Threads,
+            cpus: 2,
+            isolation: "RepeatableRead".into(),
+            load: (load.rows, load.elapsed.as_secs_f64()),
+        },
+        points,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    report.write(dir.path()).unwrap();
+    let csv = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "a header and two points");
+    assert!(lines[0].starts_with("config,clients,tpmc,txn_per_sec,new_order_count"));
+    assert!(lines[1].starts_with("default,1,") && lines[2].starts_with("default,3,"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap())
+            .unwrap();
+    for field in ["tpmc", "txn_per_sec", "clients", "config", "consistency"] {
+        assert!(json["points"][0].get(field).is_some(), "{field}");
+    }
+    assert_eq!(json["points"][1]["consistency"], "ok");
+    assert_eq!(
+        json["run"]["scale"]["standard"], false,
+        "a lite run says so"
+    );
+    let svg = std::fs::read_to_string(dir.path().join("throughput.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("clients"),
+        "{}",
+        &svg[..200.min(svg.len())]
+    );
+}
