@@ -83,9 +83,8 @@ fn mysql_protocol_against_waterline_serve() {
 #[test]
 fn tasks_need_the_native_backend() {
     let (target, _) = Target::create(&BackendKind::Sql, &Settings::default(), SCALE, 5, 2).unwrap();
-    let error = run_point(&target, "x", &options(2, Runtime::Tasks { workers: 1 }))
-        .err()
-        .expect("refused");
+    let error =
+        run_point(&target, "x", &options(2, Runtime::Tasks { workers: 1 })).expect_err("refused");
     assert!(error.to_string().contains("native backend"), "{error}");
 }
 
