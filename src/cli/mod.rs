@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
+use waterline::planner::PlannerMode;
 use waterline::throttle::{AdaptiveConfig, Policy};
 use waterline::txn::{CommitConfig, FlushPolicy, GroupCommitConfig, Recovery, Wakeup};
 use waterline::{Engine, EngineConfig, Isolation, SnapshotKind, ViewClose};
@@ -89,6 +90,21 @@ fn parse_admission(s: &str) -> Result<Policy, String> {
             "{s:?}: expected unlimited, limit:N, pool:N or adaptive"
         )),
     }
+}
+
+/// What a session runs with: the isolation level, the planner, and the engine's knobs.
+/// Shared by `serve` and `tpcc` (whose `--compare` varies one of them).
+#[derive(Clone, Debug, Args)]
+pub struct Knobs {
+    /// The isolation level sessions and transactions start with.
+    #[arg(long, value_enum, default_value = "repeatable-read")]
+    pub isolation: IsolationArg,
+    /// Range analysis: fixed, or legacy8027 (MySQL 8.0.27's regression).
+    #[arg(long, default_value = "fixed")]
+    pub planner: PlannerMode,
+    /// The engine.
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
 /// The engine's knobs, as flags.

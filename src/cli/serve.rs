@@ -4,10 +4,9 @@ use std::net::SocketAddr;
 
 use clap::Args;
 use tokio::net::TcpListener;
-use waterline::planner::PlannerMode;
 use waterline_server::{MAX_CONNECTIONS_DEFAULT, Server, SessionConfig, Shared, User};
 
-use super::{EngineArgs, IsolationArg};
+use super::Knobs;
 
 /// `waterline serve` flags.
 #[derive(Clone, Debug, Args)]
@@ -28,15 +27,9 @@ pub struct ServeArgs {
     /// The largest statement accepted, in bytes.
     #[arg(long, default_value_t = 64 << 20)]
     pub max_allowed_packet: usize,
-    /// The isolation level sessions start with.
-    #[arg(long, value_enum, default_value = "repeatable-read")]
-    pub isolation: IsolationArg,
-    /// Range analysis: fixed, or legacy8027 (MySQL 8.0.27's regression).
-    #[arg(long, default_value = "fixed")]
-    pub planner: PlannerMode,
-    /// The engine.
+    /// Isolation, planner and engine.
     #[command(flatten)]
-    pub engine: EngineArgs,
+    pub knobs: Knobs,
 }
 
 impl ServeArgs {
@@ -66,8 +59,8 @@ impl ServeArgs {
             } else {
                 self.databases.clone()
             },
-            isolation: self.isolation.into(),
-            planner: self.planner,
+            isolation: self.knobs.isolation.into(),
+            planner: self.knobs.planner,
             users,
             max_allowed_packet: self.max_allowed_packet,
         }
@@ -77,7 +70,7 @@ impl ServeArgs {
 /// Runs the server until it fails or is killed.
 pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     if matches!(
-        args.engine.admission,
+        args.knobs.engine.admission,
         waterline::throttle::Policy::ThreadPool(_)
     ) {
         return Err(
@@ -86,7 +79,7 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
                 .into(),
         );
     }
-    let (engine, recovery) = args.engine.open()?;
+    let (engine, recovery) = args.knobs.engine.open()?;
     if let Some(recovery) = recovery {
         eprintln!("recovered: {recovery}");
     }

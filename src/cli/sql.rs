@@ -6,7 +6,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use clap::Args;
 use waterline_server::{Response, Session, SessionConfig, Shared};
 
-use super::{EngineArgs, IsolationArg};
+use super::Knobs;
 
 /// `waterline sql` flags.
 #[derive(Clone, Debug, Args)]
@@ -14,12 +14,9 @@ pub struct SqlArgs {
     /// Run these statements (separated by `;`) and exit.
     #[arg(short = 'e', long)]
     pub execute: Option<String>,
-    /// The isolation level the session starts with.
-    #[arg(long, value_enum, default_value = "repeatable-read")]
-    pub isolation: IsolationArg,
-    /// The engine.
+    /// Isolation, planner and engine.
     #[command(flatten)]
-    pub engine: EngineArgs,
+    pub knobs: Knobs,
 }
 
 /// A result as a text table (`+---+` borders), or the OK line.
@@ -99,12 +96,13 @@ fn statements(text: &str) -> (Vec<String>, String) {
 
 /// Runs the shell.
 pub fn run(args: SqlArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let (engine, recovery) = args.engine.open()?;
+    let (engine, recovery) = args.knobs.engine.open()?;
     if let Some(recovery) = recovery {
         eprintln!("recovered: {recovery}");
     }
     let config = SessionConfig {
-        isolation: args.isolation.into(),
+        isolation: args.knobs.isolation.into(),
+        planner: args.knobs.planner,
         ..SessionConfig::default()
     };
     let mut session = Session::new(Shared::new(engine, config), "root", Some("waterline"))?;

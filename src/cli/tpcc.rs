@@ -6,12 +6,11 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, ValueEnum};
-use waterline::planner::PlannerMode;
 use waterline::tpcc::{
     BackendKind, DriverOptions, Limit, Report, RunInfo, Runtime, Scale, Settings, Target, run_point,
 };
 
-use super::{EngineArgs, IsolationArg};
+use super::Knobs;
 
 /// How clients run.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -22,19 +21,12 @@ pub enum RuntimeArg {
     Tasks,
 }
 
-/// The knobs a `--compare` can vary: every engine flag, the isolation level and the planner.
+/// [`Knobs`] as a parser of their own, so `--compare` can re-parse one flag onto a copy.
 #[derive(Clone, Debug, Parser)]
 #[command(no_binary_name = true)]
-pub struct Knobs {
-    /// The isolation level of every transaction.
-    #[arg(long, value_enum, default_value = "repeatable-read")]
-    pub isolation: IsolationArg,
-    /// Range analysis for the `sql` backend: fixed, or legacy8027.
-    #[arg(long, default_value = "fixed")]
-    pub planner: PlannerMode,
-    /// The engine (in-process backends).
+struct KnobParser {
     #[command(flatten)]
-    pub engine: EngineArgs,
+    knobs: Knobs,
 }
 
 /// `waterline tpcc` flags.
@@ -84,7 +76,7 @@ pub struct TpccArgs {
     /// Where the report goes (default: target/waterline-tpcc/<time>).
     #[arg(long)]
     pub report_dir: Option<PathBuf>,
-    /// The knobs.
+    /// The knobs (`--compare` varies one of them).
     #[command(flatten)]
     pub knobs: Knobs,
 }
@@ -100,11 +92,13 @@ fn configurations(args: &TpccArgs) -> Result<Vec<(String, Knobs)>, String> {
     values
         .split(',')
         .map(|value| {
-            let mut knobs = args.knobs.clone();
-            knobs
+            let mut parser = KnobParser {
+                knobs: args.knobs.clone(),
+            };
+            parser
                 .try_update_from([format!("--{knob}"), value.to_owned()])
                 .map_err(|e| format!("--compare {knob}={value}: {}", e.kind()))?;
-            Ok((format!("{knob}={value}"), knobs))
+            Ok((format!("{knob}={value}"), parser.knobs))
         })
         .collect()
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use waterline_planner::PlannerMode;
 use waterline_server::{SessionConfig, Shared};
-use waterline_txn::{Engine, EngineConfig, Isolation, Policy, StatsSnapshot};
+use waterline_txn::{Engine, EngineConfig, Isolation, StatsSnapshot};
 
 use crate::Error;
 use crate::check::Facts;
@@ -226,11 +226,6 @@ impl Target {
     /// The engine's counters now (in-process backends).
     pub fn stats(&self) -> Option<StatsSnapshot> {
         self.engine().map(|e| e.stats())
-    }
-
-    /// The admission policy of the in-process engine.
-    pub fn admission(&self) -> Option<Policy> {
-        self.engine().map(|e| e.config().admission)
     }
 }
 

@@ -73,86 +73,106 @@ pub struct Line {
     pub quantity: i64,
 }
 
+/// NewOrder's input (2.4.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewOrder {
+    /// Home warehouse.
+    pub w_id: i64,
+    /// District.
+    pub d_id: i64,
+    /// Customer.
+    pub c_id: i64,
+    /// The lines, sorted by (supply warehouse, item) as BenchmarkSQL sorts them, so two
+    /// NewOrders lock stock rows in one order and do not deadlock each other.
+    pub lines: Vec<Line>,
+    /// O_ENTRY_D.
+    pub entry_d: DateTime,
+}
+
+/// Payment's input (2.5.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Payment {
+    /// Home warehouse.
+    pub w_id: i64,
+    /// District.
+    pub d_id: i64,
+    /// The customer's warehouse (15% remote when there is more than one).
+    pub c_w_id: i64,
+    /// The customer's district.
+    pub c_d_id: i64,
+    /// The customer.
+    pub customer: CustomerRef,
+    /// H_AMOUNT in cents, 1.00 to 5,000.00.
+    pub amount_cents: i64,
+    /// H_DATE.
+    pub date: DateTime,
+}
+
+/// OrderStatus's input (2.6.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OrderStatus {
+    /// Warehouse.
+    pub w_id: i64,
+    /// District.
+    pub d_id: i64,
+    /// The customer.
+    pub customer: CustomerRef,
+}
+
+/// Delivery's input (2.7.1). Delivery runs as one transaction over the 10 districts (as
+/// BenchmarkSQL does; the spec allows it to be queued, which no one here needs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// Warehouse.
+    pub w_id: i64,
+    /// O_CARRIER_ID, 1 to 10.
+    pub carrier_id: i64,
+    /// OL_DELIVERY_D.
+    pub date: DateTime,
+}
+
+/// StockLevel's input (2.8.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StockLevel {
+    /// Warehouse.
+    pub w_id: i64,
+    /// District.
+    pub d_id: i64,
+    /// 10 to 20.
+    pub threshold: i64,
+}
+
 /// One transaction's input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Input {
     /// NewOrder (2.4).
-    NewOrder {
-        /// Home warehouse.
-        w_id: i64,
-        /// District.
-        d_id: i64,
-        /// Customer.
-        c_id: i64,
-        /// The lines, sorted by (supply warehouse, item) as BenchmarkSQL sorts them, so two
-        /// NewOrders lock stock rows in one order and do not deadlock each other.
-        lines: Vec<Line>,
-        /// O_ENTRY_D.
-        entry_d: DateTime,
-    },
+    NewOrder(NewOrder),
     /// Payment (2.5).
-    Payment {
-        /// Home warehouse.
-        w_id: i64,
-        /// District.
-        d_id: i64,
-        /// The customer's warehouse (15% remote when there is more than one).
-        c_w_id: i64,
-        /// The customer's district.
-        c_d_id: i64,
-        /// The customer.
-        customer: CustomerRef,
-        /// H_AMOUNT in cents, 1.00 to 5,000.00.
-        amount_cents: i64,
-        /// H_DATE.
-        date: DateTime,
-    },
+    Payment(Payment),
     /// OrderStatus (2.6).
-    OrderStatus {
-        /// Warehouse.
-        w_id: i64,
-        /// District.
-        d_id: i64,
-        /// The customer.
-        customer: CustomerRef,
-    },
-    /// Delivery (2.7), run as one transaction over the 10 districts (as BenchmarkSQL does;
-    /// the spec allows it to be queued, which no one here needs).
-    Delivery {
-        /// Warehouse.
-        w_id: i64,
-        /// O_CARRIER_ID, 1 to 10.
-        carrier_id: i64,
-        /// OL_DELIVERY_D.
-        date: DateTime,
-    },
+    OrderStatus(OrderStatus),
+    /// Delivery (2.7).
+    Delivery(Delivery),
     /// StockLevel (2.8).
-    StockLevel {
-        /// Warehouse.
-        w_id: i64,
-        /// District.
-        d_id: i64,
-        /// 10 to 20.
-        threshold: i64,
-    },
+    StockLevel(StockLevel),
 }
 
 impl Input {
     /// The transaction type.
     pub fn kind(&self) -> Kind {
         match self {
-            Input::NewOrder { .. } => Kind::NewOrder,
-            Input::Payment { .. } => Kind::Payment,
-            Input::OrderStatus { .. } => Kind::OrderStatus,
-            Input::Delivery { .. } => Kind::Delivery,
-            Input::StockLevel { .. } => Kind::StockLevel,
+            Input::NewOrder(_) => Kind::NewOrder,
+            Input::Payment(_) => Kind::Payment,
+            Input::OrderStatus(_) => Kind::OrderStatus,
+            Input::Delivery(_) => Kind::Delivery,
+            Input::StockLevel(_) => Kind::StockLevel,
         }
     }
 
     /// Whether this is a NewOrder that must roll back (an unused item id, spec 2.4.1.4).
     pub fn must_roll_back(&self, scale: &Scale) -> bool {
         match self {
-            Input::NewOrder { lines, .. } => lines.iter().any(|l| l.i_id > scale.items),
+            Input::NewOrder(i) => i.lines.iter().any(|l| l.i_id > scale.items),
             _ => false,
         }
     }
@@ -262,13 +282,13 @@ impl InputGen {
             lines.last_mut().expect("5 or more lines").i_id = self.scale.items + 1;
         }
         lines.sort_by_key(|l| (l.supply_w_id, l.i_id));
-        Input::NewOrder {
+        Input::NewOrder(NewOrder {
             w_id: self.home,
             d_id,
             c_id,
             lines,
             entry_d: now(),
-        }
+        })
     }
 
     fn payment(&mut self) -> Input {
@@ -278,7 +298,7 @@ impl InputGen {
         } else {
             (self.home, d_id)
         };
-        Input::Payment {
+        Input::Payment(Payment {
             w_id: self.home,
             d_id,
             c_w_id,
@@ -286,31 +306,31 @@ impl InputGen {
             customer: self.customer(),
             amount_cents: self.rng.uniform(100, 500_000),
             date: now(),
-        }
+        })
     }
 
     fn order_status(&mut self) -> Input {
-        Input::OrderStatus {
+        Input::OrderStatus(OrderStatus {
             w_id: self.home,
             d_id: self.district(),
             customer: self.customer(),
-        }
+        })
     }
 
     fn delivery(&mut self) -> Input {
-        Input::Delivery {
+        Input::Delivery(Delivery {
             w_id: self.home,
             carrier_id: self.rng.uniform(1, 10),
             date: now(),
-        }
+        })
     }
 
     fn stock_level(&mut self) -> Input {
-        Input::StockLevel {
+        Input::StockLevel(StockLevel {
             w_id: self.home,
             d_id: self.district(),
             threshold: self.rng.uniform(10, 20),
-        }
+        })
     }
 }
 

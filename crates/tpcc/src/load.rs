@@ -50,7 +50,8 @@ fn s(text: impl Into<String>) -> Value {
 /// Buffers rows per table and hands them to the sink `BATCH` at a time.
 struct Batcher<'a, S: Sink> {
     sink: &'a mut S,
-    pending: Vec<(&'static TableDef, Vec<Row>)>,
+    /// Rows waiting, by position in [`TABLES`].
+    pending: [Vec<Row>; TABLES.len()],
     rows: &'a AtomicU64,
     progress: &'a ProgressBar,
 }
@@ -61,34 +62,26 @@ impl<S: Sink> Batcher<'_, S> {
             .iter()
             .position(|t| t.name == table)
             .expect("a TPC-C table");
-        let slot = match self.pending.iter().position(|(t, _)| t.name == table) {
-            Some(slot) => slot,
-            None => {
-                self.pending.push((&TABLES[i], Vec::with_capacity(BATCH)));
-                self.pending.len() - 1
-            }
-        };
-        self.pending[slot].1.push(row);
-        if self.pending[slot].1.len() >= BATCH {
-            let def = self.pending[slot].0;
-            let rows = std::mem::take(&mut self.pending[slot].1);
-            self.send(def, rows)?;
+        self.pending[i].push(row);
+        if self.pending[i].len() >= BATCH {
+            self.send(i)?;
         }
         Ok(())
     }
 
-    fn send(&mut self, def: &'static TableDef, rows: Vec<Row>) -> Result<(), Error> {
+    fn send(&mut self, i: usize) -> Result<(), Error> {
+        let rows = std::mem::take(&mut self.pending[i]);
         let n = rows.len() as u64;
-        self.sink.insert(def, rows)?;
+        self.sink.insert(&TABLES[i], rows)?;
         self.rows.fetch_add(n, Ordering::Relaxed);
         self.progress.inc(n);
         Ok(())
     }
 
     fn finish(mut self) -> Result<(), Error> {
-        for (def, rows) in std::mem::take(&mut self.pending) {
-            if !rows.is_empty() {
-                self.send(def, rows)?;
+        for i in 0..TABLES.len() {
+            if !self.pending[i].is_empty() {
+                self.send(i)?;
             }
         }
         Ok(())
@@ -305,7 +298,7 @@ where
                     let mut sink = sink()?;
                     let mut out = Batcher {
                         sink: &mut sink,
-                        pending: Vec::new(),
+                        pending: Default::default(),
                         rows: &rows,
                         progress: &progress,
                     };

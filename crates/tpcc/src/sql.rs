@@ -10,7 +10,7 @@ use waterline_txn::{Row, Value};
 
 use crate::Error;
 use crate::client::{Client, Failure, Outcome};
-use crate::input::{CustomerRef, Input, Line};
+use crate::input::{CustomerRef, Delivery, Input, NewOrder, OrderStatus, Payment};
 use crate::load::{Sink, cents};
 use crate::native::bad_credit_data;
 use crate::schema::{DISTRICTS, TABLES, TableDef};
@@ -153,67 +153,29 @@ impl<C: SqlConn> SqlClient<C> {
         SqlClient { conn }
     }
 
-    /// The connection.
-    pub fn conn(&mut self) -> &mut C {
-        &mut self.conn
-    }
-
     fn body(&mut self, input: &Input) -> Result<Outcome, Failure> {
         match input {
-            Input::NewOrder {
-                w_id,
-                d_id,
-                c_id,
-                lines,
-                entry_d,
-            } => self.new_order(*w_id, *d_id, *c_id, lines, Value::DateTime(*entry_d)),
-            Input::Payment {
-                w_id,
-                d_id,
-                c_w_id,
-                c_d_id,
-                customer,
-                amount_cents,
-                date,
-            } => self.payment(
-                (*w_id, *d_id),
-                (*c_w_id, *c_d_id),
-                customer,
-                *amount_cents,
-                Value::DateTime(*date),
-            ),
-            Input::OrderStatus {
-                w_id,
-                d_id,
-                customer,
-            } => self.order_status(*w_id, *d_id, customer),
-            Input::Delivery {
-                w_id,
-                carrier_id,
-                date,
-            } => self.delivery(*w_id, *carrier_id, Value::DateTime(*date)),
-            Input::StockLevel {
-                w_id,
-                d_id,
-                threshold,
-            } => {
-                let rows = self
-                    .conn
-                    .query(STOCK_LEVEL, &[int(*w_id), int(*d_id), int(*threshold)])?;
+            Input::NewOrder(i) => self.new_order(i),
+            Input::Payment(i) => self.payment(i),
+            Input::OrderStatus(i) => self.order_status(i),
+            Input::Delivery(i) => self.delivery(i),
+            Input::StockLevel(i) => {
+                let params = [int(i.w_id), int(i.d_id), int(i.threshold)];
+                let rows = self.conn.query(STOCK_LEVEL, &params)?;
                 int_of(&first(&rows, "stock level")?[0])?;
                 Ok(Outcome::Committed)
             }
         }
     }
 
-    fn new_order(
-        &mut self,
-        w_id: i64,
-        d_id: i64,
-        c_id: i64,
-        lines: &[Line],
-        entry_d: Value,
-    ) -> Result<Outcome, Failure> {
+    fn new_order(&mut self, input: &NewOrder) -> Result<Outcome, Failure> {
+        let &NewOrder {
+            w_id,
+            d_id,
+            c_id,
+            ref lines,
+            entry_d,
+        } = input;
         let c = &mut self.conn;
         first(
             &c.query(CUSTOMER_WAREHOUSE, &[int(w_id), int(d_id), int(c_id)])?,
@@ -233,7 +195,7 @@ impl<C: SqlConn> SqlClient<C> {
                 int(d_id),
                 int(o_id),
                 int(c_id),
-                entry_d,
+                Value::DateTime(entry_d),
                 int(lines.len() as i64),
                 int(i64::from(all_local)),
             ],
@@ -306,14 +268,16 @@ impl<C: SqlConn> SqlClient<C> {
         }
     }
 
-    fn payment(
-        &mut self,
-        (w_id, d_id): (i64, i64),
-        (c_w_id, c_d_id): (i64, i64),
-        customer: &CustomerRef,
-        amount: i64,
-        date: Value,
-    ) -> Result<Outcome, Failure> {
+    fn payment(&mut self, input: &Payment) -> Result<Outcome, Failure> {
+        let &Payment {
+            w_id,
+            d_id,
+            c_w_id,
+            c_d_id,
+            ref customer,
+            amount_cents: amount,
+            date,
+        } = input;
         let c = &mut self.conn;
         c.exec(WAREHOUSE_YTD, &[cents(amount), int(w_id)])?;
         let warehouse = first(&c.query(WAREHOUSE, &[int(w_id)])?, "warehouse")?;
@@ -352,7 +316,7 @@ impl<C: SqlConn> SqlClient<C> {
                 int(c_w_id),
                 int(d_id),
                 int(w_id),
-                date,
+                Value::DateTime(date),
                 cents(amount),
                 Value::Str(format!("{}    {}", name(&warehouse), name(&district))),
             ],
@@ -360,12 +324,12 @@ impl<C: SqlConn> SqlClient<C> {
         Ok(Outcome::Committed)
     }
 
-    fn order_status(
-        &mut self,
-        w_id: i64,
-        d_id: i64,
-        customer: &CustomerRef,
-    ) -> Result<Outcome, Failure> {
+    fn order_status(&mut self, input: &OrderStatus) -> Result<Outcome, Failure> {
+        let &OrderStatus {
+            w_id,
+            d_id,
+            ref customer,
+        } = input;
         let c_id = self.customer_id(w_id, d_id, customer)?;
         let c = &mut self.conn;
         first(
@@ -379,7 +343,9 @@ impl<C: SqlConn> SqlClient<C> {
         Ok(Outcome::Committed)
     }
 
-    fn delivery(&mut self, w_id: i64, carrier_id: i64, date: Value) -> Result<Outcome, Failure> {
+    fn delivery(&mut self, input: &Delivery) -> Result<Outcome, Failure> {
+        let date = Value::DateTime(input.date);
+        let (w_id, carrier_id) = (input.w_id, input.carrier_id);
         let c = &mut self.conn;
         for d_id in 1..=DISTRICTS {
             let oldest = c.query(OLDEST_NEW_ORDER, &[int(w_id), int(d_id)])?;
