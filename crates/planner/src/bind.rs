@@ -265,7 +265,7 @@ pub fn literal(v: &ast::Value) -> Result<Value, PlanError> {
             },
         },
         ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
-            Value::Str(s.clone())
+            Value::Str(s.as_str().into())
         }
         ast::Value::Boolean(b) => Value::Int(i64::from(*b)),
         ast::Value::Null => Value::Null,

@@ -55,7 +55,7 @@ fn catalog() -> &'static MemCatalog {
                 let d = if a % 10 == 0 {
                     Value::Null
                 } else {
-                    Value::Str(format!("v{}", a % 50))
+                    Value::from(format!("v{}", a % 50))
                 };
                 vec![Value::Int(a), Value::Int(a % 20), Value::Int(a % 7), d]
             })

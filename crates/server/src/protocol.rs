@@ -191,7 +191,7 @@ fn param(v: opensrv_mysql::Value<'_>) -> Value {
             Value::Int,
         ),
         ValueInner::Double(x) => Value::Double(x),
-        ValueInner::Bytes(b) => Value::Str(String::from_utf8_lossy(b).into_owned()),
+        ValueInner::Bytes(b) => Value::from(String::from_utf8_lossy(b).into_owned()),
         ValueInner::Datetime(_) => match opensrv_mysql::to_naive_datetime(v) {
             Ok(d) => Value::DateTime(waterline_txn::DateTime(d.and_utc().timestamp_micros())),
             Err(_) => Value::Null,

@@ -80,11 +80,11 @@ pub(crate) fn session_value(s: &Session, e: &Ast) -> Result<Option<Value>, SqlEr
         {
             let name = f.name.to_string().to_ascii_uppercase();
             Ok(match name.as_str() {
-                "DATABASE" | "SCHEMA" => Some(s.database.clone().map_or(Value::Null, Value::Str)),
+                "DATABASE" | "SCHEMA" => Some(s.database.clone().map_or(Value::Null, Value::from)),
                 "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => {
-                    Some(Value::Str(format!("{}@localhost", s.user)))
+                    Some(Value::from(format!("{}@localhost", s.user)))
                 }
-                "VERSION" => Some(Value::Str(crate::VERSION.to_owned())),
+                "VERSION" => Some(Value::from(crate::VERSION.to_owned())),
                 "CONNECTION_ID" => Some(Value::Int(i64::from(s.connection_id))),
                 "LAST_INSERT_ID" => Some(Value::Int(s.last_insert_id as i64)),
                 "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP" => {
@@ -618,10 +618,10 @@ pub(crate) fn explain(
                     .enumerate()
                     .map(|(i, v)| match (i, v) {
                         (_, None) => Value::Null,
-                        (0 | 8, Some(n)) => {
-                            n.parse().map_or_else(|_| Value::Str(n.clone()), Value::Int)
-                        }
-                        (_, Some(t)) => Value::Str(t.clone()),
+                        (0 | 8, Some(n)) => n
+                            .parse()
+                            .map_or_else(|_| Value::from(n.as_str()), Value::Int),
+                        (_, Some(t)) => Value::from(t.as_str()),
                     })
                     .collect()
             })

@@ -361,7 +361,7 @@ impl Session {
                     .shared
                     .databases()
                     .into_iter()
-                    .map(|d| vec![Value::Str(d)])
+                    .map(|d| vec![Value::from(d)])
                     .collect();
                 Ok(Response::text(&["Database"], rows))
             }
@@ -372,7 +372,7 @@ impl Session {
                     .engine
                     .tables()
                     .iter()
-                    .map(|t| vec![Value::Str(t.name().to_owned())])
+                    .map(|t| vec![Value::from(t.name().to_owned())])
                     .collect();
                 Ok(Response::text(&[&format!("Tables_in_{db}")], rows))
             }
@@ -413,9 +413,9 @@ impl Session {
                     .iter()
                     .map(|(level, code, msg)| {
                         vec![
-                            Value::Str(level.clone()),
+                            Value::from(level.as_str()),
                             Value::Int(i64::from(*code)),
-                            Value::Str(msg.clone()),
+                            Value::from(msg.as_str()),
                         ]
                     })
                     .collect();

@@ -176,9 +176,9 @@ pub fn store(column: &Column, value: Value) -> Result<Value, SqlError> {
         (
             ColumnType::Char(_) | ColumnType::Varchar(_),
             v @ (Value::Int(_) | Value::Decimal(_) | Value::Double(_)),
-        ) => Value::Str(v.to_string()),
+        ) => Value::from(v.to_string()),
         (ColumnType::Char(_) | ColumnType::Varchar(_), Value::DateTime(t)) => {
-            Value::Str(t.to_string())
+            Value::from(t.to_string())
         }
         (ColumnType::DateTime, Value::Str(s)) => {
             Value::DateTime(parse_datetime(&s).ok_or_else(|| bad(&Value::Str(s.clone())))?)
@@ -191,7 +191,7 @@ pub fn store(column: &Column, value: Value) -> Result<Value, SqlError> {
 pub fn text(v: &Value) -> Option<String> {
     match v {
         Value::Null => None,
-        Value::Str(s) => Some(s.clone()),
+        Value::Str(s) => Some(s.to_string()),
         Value::DateTime(t) => Some(t.to_string()),
         other => Some(other.to_string()),
     }

@@ -93,14 +93,14 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         "max_connections" => Value::Int(i64::from(crate::MAX_CONNECTIONS_DEFAULT)),
         "net_write_timeout" => Value::Int(60),
         // The Rust client reads this at connect; NULL would fail it.
-        "socket" => Value::Str(String::new()),
-        "sql_mode" => Value::Str(String::new()),
-        "system_time_zone" | "time_zone" => Value::Str("UTC".into()),
-        "transaction_isolation" | "tx_isolation" => Value::Str(isolation_name(s.isolation).into()),
+        "socket" => Value::from(""),
+        "sql_mode" => Value::from(""),
+        "system_time_zone" | "time_zone" => Value::from("UTC"),
+        "transaction_isolation" | "tx_isolation" => Value::from(isolation_name(s.isolation)),
         "transaction_read_only" | "tx_read_only" | "performance_schema" => Value::Int(0),
-        "version" => Value::Str(crate::VERSION.into()),
-        "version_comment" => Value::Str("waterline, a miniature MVCC row store".into()),
-        "waterline_planner_mode" => Value::Str(format!("{:?}", s.planner).to_ascii_lowercase()),
+        "version" => Value::from(crate::VERSION),
+        "version_comment" => Value::from("waterline, a miniature MVCC row store"),
+        "waterline_planner_mode" => Value::from(format!("{:?}", s.planner).to_ascii_lowercase()),
         "port" => Value::Int(3307),
         "hostname" => Value::Str("localhost".into()),
         _ => return Err(SqlError::unknown_variable(name)),
@@ -119,7 +119,7 @@ fn assign(s: &mut Session, name: &str, e: &Ast, params: &[Value]) -> Result<(), 
         .trim_start_matches("local.");
     // `SET x = ON` names a keyword, not a column.
     let value = match e {
-        Ast::Identifier(id) => Value::Str(id.value.clone()),
+        Ast::Identifier(id) => Value::from(id.value.as_str()),
         other => Binder::new(&[])
             .expr(other, "set")?
             .eval(Env { rows: &[], params })?,
@@ -244,7 +244,7 @@ fn filtered(
     let mut out = Vec::new();
     for (name, value) in rows {
         if keep(&name)? {
-            out.push(vec![Value::Str(name), Value::Str(text_of(&value))]);
+            out.push(vec![Value::from(name), Value::from(text_of(&value))]);
         }
     }
     Ok(out)

@@ -102,7 +102,7 @@ fn from_mysql(v: mysql::Value) -> Value {
         mysql::Value::UInt(n) => Value::Int(n as i64),
         mysql::Value::Float(x) => Value::Double(f64::from(x)),
         mysql::Value::Double(x) => Value::Double(x),
-        mysql::Value::Bytes(b) => Value::Str(String::from_utf8_lossy(&b).into_owned()),
+        mysql::Value::Bytes(b) => Value::from(String::from_utf8_lossy(&b).into_owned()),
         mysql::Value::Date(y, m, d, hh, mm, ss, _) => DateTime::from_ymd_hms(
             i32::from(y),
             u32::from(m),
@@ -112,7 +112,7 @@ fn from_mysql(v: mysql::Value) -> Value {
             u32::from(ss),
         )
         .map_or(Value::Null, Value::DateTime),
-        time @ mysql::Value::Time(..) => Value::Str(time.as_sql(true)),
+        time @ mysql::Value::Time(..) => Value::from(time.as_sql(true)),
     }
 }
 

@@ -44,7 +44,7 @@ fn rate(n: i64) -> Value {
 }
 
 fn s(text: impl Into<String>) -> Value {
-    Value::Str(text.into())
+    Value::from(text.into())
 }
 
 /// Buffers rows per table and hands them to the sink `BATCH` at a time.

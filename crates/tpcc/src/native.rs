@@ -214,7 +214,7 @@ impl NativeDb {
                 let prefix = Key(vec![
                     Value::Int(w_id),
                     Value::Int(d_id),
-                    Value::Str(last.clone()),
+                    Value::from(last.as_str()),
                 ]);
                 let mut rows = trx.scan_index(
                     &self.customer,
@@ -264,7 +264,7 @@ impl NativeDb {
         row[col::C_YTD_PAYMENT] = cents(cents_of(&row[col::C_YTD_PAYMENT])? + amount);
         row[col::C_PAYMENT_CNT] = Value::Int(int_of(&row[col::C_PAYMENT_CNT])? + 1);
         if text(&row, col::C_CREDIT) == "BC" {
-            row[col::C_DATA] = Value::Str(bad_credit_data(
+            row[col::C_DATA] = Value::from(bad_credit_data(
                 [c_id, c_d_id, c_w_id, d_id, w_id],
                 amount,
                 text(&row, col::C_DATA),
@@ -281,7 +281,7 @@ impl NativeDb {
                 Value::Int(w_id),
                 Value::DateTime(date),
                 cents(amount),
-                Value::Str(format!("{w_name}    {d_name}")),
+                Value::from(format!("{w_name}    {d_name}")),
             ],
         )?;
         Ok(Outcome::Committed)

@@ -258,7 +258,7 @@ impl<C: SqlConn> SqlClient<C> {
             CustomerRef::Last(last) => {
                 let ids = self.conn.query(
                     CUSTOMERS_BY_NAME,
-                    &[int(w_id), int(d_id), Value::Str(last.clone())],
+                    &[int(w_id), int(d_id), Value::from(last.as_str())],
                 )?;
                 if ids.is_empty() {
                     return Err(Failure::Fatal("customer by last name not found".into()));
@@ -305,7 +305,7 @@ impl<C: SqlConn> SqlClient<C> {
                 old[0].as_str().unwrap_or_default(),
             );
             let [k0, k1, k2] = key;
-            c.exec(CUSTOMER_SET_DATA, &[Value::Str(data), k0, k1, k2])?;
+            c.exec(CUSTOMER_SET_DATA, &[Value::from(data), k0, k1, k2])?;
         }
         let name = |row: &Row| row[0].as_str().unwrap_or_default().to_owned();
         c.exec(
@@ -318,7 +318,7 @@ impl<C: SqlConn> SqlClient<C> {
                 int(w_id),
                 Value::DateTime(date),
                 cents(amount),
-                Value::Str(format!("{}    {}", name(&warehouse), name(&district))),
+                Value::from(format!("{}    {}", name(&warehouse), name(&district))),
             ],
         )?;
         Ok(Outcome::Committed)

@@ -103,6 +103,12 @@ pub trait CommitPipeline: Send + Sync + fmt::Debug {
         redo: Vec<RedoRecord>,
         ticket: CommitTicket,
     ) -> Result<(), TxnError>;
+
+    /// Whether the pipeline reads the redo records it is handed. A pipeline that keeps
+    /// nothing says no, and transactions then do not copy their row images into redo.
+    fn wants_redo(&self) -> bool {
+        true
+    }
 }
 
 /// Publishes at once; keeps nothing. The in-memory engine's pipeline.
@@ -112,5 +118,9 @@ pub struct Immediate;
 impl CommitPipeline for Immediate {
     fn commit(&self, _: TrxId, _: Vec<RedoRecord>, ticket: CommitTicket) -> Result<(), TxnError> {
         ticket.publish()
+    }
+
+    fn wants_redo(&self) -> bool {
+        false
     }
 }

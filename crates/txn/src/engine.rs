@@ -347,7 +347,7 @@ impl Engine {
         let index = schema.indexes.last().expect("just added").clone();
         if unique {
             let mut seen = std::collections::HashSet::new();
-            for entry in old.0.clustered.iter() {
+            for entry in old.0.clustered.ordered.iter() {
                 let Some(row) = entry.value().latest_row() else {
                     continue;
                 };

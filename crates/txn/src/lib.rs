@@ -23,6 +23,7 @@
 //!   view close cannot let purge remove a version an open view needs.
 //! - `version.rs`, `table.rs`: version chains (newest first, roll pointers, delete marks), a
 //!   clustered skip-list index per table, secondary indexes whose hits are rechecked.
+//! - `hash_index.rs`: the hash map beside each clustered index that point lookups use.
 //! - `lock.rs`: shared/exclusive row locks, lock-wait timeout, wait-for-graph deadlock
 //!   detection; the victim's error is typed and retryable.
 //! - `trx.rs`: the embedded API ([`Transaction`]), statements, undo.
@@ -55,6 +56,7 @@ mod config;
 mod durable;
 mod engine;
 mod error;
+mod hash_index;
 pub mod horizon;
 mod lock;
 mod purge;

@@ -16,13 +16,13 @@
 //! range read does not stop phantoms (see `tests/scenarios.rs`).
 
 use std::collections::HashMap;
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use waterline_readview::TrxId;
 
 use crate::error::TxnError;
@@ -53,7 +53,8 @@ pub(crate) type LockKey = (TableId, LockTarget);
 
 #[derive(Debug, Default)]
 struct Shard {
-    holders: Mutex<HashMap<LockKey, Vec<(TrxId, LockMode)>>>,
+    /// Fx, not SipHash: keys are the engine's own, and hashing is on every lock's path.
+    holders: Mutex<FxHashMap<LockKey, Vec<(TrxId, LockMode)>>>,
     released: Condvar,
 }
 
@@ -87,9 +88,10 @@ impl LockManager {
     }
 
     fn shard(&self, key: &LockKey) -> &Shard {
-        let mut hasher = DefaultHasher::new();
-        key.hash(&mut hasher);
-        &self.shards[(hasher.finish() % self.shards.len() as u64) as usize]
+        // The middle bits: the shard's map takes its buckets from the low ones and its tags
+        // from the top ones, which must still vary among one shard's keys.
+        let hash = FxBuildHasher.hash_one(key) >> 24;
+        &self.shards[(hash % self.shards.len() as u64) as usize]
     }
 
     /// Grants the lock, waiting if needed. `Ok(true)` when newly taken (the caller records it
@@ -108,7 +110,10 @@ impl LockManager {
         let mut holders = shard.holders.lock();
         let mut waited = false;
         let outcome = loop {
-            let entry = holders.entry(key.clone()).or_default();
+            if !holders.contains_key(&key) {
+                holders.insert(key.clone(), Vec::new());
+            }
+            let entry = holders.get_mut(&key).expect("inserted above");
             let mine = entry.iter().position(|&(t, _)| t == trx);
             if let Some(i) = mine
                 && entry[i].1 >= mode

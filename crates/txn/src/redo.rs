@@ -292,7 +292,7 @@ impl Reader<'_> {
                     Value::Decimal(decimal)
                 }
                 3 => Value::Double(f64::from_bits(self.u64()?)),
-                4 => Value::Str(self.str()?),
+                4 => Value::Str(self.str()?.into()),
                 5 => Value::DateTime(DateTime(self.i64()?)),
                 other => return Err(self.bad(&format!("value kind {other}"))),
             };
@@ -366,7 +366,7 @@ mod tests {
             any::<f64>()
                 .prop_filter("NaN is not equal to itself", |x| !x.is_nan())
                 .prop_map(Value::Double),
-            ".{0,20}".prop_map(Value::Str),
+            ".{0,20}".prop_map(Value::from),
             any::<i64>().prop_map(|t| Value::DateTime(DateTime(t))),
         ]
     }

@@ -216,7 +216,7 @@ impl TableSchema {
                 }
             }
             (ColumnType::Char(n) | ColumnType::Varchar(n), Value::Str(s)) => {
-                if s.chars().count() > n as usize {
+                if s.len() > n as usize && s.chars().count() > n as usize {
                     Err(mismatch(&format!("string longer than {n} characters")))
                 } else {
                     Ok(Value::Str(s))

@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
-use crossbeam_skiplist::{SkipMap, SkipSet};
+use crossbeam_skiplist::SkipSet;
 
+use crate::hash_index::Clustered;
 use crate::schema::{TableSchema, project};
 use crate::value::{Key, Row, Value};
 use crate::version::{Chain, Record};
@@ -114,7 +115,7 @@ pub struct Table(pub(crate) Arc<TableInner>);
 pub(crate) struct TableInner {
     pub(crate) id: TableId,
     pub(crate) schema: TableSchema,
-    pub(crate) clustered: Arc<SkipMap<Key, Arc<Record>>>,
+    pub(crate) clustered: Arc<Clustered>,
     /// One set per secondary index: `(secondary key, primary key)`.
     pub(crate) secondary: Vec<Arc<SkipSet<(Key, Key)>>>,
     /// The next hidden row id, for a table without a primary key (InnoDB's `DB_ROW_ID`).
@@ -135,7 +136,7 @@ impl Table {
         Table(Arc::new(TableInner {
             id,
             schema,
-            clustered: Arc::new(SkipMap::new()),
+            clustered: Arc::new(Clustered::default()),
             secondary,
             next_row_id: Arc::new(AtomicI64::new(1)),
             successor: OnceLock::new(),
@@ -163,7 +164,7 @@ impl Table {
             dropped: AtomicBool::new(false),
         }));
         let _ = self.0.successor.set(next.clone());
-        for entry in self.0.clustered.iter() {
+        for entry in self.0.clustered.ordered.iter() {
             for row in entry.value().rows() {
                 set.insert((project(&row, &def.columns), entry.key().clone()));
             }
@@ -228,6 +229,7 @@ impl Table {
             None => self
                 .0
                 .clustered
+                .ordered
                 .iter()
                 .take(n)
                 .map(|e| e.key().clone())
@@ -243,7 +245,7 @@ impl Table {
     /// The largest key of the clustered index, visible or not (to resume an AUTO_INCREMENT
     /// counter past every key ever written).
     pub fn last_key(&self) -> Option<Key> {
-        self.0.clustered.back().map(|e| e.key().clone())
+        self.0.clustered.ordered.back().map(|e| e.key().clone())
     }
 
     /// The primary key of `row`, or a new hidden row id for a table without one.
@@ -276,26 +278,18 @@ impl Table {
     }
 
     pub(crate) fn record(&self, key: &Key) -> Option<Arc<Record>> {
-        self.0.clustered.get(key).map(|e| Arc::clone(e.value()))
+        self.0.clustered.get(key)
     }
 
     /// The record for `key`, created empty if absent. The caller holds the row lock; it must
     /// check `removed` under the record's latch and call again if set.
     pub(crate) fn record_for_insert(&self, key: &Key) -> Arc<Record> {
-        let entry = self
-            .0
-            .clustered
-            .get_or_insert_with(key.clone(), || Arc::new(Record::default()));
-        Arc::clone(entry.value())
+        self.0.clustered.get_or_insert_with(key, Record::default)
     }
 
     /// Unlinks `record` from the clustered index if it is still the entry for `key`.
     pub(crate) fn unlink(&self, key: &Key, record: &Arc<Record>) {
-        if let Some(entry) = self.0.clustered.get(key)
-            && Arc::ptr_eq(entry.value(), record)
-        {
-            entry.remove();
-        }
+        self.0.clustered.remove_if(key, record);
     }
 
     /// Adds `row`'s secondary entries (under the record's latch).
@@ -313,6 +307,7 @@ impl Table {
     pub(crate) fn keys_in(&self, range: &KeyRange) -> impl Iterator<Item = (Key, Arc<Record>)> {
         self.0
             .clustered
+            .ordered
             .range((range.start(), Bound::Unbounded))
             .skip_while(|e| !range.after_start(e.key()))
             .take_while(|e| range.before_end(e.key()))
@@ -354,11 +349,11 @@ impl Table {
     pub(crate) fn unindex_undone(&self, pk: &Key, row: &Row, chain: &Chain) {
         let kept = chain.rows();
         let kept: Vec<&Row> = kept.iter().collect();
-        self.unindex(pk, std::slice::from_ref(row), &kept);
+        self.unindex(pk, &[row], &kept);
     }
 
     /// Drops secondary entries of `removed` row images that no `kept` image shares.
-    fn unindex(&self, pk: &Key, removed: &[Row], kept: &[&Row]) {
+    fn unindex(&self, pk: &Key, removed: &[&Row], kept: &[&Row]) {
         if let Some(next) = self.0.successor.get() {
             return next.unindex(pk, removed, kept);
         }

@@ -142,6 +142,8 @@ pub struct Transaction {
     depth: u32,
     undo: Vec<Undo>,
     redo: Vec<RedoRecord>,
+    /// Whether the pipeline reads redo ([`crate::CommitPipeline::wants_redo`]).
+    keeps_redo: bool,
     locks: Vec<LockKey>,
     /// The admission permit (`EngineConfig::admission`), held until the transaction ends.
     permit: Option<Permit>,
@@ -162,6 +164,7 @@ impl Transaction {
     ) -> Transaction {
         Transaction {
             permit,
+            keeps_redo: shared.pipeline.wants_redo(),
             shared,
             isolation,
             id: None,
@@ -476,10 +479,10 @@ impl Transaction {
                         key: pk,
                     });
                 }
-                let version = chain.push(id, Some(row.clone()));
                 table.index(&row, &pk);
+                let version = chain.push(id, Some(row));
                 drop(chain);
-                trx.log(table, pk.clone(), record, version, Some(row));
+                trx.log(table, pk.clone(), record, version);
                 return Ok(pk);
             }
         })
@@ -520,10 +523,10 @@ impl Transaction {
             }
             trx.lock_unique_keys(table, &key, Some(&old), &new)?;
             let mut chain = record.write();
-            let version = chain.push(id, Some(new.clone()));
             table.index(&new, &key);
+            let version = chain.push(id, Some(new));
             drop(chain);
-            trx.log(table, key, record, version, Some(new));
+            trx.log(table, key, record, version);
             Ok(true)
         })
     }
@@ -538,7 +541,7 @@ impl Transaction {
             // Lock the unique values it frees: an inserter of one must wait for our outcome.
             trx.lock_unique_keys(table, &key, Some(&old), &old)?;
             let version = record.write().push(id, None);
-            trx.log(table, key, record, version, None);
+            trx.log(table, key, record, version);
             Ok(true)
         })
     }
@@ -604,19 +607,14 @@ impl Transaction {
         Ok(())
     }
 
-    fn log(
-        &mut self,
-        table: &Table,
-        key: Key,
-        record: Arc<Record>,
-        version: Arc<Version>,
-        after: Option<Row>,
-    ) {
-        self.redo.push(RedoRecord {
-            table: table.id(),
-            key: key.clone(),
-            after,
-        });
+    fn log(&mut self, table: &Table, key: Key, record: Arc<Record>, version: Arc<Version>) {
+        if self.keeps_redo {
+            self.redo.push(RedoRecord {
+                table: table.id(),
+                key: key.clone(),
+                after: version.row.clone(),
+            });
+        }
         self.undo.push(Undo {
             table: table.clone(),
             key,

@@ -174,7 +174,7 @@ impl Record {
     pub(crate) fn purge(
         &self,
         horizon: u64,
-        unindex: impl FnOnce(&[Row], &[&Row]),
+        unindex: impl FnOnce(&[&Row], &[&Row]),
     ) -> Option<Purged> {
         let mut chain = self.chain.write();
         let mut kept: Vec<Arc<Version>> = Vec::new();
@@ -206,19 +206,18 @@ impl Record {
         } else if let Some(version) = cut {
             kept.push(version);
         }
-        let mut removed_rows = Vec::new();
-        let mut versions = 0;
+        let mut removed = Vec::new();
         let mut next = tail;
         while let Some(version) = next {
-            versions += 1;
-            removed_rows.extend(version.row.clone());
             next = version.prev();
+            removed.push(version);
         }
+        let removed_rows: Vec<&Row> = removed.iter().filter_map(|v| v.row.as_ref()).collect();
         let kept_rows: Vec<&Row> = kept.iter().filter_map(|v| v.row.as_ref()).collect();
         unindex(&removed_rows, &kept_rows);
         Some(Purged {
             dead: dead_head,
-            versions,
+            versions: removed.len() as u64,
         })
     }
 }
