@@ -15,8 +15,15 @@ use crate::value::{KeyBound, key_bound};
 
 /// Where an executor reads rows from.
 pub trait Storage {
-    /// The rows whose key in `index` of `table` lies in `range`, in index order.
-    fn scan(&self, table: &str, index: IndexId, range: &KeyRange) -> Result<Vec<Row>, PlanError>;
+    /// The rows whose key in `index` of `table` lies in `range`, in index order; only the
+    /// first `limit` of them if given.
+    fn scan(
+        &self,
+        table: &str,
+        index: IndexId,
+        range: &KeyRange,
+        limit: Option<usize>,
+    ) -> Result<Vec<Row>, PlanError>;
     /// Every row of `table`.
     fn scan_all(&self, table: &str) -> Result<Vec<Row>, PlanError>;
 }
@@ -36,102 +43,169 @@ pub fn execute(
     storage: &dyn Storage,
     params: &[Value],
 ) -> Result<Execution, PlanError> {
-    let n = plan.select.tables.len();
-    let mut exec = Execution {
-        rows: Vec::new(),
-        examined: vec![0; n],
-    };
-    if plan.impossible.is_some() {
-        return Ok(exec);
-    }
-    let mut current: Vec<Option<Row>> = vec![None; n];
-    let mut buffers: Vec<Option<Vec<Row>>> = vec![None; plan.tables.len()];
-    step(
-        plan,
-        storage,
-        params,
-        0,
-        &mut current,
-        &mut buffers,
-        &mut exec,
-    )?;
-    Ok(exec)
+    execute_first(plan, storage, params, None)
 }
 
-fn step(
+/// Runs `plan` over `storage` until it has produced `wanted` rows (all if `None`): LIMIT
+/// pushed into the plan, for a caller that knows the plan's order is the query's (no sort,
+/// grouping or DISTINCT after it; see [`Plan::ordered_by_index`]).
+///
+/// A join stops at the `wanted`-th row. A one-table plan also reads only that many index
+/// entries (and locks only those rows, for a locking read, as InnoDB stops at the limit);
+/// if its conditions then drop some, it reads again with four times the limit, so the
+/// answer is always that of the unlimited plan cut at `wanted`.
+pub fn execute_first(
     plan: &Plan,
     storage: &dyn Storage,
     params: &[Value],
-    pos: usize,
-    current: &mut Vec<Option<Row>>,
-    buffers: &mut Vec<Option<Vec<Row>>>,
-    exec: &mut Execution,
-) -> Result<(), PlanError> {
-    let Some(tp) = plan.tables.get(pos) else {
-        exec.rows.push(
-            current
-                .iter()
-                .map(|r| r.clone().unwrap_or_default())
-                .collect(),
-        );
-        return Ok(());
-    };
-    let candidates = match &buffers[pos] {
-        // A table joined through a hash table is read once.
-        Some(rows) => rows.clone(),
-        None => {
-            let rows = read(plan, storage, params, pos, current)?;
-            exec.examined[tp.table] += rows.len() as u64;
-            if tp.join_buffer {
-                buffers[pos] = Some(rows.clone());
-            }
-            rows
-        }
-    };
-    for row in candidates {
-        current[tp.table] = Some(row);
-        let pass = {
-            let refs: Vec<Option<&Row>> = current.iter().map(Option::as_ref).collect();
-            let env = Env {
-                rows: &refs,
-                params,
-            };
-            let mut pass = true;
-            for c in &tp.cond {
-                if !c.is_true(env)? {
-                    pass = false;
-                    break;
-                }
-            }
-            pass
+    wanted: Option<usize>,
+) -> Result<Execution, PlanError> {
+    let n = plan.select.tables.len();
+    let mut examined = vec![0; n];
+    let mut hint = wanted.filter(|_| plan.tables.len() == 1);
+    loop {
+        let mut exec = Execution {
+            rows: Vec::new(),
+            examined: vec![0; n],
         };
-        if !pass {
-            continue;
+        if plan.impossible.is_some() || wanted == Some(0) {
+            return Ok(exec);
         }
-        if pos + 1 == plan.tables.len() {
-            // The last table: its row moves into the output (a one-table query copies none).
-            let last = current[tp.table].take();
-            let mut out: Vec<Row> = current
-                .iter()
-                .map(|r| r.clone().unwrap_or_default())
-                .collect();
-            out[tp.table] = last.unwrap_or_default();
-            exec.rows.push(out);
-        } else {
-            step(plan, storage, params, pos + 1, current, buffers, exec)?;
+        let mut run = Run {
+            plan,
+            storage,
+            params,
+            wanted,
+            hint,
+            buffers: vec![None; plan.tables.len()],
+            exhausted: true,
+        };
+        let mut current: Vec<Option<Row>> = vec![None; n];
+        run.step(0, &mut current, &mut exec)?;
+        for (total, now) in examined.iter_mut().zip(&exec.examined) {
+            *total += now;
         }
+        let short = wanted.is_some_and(|w| exec.rows.len() < w);
+        if !short || run.exhausted {
+            exec.examined = examined;
+            return Ok(exec);
+        }
+        hint = hint.map(|h| h.saturating_mul(4));
     }
-    current[tp.table] = None;
-    Ok(())
 }
 
-/// The rows table `plan.tables[pos]`'s access reads, given the earlier tables' rows.
+/// One execution's fixed inputs and its join buffers.
+struct Run<'a> {
+    plan: &'a Plan,
+    storage: &'a dyn Storage,
+    params: &'a [Value],
+    /// Stop after this many output rows.
+    wanted: Option<usize>,
+    /// Read at most this many entries of the first table (one-table plans).
+    hint: Option<usize>,
+    buffers: Vec<Option<Vec<Row>>>,
+    /// Whether the first table's read returned fewer entries than `hint` (nothing was cut).
+    exhausted: bool,
+}
+
+impl Run<'_> {
+    fn step(
+        &mut self,
+        pos: usize,
+        current: &mut Vec<Option<Row>>,
+        exec: &mut Execution,
+    ) -> Result<(), PlanError> {
+        let (plan, params) = (self.plan, self.params);
+        let Some(tp) = plan.tables.get(pos) else {
+            exec.rows.push(
+                current
+                    .iter()
+                    .map(|r| r.clone().unwrap_or_default())
+                    .collect(),
+            );
+            return Ok(());
+        };
+        let candidates = match &self.buffers[pos] {
+            // A table joined through a hash table is read once.
+            Some(rows) => rows.clone(),
+            None => {
+                let limit = if pos == 0 { self.hint } else { None };
+                let rows = read(plan, self.storage, params, pos, current, limit)?;
+                if pos == 0 {
+                    self.exhausted = limit.is_none_or(|l| rows.len() < l);
+                }
+                exec.examined[tp.table] += rows.len() as u64;
+                if tp.join_buffer {
+                    self.buffers[pos] = Some(rows.clone());
+                }
+                rows
+            }
+        };
+        for row in candidates {
+            if self.wanted.is_some_and(|w| exec.rows.len() >= w) {
+                break;
+            }
+            current[tp.table] = Some(row);
+            let pass = {
+                let refs: Vec<Option<&Row>> = current.iter().map(Option::as_ref).collect();
+                let env = Env {
+                    rows: &refs,
+                    params,
+                };
+                let mut pass = true;
+                for c in &tp.cond {
+                    if !c.is_true(env)? {
+                        pass = false;
+                        break;
+                    }
+                }
+                pass
+            };
+            if !pass {
+                continue;
+            }
+            if pos + 1 == plan.tables.len() {
+                // The last table: its row moves into the output (a one-table query copies none).
+                let last = current[tp.table].take();
+                let mut out: Vec<Row> = current
+                    .iter()
+                    .map(|r| r.clone().unwrap_or_default())
+                    .collect();
+                out[tp.table] = last.unwrap_or_default();
+                exec.rows.push(out);
+            } else {
+                self.step(pos + 1, current, exec)?;
+            }
+        }
+        current[tp.table] = None;
+        Ok(())
+    }
+}
+
+/// The rows table `plan.tables[pos]`'s access reads, given the earlier tables' rows; at most
+/// `limit` index entries if given (a full table scan ignores it).
 fn read(
     plan: &Plan,
     storage: &dyn Storage,
     params: &[Value],
     pos: usize,
     current: &[Option<Row>],
+    limit: Option<usize>,
+) -> Result<Vec<Row>, PlanError> {
+    let mut rows = read_access(plan, storage, params, pos, current, limit)?;
+    // A full scan does not take the limit; cut it here, so that a read of `limit` rows
+    // always means "perhaps more".
+    rows.truncate(limit.unwrap_or(usize::MAX));
+    Ok(rows)
+}
+
+fn read_access(
+    plan: &Plan,
+    storage: &dyn Storage,
+    params: &[Value],
+    pos: usize,
+    current: &[Option<Row>],
+    limit: Option<usize>,
 ) -> Result<Vec<Row>, PlanError> {
     let tp = &plan.tables[pos];
     let table = &plan.select.tables[tp.table];
@@ -153,16 +227,20 @@ fn read(
                     None => return storage.scan_all(&table.name),
                 }
             }
-            storage.scan(&table.name, *index, &KeyRange::Prefix(Key(values)))
+            storage.scan(&table.name, *index, &KeyRange::Prefix(Key(values)), limit)
         }
         Access::Range { index, ranges, .. } => {
             let mut rows = Vec::new();
             for r in ranges {
-                rows.extend(storage.scan(&table.name, *index, r)?);
+                let left = limit.map(|l| l.saturating_sub(rows.len()));
+                if left == Some(0) {
+                    break;
+                }
+                rows.extend(storage.scan(&table.name, *index, r, left)?);
             }
             Ok(rows)
         }
-        Access::Index { index } => storage.scan(&table.name, *index, &KeyRange::All),
+        Access::Index { index } => storage.scan(&table.name, *index, &KeyRange::All, limit),
         Access::All => storage.scan_all(&table.name),
     }
 }

@@ -178,10 +178,17 @@ impl Catalog for MemCatalog {
 }
 
 impl Storage for MemCatalog {
-    fn scan(&self, table: &str, index: IndexId, range: &KeyRange) -> Result<Vec<Row>, PlanError> {
+    fn scan(
+        &self,
+        table: &str,
+        index: IndexId,
+        range: &KeyRange,
+        limit: Option<usize>,
+    ) -> Result<Vec<Row>, PlanError> {
         let (t, idx, start, end) = self.span(table, index, range)?;
         Ok(idx.entries[start..end]
             .iter()
+            .take(limit.unwrap_or(usize::MAX))
             .map(|(_, i)| t.rows[*i].clone())
             .collect())
     }

@@ -159,9 +159,15 @@ impl Catalog for TxnAccess<'_> {
 }
 
 impl Storage for TxnAccess<'_> {
-    fn scan(&self, table: &str, index: IndexId, range: &KeyRange) -> Result<Vec<Row>, PlanError> {
+    fn scan(
+        &self,
+        table: &str,
+        index: IndexId,
+        range: &KeyRange,
+        limit: Option<usize>,
+    ) -> Result<Vec<Row>, PlanError> {
         let t = self.must(table)?;
-        self.read(t, index, range.clone(), None)
+        self.read(t, index, range.clone(), limit)
     }
 
     fn scan_all(&self, table: &str) -> Result<Vec<Row>, PlanError> {

@@ -12,7 +12,7 @@ use sqlparser::ast::{
     SetExpr,
 };
 use waterline_planner::bind::{Binder, BoundTable, bind_query};
-use waterline_planner::exec::execute;
+use waterline_planner::exec::execute_first;
 use waterline_planner::explain::{COLUMNS, explain as explain_rows};
 use waterline_planner::value::{ArithOp, arith, sql_cmp};
 use waterline_planner::{Env, Expr, PlanError, Planner};
@@ -287,6 +287,77 @@ fn is_placeholder(e: &Ast) -> bool {
     matches!(e, Ast::Value(v) if matches!(v.value, ast::Value::Placeholder(_)))
 }
 
+/// A query's LIMIT and OFFSET (OFFSET 0 if absent).
+fn limit_offset(q: &ast::Query, params: &[Value]) -> Result<(Option<usize>, usize), SqlError> {
+    Ok(match &q.limit_clause {
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
+            let l_params = usize::from(limit.as_ref().is_some_and(is_placeholder));
+            let o_params = usize::from(offset.as_ref().is_some_and(|o| is_placeholder(&o.value)));
+            let base = params.len().saturating_sub(l_params + o_params);
+            (
+                limit
+                    .as_ref()
+                    .map(|l| limit_value(l, base, params))
+                    .transpose()?,
+                offset
+                    .as_ref()
+                    .map(|o| limit_value(&o.value, base + l_params, params))
+                    .transpose()?
+                    .unwrap_or(0),
+            )
+        }
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+            let o_params = usize::from(is_placeholder(offset));
+            let base = params
+                .len()
+                .saturating_sub(o_params + usize::from(is_placeholder(limit)));
+            (
+                Some(limit_value(limit, base + o_params, params)?),
+                limit_value(offset, base, params)?,
+            )
+        }
+        None => (None, 0),
+    })
+}
+
+/// How many rows of the plan's output the query can use, if the plan's order is the query's
+/// (its first table's index gives the ORDER BY, or there is none) and nothing between the
+/// plan and the LIMIT (grouping, aggregates, DISTINCT) needs more rows: LIMIT + OFFSET.
+/// Delivery's `ORDER BY no_o_id LIMIT 1 FOR UPDATE` then reads and locks one row per
+/// district instead of all of the district's NEW_ORDER rows.
+fn rows_wanted(
+    q: &ast::Query,
+    select: &ast::Select,
+    plan: &waterline_planner::Plan,
+    params: &[Value],
+) -> Result<Option<usize>, SqlError> {
+    let order_items = match &q.order_by {
+        Some(ob) => match &ob.kind {
+            ast::OrderByKind::Expressions(items) => items.len(),
+            ast::OrderByKind::All(_) => return Ok(None),
+        },
+        None => 0,
+    };
+    let aggregates = select.projection.iter().any(|item| match item {
+        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+            contains_aggregate(e)
+        }
+        _ => false,
+    });
+    let grouped = match &select.group_by {
+        GroupByExpr::Expressions(exprs, _) => !exprs.is_empty(),
+        GroupByExpr::All(_) => true,
+    };
+    // The planner skips ORDER BY items naming select-list aliases: then it cannot vouch.
+    let in_order =
+        plan.ordered_by_index && !plan.backward && plan.select.order_by.len() == order_items;
+    if !in_order || aggregates || grouped || select.distinct.is_some() {
+        return Ok(None);
+    }
+    let (limit, offset) = limit_offset(q, params)?;
+    Ok(limit.map(|l| l.saturating_add(offset)))
+}
+
 /// Projects, groups, sorts and limits the joined rows of a query.
 fn project(
     s: &Session,
@@ -490,35 +561,7 @@ fn project(
         let mut seen = HashSet::new();
         result.retain(|r| seen.insert(r.clone()));
     }
-    let (limit, offset) = match &q.limit_clause {
-        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
-            let l_params = usize::from(limit.as_ref().is_some_and(is_placeholder));
-            let o_params = usize::from(offset.as_ref().is_some_and(|o| is_placeholder(&o.value)));
-            let base = params.len().saturating_sub(l_params + o_params);
-            (
-                limit
-                    .as_ref()
-                    .map(|l| limit_value(l, base, params))
-                    .transpose()?,
-                offset
-                    .as_ref()
-                    .map(|o| limit_value(&o.value, base + l_params, params))
-                    .transpose()?
-                    .unwrap_or(0),
-            )
-        }
-        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
-            let o_params = usize::from(is_placeholder(offset));
-            let base = params
-                .len()
-                .saturating_sub(o_params + usize::from(is_placeholder(limit)));
-            (
-                Some(limit_value(limit, base + o_params, params)?),
-                limit_value(offset, base, params)?,
-            )
-        }
-        None => (None, 0),
-    };
+    let (limit, offset) = limit_offset(q, params)?;
     let result: Vec<Vec<Value>> = result
         .into_iter()
         .skip(offset)
@@ -587,7 +630,9 @@ pub(crate) fn query(
             .mode(s.planner)
             .plan_query(q, params)
             .map_err(|e| plan_failure(&access, e))?;
-        let run = execute(&plan, &access, params).map_err(|e| plan_failure(&access, e))?;
+        let wanted = rows_wanted(q, select, &plan, params)?;
+        let run =
+            execute_first(&plan, &access, params, wanted).map_err(|e| plan_failure(&access, e))?;
         s.shared
             .counters
             .rows_examined

@@ -610,3 +610,66 @@ fn tpcc_in_sql_as_go_tpc_writes_it() {
     );
     assert_eq!(rows(&mut s, "SELECT ol_i_id FROM district JOIN order_line ON ol_w_id = d_w_id AND ol_d_id = d_id AND ol_o_id >= d_next_o_id - 20 AND ol_o_id < d_next_o_id WHERE d_w_id = 1 AND d_id = 1").len(), 4);
 }
+
+#[test]
+fn a_limit_in_index_order_stops_the_read_and_its_locks() {
+    let config = EngineConfig {
+        lock_wait_timeout: std::time::Duration::from_millis(200),
+        ..EngineConfig::default()
+    };
+    let engine = Arc::new(Engine::open(config).unwrap());
+    let shared = Shared::new(engine, SessionConfig::default());
+    let mut a = Session::new(Arc::clone(&shared), "root", Some("waterline")).unwrap();
+    let mut b = Session::new(shared, "root", Some("waterline")).unwrap();
+    ok(
+        &mut a,
+        "CREATE TABLE new_order (w INT, o INT, v INT, PRIMARY KEY (w, o))",
+    );
+    ok(
+        &mut a,
+        "INSERT INTO new_order VALUES (1, 1, 0), (1, 2, 0), (1, 3, 5), (1, 4, 5), (2, 1, 0)",
+    );
+    // Delivery's oldest-order query locks the row it returns and no other.
+    ok(&mut a, "BEGIN");
+    assert_eq!(
+        rows(
+            &mut a,
+            "SELECT o FROM new_order WHERE w = 1 ORDER BY o LIMIT 1 FOR UPDATE"
+        ),
+        [["1"]]
+    );
+    assert_eq!(
+        ok(&mut b, "UPDATE new_order SET v = 1 WHERE w = 1 AND o = 2"),
+        1
+    );
+    assert_eq!(
+        err(&mut b, "UPDATE new_order SET v = 1 WHERE w = 1 AND o = 1").code,
+        1205
+    );
+    ok(&mut a, "COMMIT");
+    // Conditions the index does not check drop rows after the limited read: the answer is
+    // still the unlimited one, cut.
+    assert_eq!(
+        rows(
+            &mut a,
+            "SELECT o FROM new_order WHERE w = 1 AND v = 5 ORDER BY o LIMIT 1"
+        ),
+        [["3"]]
+    );
+    assert_eq!(
+        rows(
+            &mut a,
+            "SELECT o FROM new_order WHERE w = 1 ORDER BY o LIMIT 2 OFFSET 1"
+        ),
+        [["2"], ["3"]]
+    );
+    // Not in index order: every row is read and sorted first.
+    assert_eq!(
+        rows(&mut a, "SELECT o FROM new_order ORDER BY v DESC, o LIMIT 1"),
+        [["3"]]
+    );
+    assert_eq!(
+        rows(&mut a, "SELECT COUNT(*) FROM new_order LIMIT 1"),
+        [["5"]]
+    );
+}
