@@ -5,6 +5,11 @@
 
 mod cli;
 
+/// See the `mimalloc` feature in Cargo.toml.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 
 /// waterline: a miniature MVCC row store for studying why transaction systems stop scaling.

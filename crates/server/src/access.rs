@@ -2,23 +2,17 @@
 //!
 //! Everything goes through the transaction, so const tables read while planning see the same
 //! snapshot (and take the same locks, for `FOR UPDATE`) as the rows the plan reads later.
-//! Row estimates count index entries up to [`DIVE_CAP`], as InnoDB's `records_in_range`
-//! counts records between the two ends of a range.
+//! Estimates come from the engine's index statistics: a range is counted exactly up to
+//! [`waterline_txn::DIVE`] entries and estimated from the index's histogram beyond, and rows
+//! per key prefix come from a walk of the index redone after a tenth of it changed.
 
 use std::cell::RefCell;
 
 use waterline_planner::exec::Storage;
-use waterline_planner::{Catalog, IndexId, PlanError, TableStats, rows_per_prefix};
+use waterline_planner::{Catalog, IndexId, PlanError, TableStats};
 use waterline_txn::{
     Key, KeyRange, LockMode, Row, ScanOptions, Table, TableSchema, Transaction, TxnError,
 };
-
-/// The most index entries counted for one range estimate; beyond it the estimate is the cap
-/// (only the ranking of plans depends on it, and a range this large loses to any other).
-pub const DIVE_CAP: usize = 100_000;
-
-/// How many keys `rec_per_key` samples.
-const SAMPLE: usize = 1024;
 
 /// A transaction seen as the planner's catalog and the executor's storage.
 pub struct TxnAccess<'t> {
@@ -124,16 +118,15 @@ impl Catalog for TxnAccess<'_> {
     }
 
     fn records_in_range(&self, table: &str, index: IndexId, range: &KeyRange) -> u64 {
-        self.handle(table).map_or(0, |t| {
-            t.records_in_range(position(index), range, DIVE_CAP) as u64
-        })
+        self.handle(table)
+            .map_or(0, |t| t.estimate_range(position(index), range))
     }
 
     fn rec_per_key(&self, table: &str, index: IndexId, parts: usize) -> f64 {
         let Some(t) = self.handle(table) else {
             return 1.0;
         };
-        rows_per_prefix(&t.key_sample(position(index), SAMPLE), parts)
+        t.index_stats(position(index)).rows_per_prefix(parts)
     }
 
     fn read_unique(

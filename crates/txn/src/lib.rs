@@ -24,6 +24,8 @@
 //! - `version.rs`, `table.rs`: version chains (newest first, roll pointers, delete marks), a
 //!   clustered skip-list index per table, secondary indexes whose hits are rechecked.
 //! - `hash_index.rs`: the hash map beside each clustered index that point lookups use.
+//! - `index_stats.rs`: per-index statistics for planners (rows per key prefix, a range
+//!   histogram), recomputed after a tenth of the index changed.
 //! - `lock.rs`: shared/exclusive row locks, lock-wait timeout, wait-for-graph deadlock
 //!   detection; the victim's error is typed and retryable.
 //! - `trx.rs`: the embedded API ([`Transaction`]), statements, undo.
@@ -58,6 +60,7 @@ mod engine;
 mod error;
 mod hash_index;
 pub mod horizon;
+mod index_stats;
 mod lock;
 mod purge;
 mod redo;
@@ -75,6 +78,7 @@ pub use config::{CommitConfig, EngineConfig, Isolation, ViewClose};
 pub use durable::{CheckpointReport, Recovery};
 pub use engine::{Engine, PurgeReport};
 pub use error::TxnError;
+pub use index_stats::{DIVE, IndexStats};
 pub use lock::LockMode;
 pub use schema::{Column, ColumnType, IndexDef, TableSchema};
 pub use stats::{Counter, Stats, StatsSnapshot};

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use crossbeam_skiplist::SkipSet;
 
 use crate::hash_index::Clustered;
+use crate::index_stats::{DIVE, IndexStats, StatsSlot};
 use crate::schema::{TableSchema, project};
 use crate::value::{Key, Row, Value};
 use crate::version::{Chain, Record};
@@ -71,11 +72,21 @@ impl KeyRange {
 
     /// Whether `key` lies in the range.
     pub fn contains(&self, key: &Key) -> bool {
+        !self.is_before(key) && !self.is_after(key)
+    }
+
+    /// Whether `key` sorts below the range (over ascending keys: true, then false).
+    pub(crate) fn is_before(&self, key: &Key) -> bool {
         let started = match self.start() {
             Bound::Included(p) => prefix_cmp(key, &p).is_ge(),
             _ => true,
         };
-        started && self.after_start(key) && self.before_end(key)
+        !(started && self.after_start(key))
+    }
+
+    /// Whether `key` sorts above the range (over ascending keys: false, then true).
+    pub(crate) fn is_after(&self, key: &Key) -> bool {
+        !self.before_end(key)
     }
 
     /// The same range with every bound passed through `f` (schema coercion).
@@ -103,6 +114,13 @@ fn prefix_cmp(key: &Key, bound: &Key) -> std::cmp::Ordering {
         .then(key.0.len().min(bound.0.len()).cmp(&bound.0.len()))
 }
 
+/// One statistics slot per index: the clustered index, then the secondary ones.
+fn stats_slots(schema: &TableSchema) -> Box<[StatsSlot]> {
+    (0..=schema.indexes.len())
+        .map(|_| StatsSlot::default())
+        .collect()
+}
+
 /// A table: schema, clustered index, secondary indexes. Cheap to clone (a handle).
 #[derive(Clone, Debug)]
 pub struct Table(pub(crate) Arc<TableInner>);
@@ -124,10 +142,13 @@ pub(crate) struct TableInner {
     successor: OnceLock<Table>,
     /// Set by DROP TABLE: the table is gone from the catalog's names (its id stays taken).
     dropped: AtomicBool,
+    /// Planner statistics: the clustered index's, then each secondary index's.
+    stats: Box<[StatsSlot]>,
 }
 
 impl Table {
     pub(crate) fn new(id: TableId, schema: TableSchema) -> Table {
+        let stats = stats_slots(&schema);
         let secondary = schema
             .indexes
             .iter()
@@ -141,6 +162,7 @@ impl Table {
             next_row_id: Arc::new(AtomicI64::new(1)),
             successor: OnceLock::new(),
             dropped: AtomicBool::new(false),
+            stats,
         }))
     }
 
@@ -151,6 +173,7 @@ impl Table {
     /// build, one pushed after is indexed by its writer (the record's latch orders the two).
     pub(crate) fn with_index(&self, schema: TableSchema) -> Table {
         let def = schema.indexes.last().expect("one index more").clone();
+        let stats = stats_slots(&schema);
         let set = Arc::new(SkipSet::new());
         let mut secondary = self.0.secondary.clone();
         secondary.push(Arc::clone(&set));
@@ -162,6 +185,7 @@ impl Table {
             next_row_id: Arc::clone(&self.0.next_row_id),
             successor: OnceLock::new(),
             dropped: AtomicBool::new(false),
+            stats,
         }));
         let _ = self.0.successor.set(next.clone());
         for entry in self.0.clustered.ordered.iter() {
@@ -218,28 +242,47 @@ impl Table {
         }
     }
 
-    /// The first `n` keys of an index (clustered if `index` is `None`), ascending: a sample
-    /// for statistics such as rows per key prefix. It is the low end of the index, not a
-    /// random sample.
+    /// An index's statistics (clustered if `index` is `None`): cached, and recomputed by a
+    /// walk of the whole index once its size moved by a tenth (see `index_stats.rs`).
     ///
     /// # Panics
     /// If `index` is not an index of the table.
-    pub fn key_sample(&self, index: Option<usize>, n: usize) -> Vec<Key> {
+    pub fn index_stats(&self, index: Option<usize>) -> Arc<IndexStats> {
+        let slot = &self.0.stats[index.map_or(0, |i| i + 1)];
         match index {
-            None => self
-                .0
-                .clustered
-                .ordered
-                .iter()
-                .take(n)
-                .map(|e| e.key().clone())
-                .collect(),
-            Some(i) => self.0.secondary[i]
-                .iter()
-                .take(n)
-                .map(|e| e.value().0.clone())
-                .collect(),
+            None => {
+                let ordered = &self.0.clustered.ordered;
+                slot.get(ordered.len(), || {
+                    IndexStats::compute(ordered.iter().map(|e| e.key().clone()), ordered.len())
+                })
+            }
+            Some(i) => {
+                let set = &self.0.secondary[i];
+                slot.get(set.len(), || {
+                    IndexStats::compute(set.iter().map(|e| e.value().0.clone()), set.len())
+                })
+            }
         }
+    }
+
+    /// About how many entries of an index fall in `range`, as InnoDB's `records_in_range`:
+    /// counted exactly up to [`DIVE`] entries, estimated from the index's histogram beyond.
+    ///
+    /// # Panics
+    /// If `index` is not an index of the table.
+    pub fn estimate_range(&self, index: Option<usize>, range: &KeyRange) -> u64 {
+        let counted = self.records_in_range(index, range, DIVE);
+        if counted < DIVE {
+            return counted as u64;
+        }
+        let stats = self.index_stats(index);
+        let len = match index {
+            None => self.0.clustered.len(),
+            Some(i) => self.0.secondary[i].len(),
+        };
+        // Scaled to the index's size now: it may have grown by up to a tenth since.
+        let scaled = stats.estimate(range) as f64 * len as f64 / stats.entries.max(1) as f64;
+        (scaled as u64).max(DIVE as u64)
     }
 
     /// The largest key of the clustered index, visible or not (to resume an AUTO_INCREMENT
