@@ -11,9 +11,9 @@
 //!   key prefix; rows per prefix is entries / distinct.
 //! - **an equi-depth histogram**: the same walk keeps every `step`-th key; the entries in a
 //!   range are about `step` times the kept keys inside it.
-//! - **a short dive first**: [`crate::Table::estimate_range`] counts a range exactly up to
-//!   [`DIVE`] entries and uses the histogram only beyond, so small ranges (a customer's
-//!   orders, one last name) stay exact.
+//! - **a short dive for small ranges**: [`crate::Table::estimate_range`] takes the
+//!   histogram's answer for a large range, and counts a small one exactly up to [`DIVE`]
+//!   entries, so small ranges (a customer's orders, one last name) stay exact.
 //!
 //! The walk sees physical entries (deleted or not yet purged ones too), like InnoDB's
 //! sampling: these are estimates.
@@ -45,31 +45,43 @@ pub struct IndexStats {
 }
 
 impl IndexStats {
-    /// Statistics over `keys` (ascending), which holds `len` entries (a hint to size the
-    /// histogram; the walk counts them anyway).
-    pub(crate) fn compute(keys: impl Iterator<Item = Key>, len: usize) -> IndexStats {
+    /// Statistics over the index `entries` (ascending by `key_of`), which number about
+    /// `len` (a hint to size the histogram; the walk counts them anyway). Keys are borrowed
+    /// from the entries: only the histogram's copy them.
+    pub(crate) fn compute<E>(
+        entries: impl Iterator<Item = E>,
+        key_of: impl Fn(&E) -> &Key,
+        len: usize,
+    ) -> IndexStats {
         let step = (len / BUCKETS).max(1) as u64;
         let mut distinct: Vec<u64> = Vec::new();
         let mut boundaries = Vec::new();
-        let mut last: Option<Key> = None;
-        let mut entries = 0u64;
-        for key in keys {
+        let mut last: Option<E> = None;
+        let mut count = 0u64;
+        for entry in entries {
+            let key = key_of(&entry);
             if distinct.len() < key.0.len() {
                 distinct.resize(key.0.len(), 0);
             }
             // The first column where this key differs from the last: every longer prefix is new.
             let same = last.as_ref().map_or(0, |l| {
-                l.0.iter().zip(&key.0).take_while(|(a, b)| a == b).count()
+                key_of(l)
+                    .0
+                    .iter()
+                    .zip(&key.0)
+                    .take_while(|(a, b)| a == b)
+                    .count()
             });
             for d in distinct.iter_mut().take(key.0.len()).skip(same) {
                 *d += 1;
             }
-            if entries.is_multiple_of(step) {
+            if count.is_multiple_of(step) {
                 boundaries.push(key.clone());
             }
-            entries += 1;
-            last = Some(key);
+            count += 1;
+            last = Some(entry);
         }
+        let entries = count;
         IndexStats {
             entries,
             distinct,
@@ -157,7 +169,7 @@ mod tests {
         let keys: Vec<Key> = (1..=10)
             .flat_map(|w| (1..=1000).map(move |i| k(&[w, i])))
             .collect();
-        IndexStats::compute(keys.into_iter(), 10_000)
+        IndexStats::compute(keys.iter(), |k| k, 10_000)
     }
 
     #[test]
@@ -167,8 +179,9 @@ mod tests {
         assert_eq!(stats.rows_per_prefix(1), 1000.0);
         assert_eq!(stats.rows_per_prefix(2), 1.0);
         assert_eq!(stats.rows_per_prefix(0), 10_000.0);
+        let empty: [Key; 0] = [];
         assert_eq!(
-            IndexStats::compute(std::iter::empty(), 0).rows_per_prefix(1),
+            IndexStats::compute(empty.iter(), |k| k, 0).rows_per_prefix(1),
             1.0
         );
     }
@@ -202,7 +215,8 @@ mod tests {
         let walks = std::cell::Cell::new(0);
         let walk = |n: usize| {
             walks.set(walks.get() + 1);
-            IndexStats::compute((0..n as i64).map(|i| k(&[i])), n)
+            let keys: Vec<Key> = (0..n as i64).map(|i| k(&[i])).collect();
+            IndexStats::compute(keys.iter(), |k| k, n)
         };
         assert_eq!(slot.get(1000, || walk(1000)).entries, 1000);
         assert_eq!(

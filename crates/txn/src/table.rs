@@ -253,28 +253,25 @@ impl Table {
             None => {
                 let ordered = &self.0.clustered.ordered;
                 slot.get(ordered.len(), || {
-                    IndexStats::compute(ordered.iter().map(|e| e.key().clone()), ordered.len())
+                    IndexStats::compute(ordered.iter(), |e| e.key(), ordered.len())
                 })
             }
             Some(i) => {
                 let set = &self.0.secondary[i];
                 slot.get(set.len(), || {
-                    IndexStats::compute(set.iter().map(|e| e.value().0.clone()), set.len())
+                    IndexStats::compute(set.iter(), |e| &e.value().0, set.len())
                 })
             }
         }
     }
 
     /// About how many entries of an index fall in `range`, as InnoDB's `records_in_range`:
-    /// counted exactly up to [`DIVE`] entries, estimated from the index's histogram beyond.
+    /// from the index's histogram if that says the range is large, else counted exactly up
+    /// to [`DIVE`] entries (small ranges, where the histogram is coarsest, stay exact).
     ///
     /// # Panics
     /// If `index` is not an index of the table.
     pub fn estimate_range(&self, index: Option<usize>, range: &KeyRange) -> u64 {
-        let counted = self.records_in_range(index, range, DIVE);
-        if counted < DIVE {
-            return counted as u64;
-        }
         let stats = self.index_stats(index);
         let len = match index {
             None => self.0.clustered.len(),
@@ -282,7 +279,14 @@ impl Table {
         };
         // Scaled to the index's size now: it may have grown by up to a tenth since.
         let scaled = stats.estimate(range) as f64 * len as f64 / stats.entries.max(1) as f64;
-        (scaled as u64).max(DIVE as u64)
+        let estimate = scaled as u64;
+        if estimate > 2 * DIVE as u64 {
+            return estimate;
+        }
+        match self.records_in_range(index, range, DIVE) {
+            counted if counted < DIVE => counted as u64,
+            _ => estimate.max(DIVE as u64),
+        }
     }
 
     /// The largest key of the clustered index, visible or not (to resume an AUTO_INCREMENT

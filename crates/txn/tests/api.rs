@@ -400,3 +400,50 @@ fn a_transaction_can_move_to_another_thread_and_commit_there() {
     let mut reader = engine.begin(Isolation::ReadCommitted);
     assert_eq!(reader.scan(&t, KeyRange::All).unwrap().len(), 2);
 }
+
+#[test]
+fn planner_estimates_are_exact_for_small_ranges_and_close_for_large_ones() {
+    let engine = Engine::open(config()).unwrap();
+    let table = customers(&engine);
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    for w in 1..=4 {
+        for id in 1..=3000 {
+            let last = format!("name{}", id % 1000);
+            trx.insert(&table, customer(w, id, &last, "0.00")).unwrap();
+        }
+    }
+    trx.commit().unwrap();
+    let between = |lo: [i64; 2], hi: [i64; 2]| {
+        KeyRange::Between(
+            Bound::Included(Key::from(lo)),
+            Bound::Excluded(Key::from(hi)),
+        )
+    };
+    // Small: counted.
+    assert_eq!(table.estimate_range(None, &between([2, 10], [2, 20])), 10);
+    let one_name = KeyRange::Prefix(Key::from([Value::Int(3), Value::from("name7")]));
+    assert_eq!(table.estimate_range(Some(0), &one_name), 3);
+    // Large: from the histogram, within two of its buckets (12,000 / 1,024 entries each).
+    let warehouse = table.estimate_range(None, &KeyRange::Prefix(Key::from([2])));
+    assert!(warehouse.abs_diff(3000) <= 24, "{warehouse}");
+    let two = table.estimate_range(None, &between([1, 1500], [3, 1500]));
+    assert!(two.abs_diff(6000) <= 24, "{two}");
+    let stats = table.index_stats(Some(0));
+    assert_eq!(stats.entries, 12_000);
+    assert_eq!(stats.rows_per_prefix(1), 3000.0);
+    assert_eq!(stats.rows_per_prefix(2), 3.0);
+    // The statistics stay until a tenth of the index changed.
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    for id in 3001..=4000 {
+        trx.insert(&table, customer(4, id, "late", "0.00")).unwrap();
+    }
+    trx.commit().unwrap();
+    assert_eq!(table.index_stats(Some(0)).entries, 12_000, "8% changed");
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    for id in 4001..=4300 {
+        trx.insert(&table, customer(4, id, "later", "0.00"))
+            .unwrap();
+    }
+    trx.commit().unwrap();
+    assert_eq!(table.index_stats(Some(0)).entries, 13_300, "11% changed");
+}

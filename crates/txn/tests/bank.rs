@@ -153,6 +153,9 @@ fn run(snapshot: SnapshotKind, view_close: ViewClose, trx_shards: usize) {
         stats.get(Counter::LockWaits),
         stats.get(Counter::VersionsPurged)
     );
+    // No lock is held for the 2 s timeout in a 400 ms run: a timeout is a deadlock that
+    // detection missed, or a waiter nobody woke.
+    assert_eq!(stats.get(Counter::LockWaitTimeouts), 0);
     assert_eq!(
         engine.trx_sys().live_transactions(),
         vec![],
