@@ -86,23 +86,3 @@ pub trait Catalog {
     fn read_unique(&self, table: &str, index: IndexId, key: &Key)
     -> Result<Option<Row>, PlanError>;
 }
-
-/// Rows per distinct value of the first `parts` columns (MySQL's `rec_per_key`), over sorted
-/// keys: a catalog computes it over all its keys or over a sample.
-pub fn rows_per_prefix<'a>(sorted: impl IntoIterator<Item = &'a Key>, parts: usize) -> f64 {
-    let (mut rows, mut distinct) = (0usize, 0usize);
-    let mut last: Option<&[waterline_txn::Value]> = None;
-    for key in sorted {
-        let prefix = &key.0[..parts.min(key.0.len())];
-        if last != Some(prefix) {
-            distinct += 1;
-            last = Some(prefix);
-        }
-        rows += 1;
-    }
-    if distinct == 0 {
-        1.0
-    } else {
-        rows as f64 / distinct as f64
-    }
-}

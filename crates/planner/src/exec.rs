@@ -62,15 +62,18 @@ pub fn execute_first(
 ) -> Result<Execution, PlanError> {
     let n = plan.select.tables.len();
     let mut examined = vec![0; n];
+    if plan.impossible.is_some() || wanted == Some(0) {
+        return Ok(Execution {
+            rows: Vec::new(),
+            examined,
+        });
+    }
     let mut hint = wanted.filter(|_| plan.tables.len() == 1);
     loop {
         let mut exec = Execution {
             rows: Vec::new(),
             examined: vec![0; n],
         };
-        if plan.impossible.is_some() || wanted == Some(0) {
-            return Ok(exec);
-        }
         let mut run = Run {
             plan,
             storage,
@@ -130,7 +133,10 @@ impl Run<'_> {
             Some(rows) => rows.clone(),
             None => {
                 let limit = if pos == 0 { self.hint } else { None };
-                let rows = read(plan, self.storage, params, pos, current, limit)?;
+                let mut rows = read(plan, self.storage, params, pos, current, limit)?;
+                // A full scan does not take the limit; cut it here, so that a read of
+                // `limit` rows always means "perhaps more".
+                rows.truncate(limit.unwrap_or(usize::MAX));
                 if pos == 0 {
                     self.exhausted = limit.is_none_or(|l| rows.len() < l);
                 }
@@ -185,21 +191,6 @@ impl Run<'_> {
 /// The rows table `plan.tables[pos]`'s access reads, given the earlier tables' rows; at most
 /// `limit` index entries if given (a full table scan ignores it).
 fn read(
-    plan: &Plan,
-    storage: &dyn Storage,
-    params: &[Value],
-    pos: usize,
-    current: &[Option<Row>],
-    limit: Option<usize>,
-) -> Result<Vec<Row>, PlanError> {
-    let mut rows = read_access(plan, storage, params, pos, current, limit)?;
-    // A full scan does not take the limit; cut it here, so that a read of `limit` rows
-    // always means "perhaps more".
-    rows.truncate(limit.unwrap_or(usize::MAX));
-    Ok(rows)
-}
-
-fn read_access(
     plan: &Plan,
     storage: &dyn Storage,
     params: &[Value],

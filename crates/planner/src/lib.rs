@@ -68,7 +68,7 @@ use thiserror::Error;
 use waterline_txn::Value;
 
 pub use bind::{BoundSelect, BoundTable};
-pub use catalog::{Catalog, IndexId, TableStats, rows_per_prefix};
+pub use catalog::{Catalog, IndexId, TableStats};
 pub use expr::{CmpOp, ColumnRef, Env, Expr};
 pub use memory::MemCatalog;
 pub use plan::{Access, Impossible, Plan, TablePlan, key_len, key_part_len};

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use waterline_txn::{Key, KeyRange, Row, TableSchema};
+use waterline_txn::{IndexStats, Key, KeyRange, Row, TableSchema};
 
 use crate::PlanError;
-use crate::catalog::{Catalog, IndexId, TableStats, rows_per_prefix};
+use crate::catalog::{Catalog, IndexId, TableStats};
 use crate::exec::Storage;
 
 struct MemIndex {
@@ -64,9 +64,8 @@ impl MemCatalog {
                     .map(|(i, r)| (Key(cols.iter().map(|&c| r[c].clone()).collect()), i))
                     .collect();
                 entries.sort();
-                let rec_per_key = (1..=cols.len())
-                    .map(|p| rows_per_prefix(entries.iter().map(|(k, _)| k), p))
-                    .collect();
+                let stats = IndexStats::compute(entries.iter(), |e| &e.0, entries.len());
+                let rec_per_key = (1..=cols.len()).map(|p| stats.rows_per_prefix(p)).collect();
                 MemIndex {
                     id,
                     entries,

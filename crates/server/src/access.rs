@@ -2,9 +2,10 @@
 //!
 //! Everything goes through the transaction, so const tables read while planning see the same
 //! snapshot (and take the same locks, for `FOR UPDATE`) as the rows the plan reads later.
-//! Estimates come from the engine's index statistics: a range is counted exactly up to
-//! [`waterline_txn::DIVE`] entries and estimated from the index's histogram beyond, and rows
-//! per key prefix come from a walk of the index redone after a tenth of it changed.
+//! Estimates come from the engine's index statistics (`Table::estimate_range`: the index's
+//! histogram for a large range, an exact count up to [`waterline_txn::DIVE`] entries for a
+//! small one), and rows per key prefix from a walk of the index redone after a tenth of it
+//! changed.
 
 use std::cell::RefCell;
 

@@ -329,12 +329,12 @@ fn rows_wanted(
     q: &ast::Query,
     select: &ast::Select,
     plan: &waterline_planner::Plan,
-    params: &[Value],
-) -> Result<Option<usize>, SqlError> {
+    (limit, offset): (Option<usize>, usize),
+) -> Option<usize> {
     let order_items = match &q.order_by {
         Some(ob) => match &ob.kind {
             ast::OrderByKind::Expressions(items) => items.len(),
-            ast::OrderByKind::All(_) => return Ok(None),
+            ast::OrderByKind::All(_) => return None,
         },
         None => 0,
     };
@@ -352,13 +352,13 @@ fn rows_wanted(
     let in_order =
         plan.ordered_by_index && !plan.backward && plan.select.order_by.len() == order_items;
     if !in_order || aggregates || grouped || select.distinct.is_some() {
-        return Ok(None);
+        return None;
     }
-    let (limit, offset) = limit_offset(q, params)?;
-    Ok(limit.map(|l| l.saturating_add(offset)))
+    limit.map(|l| l.saturating_add(offset))
 }
 
-/// Projects, groups, sorts and limits the joined rows of a query.
+/// Projects, groups, sorts and limits (to `(limit, offset)`, from [`limit_offset`]) the
+/// joined rows of a query.
 fn project(
     s: &Session,
     tables: &[BoundTable],
@@ -366,6 +366,7 @@ fn project(
     select: &ast::Select,
     rows: Vec<Vec<Row>>,
     params: &[Value],
+    (limit, offset): (Option<usize>, usize),
 ) -> Result<Response, SqlError> {
     let mut pb = ProjectionBinder {
         session: s,
@@ -561,7 +562,6 @@ fn project(
         let mut seen = HashSet::new();
         result.retain(|r| seen.insert(r.clone()));
     }
-    let (limit, offset) = limit_offset(q, params)?;
     let result: Vec<Vec<Value>> = result
         .into_iter()
         .skip(offset)
@@ -616,7 +616,8 @@ pub(crate) fn query(
     let select = select_of(q)?;
     if select.from.is_empty() {
         let rows = vec![Vec::new()];
-        return project(s, &[], q, select, rows, params);
+        let window = limit_offset(q, params)?;
+        return project(s, &[], q, select, rows, params, window);
     }
     let db = s.database.clone().ok_or_else(SqlError::no_database)?;
     let lock = q.locks.first().map(|l| match l.lock_type {
@@ -630,14 +631,15 @@ pub(crate) fn query(
             .mode(s.planner)
             .plan_query(q, params)
             .map_err(|e| plan_failure(&access, e))?;
-        let wanted = rows_wanted(q, select, &plan, params)?;
+        let window = limit_offset(q, params)?;
+        let wanted = rows_wanted(q, select, &plan, window);
         let run =
             execute_first(&plan, &access, params, wanted).map_err(|e| plan_failure(&access, e))?;
         s.shared
             .counters
             .rows_examined
             .fetch_add(run.examined.iter().sum(), AtomicOrdering::Relaxed);
-        project(s, &plan.select.tables, q, select, run.rows, params)
+        project(s, &plan.select.tables, q, select, run.rows, params, window)
     })
 }
 

@@ -15,7 +15,7 @@
 //! Both structures change only under the key's shard latch, so they agree on every key
 //! whenever nobody holds it: a record a lookup finds is the one the skip list holds.
 
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hash};
 use std::sync::Arc;
 
 use crossbeam_skiplist::SkipMap;
@@ -31,6 +31,15 @@ const SHARDS: usize = 64;
 
 /// One shard of the hash map.
 type Shard = CachePadded<RwLock<FxHashMap<Key, Arc<Record>>>>;
+
+/// Which of `shards` shards `key` lives in, for a table sharded by `key`'s Fx hash whose
+/// shards are Fx hash maps (this index's, and the lock table's). It takes the middle bits:
+/// a map takes its buckets from the low bits and its tags from the top ones, which must
+/// still vary among one shard's keys.
+pub(crate) fn shard_of(key: &impl Hash, shards: usize) -> usize {
+    let hash = FxBuildHasher.hash_one(key) >> 24;
+    (hash % shards as u64) as usize
+}
 
 /// A table's clustered index: the ordered skip list and the hash map beside it.
 #[derive(Debug)]
@@ -51,9 +60,7 @@ impl Default for Clustered {
 
 impl Clustered {
     fn shard(&self, key: &Key) -> &RwLock<FxHashMap<Key, Arc<Record>>> {
-        // The middle bits, as in the lock table: the map inside uses the low and top ones.
-        let hash = FxBuildHasher.hash_one(key) >> 24;
-        &self.shards[(hash % SHARDS as u64) as usize]
+        &self.shards[shard_of(key, SHARDS)]
     }
 
     /// The record for `key`, if the index has one.

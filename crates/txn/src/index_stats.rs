@@ -47,8 +47,9 @@ pub struct IndexStats {
 impl IndexStats {
     /// Statistics over the index `entries` (ascending by `key_of`), which number about
     /// `len` (a hint to size the histogram; the walk counts them anyway). Keys are borrowed
-    /// from the entries: only the histogram's copy them.
-    pub(crate) fn compute<E>(
+    /// from the entries: only the histogram's copy them. The engine's tables call it; so can
+    /// any other catalog over sorted keys.
+    pub fn compute<E>(
         entries: impl Iterator<Item = E>,
         key_of: impl Fn(&E) -> &Key,
         len: usize,

@@ -11,9 +11,9 @@
 //! A request that conflicts first records its edges in the wait-for graph; if the graph then
 //! has a cycle through the requester, the requester is the victim (InnoDB weighs the
 //! transactions and picks the lighter; choosing the one that closed the cycle is simpler and
-//! also guarantees progress). A grant to a lock with a queue adds an edge from each waiter
-//! it blocks, since those waiters are not woken to record it themselves. Otherwise it queues on the lock and sleeps on its own condvar
-//! until woken or its deadline: no spinning.
+//! also guarantees progress). Otherwise it queues on the lock and sleeps on its own condvar
+//! until woken or its deadline: no spinning. A grant to a lock with a queue adds an edge
+//! from each waiter it blocks, since those waiters are not woken to record it themselves.
 //!
 //! Wake-ups are point to point, as InnoDB's lock release grants the waiting locks that no
 //! longer conflict and signals each one's transaction: a release (or a waiter leaving the
@@ -29,16 +29,16 @@
 //! `tests/scenarios.rs`).
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::FxHashMap;
 use waterline_readview::TrxId;
 
 use crate::error::TxnError;
+use crate::hash_index::shard_of;
 use crate::stats::{Counter, Stats};
 use crate::table::TableId;
 use crate::value::Key;
@@ -143,10 +143,7 @@ impl LockManager {
     }
 
     fn shard(&self, key: &LockKey) -> &Shard {
-        // The middle bits: the shard's map takes its buckets from the low ones and its tags
-        // from the top ones, which must still vary among one shard's keys.
-        let hash = FxBuildHasher.hash_one(key) >> 24;
-        &self.shards[(hash % self.shards.len() as u64) as usize]
+        &self.shards[shard_of(key, self.shards.len())]
     }
 
     /// Grants the lock, waiting if needed. `Ok(true)` when newly taken (the caller records it

@@ -249,19 +249,18 @@ impl Table {
     /// If `index` is not an index of the table.
     pub fn index_stats(&self, index: Option<usize>) -> Arc<IndexStats> {
         let slot = &self.0.stats[index.map_or(0, |i| i + 1)];
+        let len = self.index_len(index);
+        slot.get(len, || match index {
+            None => IndexStats::compute(self.0.clustered.ordered.iter(), |e| e.key(), len),
+            Some(i) => IndexStats::compute(self.0.secondary[i].iter(), |e| &e.value().0, len),
+        })
+    }
+
+    /// Entries of an index (clustered if `index` is `None`), visible or not.
+    fn index_len(&self, index: Option<usize>) -> usize {
         match index {
-            None => {
-                let ordered = &self.0.clustered.ordered;
-                slot.get(ordered.len(), || {
-                    IndexStats::compute(ordered.iter(), |e| e.key(), ordered.len())
-                })
-            }
-            Some(i) => {
-                let set = &self.0.secondary[i];
-                slot.get(set.len(), || {
-                    IndexStats::compute(set.iter(), |e| &e.value().0, set.len())
-                })
-            }
+            None => self.0.clustered.len(),
+            Some(i) => self.0.secondary[i].len(),
         }
     }
 
@@ -273,10 +272,7 @@ impl Table {
     /// If `index` is not an index of the table.
     pub fn estimate_range(&self, index: Option<usize>, range: &KeyRange) -> u64 {
         let stats = self.index_stats(index);
-        let len = match index {
-            None => self.0.clustered.len(),
-            Some(i) => self.0.secondary[i].len(),
-        };
+        let len = self.index_len(index);
         // Scaled to the index's size now: it may have grown by up to a tenth since.
         let scaled = stats.estimate(range) as f64 * len as f64 / stats.entries.max(1) as f64;
         let estimate = scaled as u64;
