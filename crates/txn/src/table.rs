@@ -190,7 +190,7 @@ impl Table {
         let _ = self.0.successor.set(next.clone());
         for entry in self.0.clustered.ordered.iter() {
             for row in entry.value().rows() {
-                set.insert((project(&row, &def.columns), entry.key().clone()));
+                set.get_or_insert((project(&row, &def.columns), entry.key().clone()));
             }
         }
         next
@@ -342,7 +342,9 @@ impl Table {
             return next.index(row, pk);
         }
         for (def, set) in self.0.schema.indexes.iter().zip(&self.0.secondary) {
-            set.insert((project(row, &def.columns), pk.clone()));
+            // Never `insert`: on an existing entry it removes, then re-adds it, and a scan
+            // passing in between would miss a row that never left the index.
+            set.get_or_insert((project(row, &def.columns), pk.clone()));
         }
     }
 
