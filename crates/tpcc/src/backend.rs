@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use waterline_planner::PlannerMode;
 use waterline_server::{SessionConfig, Shared};
-use waterline_txn::{Engine, EngineConfig, Isolation, StatsSnapshot};
+use waterline_txn::{Admission, Engine, EngineConfig, Isolation, Policy, StatsSnapshot};
 
 use crate::Error;
 use crate::check::Facts;
@@ -121,6 +121,21 @@ pub enum Target {
     },
 }
 
+/// A `Policy::ThreadPool` admission becomes the native database's pool, and the engine is
+/// opened without admission; any other policy stays the engine's.
+fn split_pool(settings: &Settings) -> Result<(Settings, Option<Admission>), Error> {
+    match settings.engine.admission {
+        Policy::ThreadPool(_) => {
+            let pool = Admission::new(settings.engine.admission)
+                .map_err(|e| Error::Config(e.to_string()))?;
+            let mut engine = settings.clone();
+            engine.engine.admission = Policy::Unlimited;
+            Ok((engine, Some(pool)))
+        }
+        _ => Ok((settings.clone(), None)),
+    }
+}
+
 fn open_engine(settings: &Settings) -> Result<Arc<Engine>, Error> {
     Ok(Arc::new(match &settings.data_dir {
         Some(dir) => Engine::open_dir(dir, settings.engine.clone())?.0,
@@ -146,8 +161,9 @@ impl Target {
     ) -> Result<(Target, LoadReport), Error> {
         match kind {
             BackendKind::Native => {
-                let engine = open_engine(settings)?;
-                let db = Arc::new(NativeDb::create(engine, settings.isolation)?);
+                let (settings, pool) = split_pool(settings)?;
+                let engine = open_engine(&settings)?;
+                let db = Arc::new(NativeDb::create(engine, settings.isolation)?.with_pool(pool));
                 let report = load(scale, seed, threads, || Ok(NativeSink(Arc::clone(&db))))?;
                 Ok((Target::Native(db), report))
             }

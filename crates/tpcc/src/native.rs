@@ -26,6 +26,10 @@ pub struct NativeDb {
     pub engine: Arc<Engine>,
     /// The isolation level transactions run at.
     pub isolation: Isolation,
+    /// The thread pool whole transactions run on (`Policy::ThreadPool`, the baseline of
+    /// book 8.3.1), if any. It is not the engine's admission: a pool takes a transaction,
+    /// not a permit at BEGIN, so the engine refuses it as `EngineConfig::admission`.
+    pub pool: Option<waterline_txn::Admission>,
     warehouse: Table,
     district: Table,
     customer: Table,
@@ -69,7 +73,13 @@ impl NativeDb {
             stock: t("stock")?,
             isolation,
             engine,
+            pool: None,
         })
+    }
+
+    /// The same database with its transactions run on `pool` (a `Policy::ThreadPool`).
+    pub fn with_pool(self, pool: Option<waterline_txn::Admission>) -> NativeDb {
+        NativeDb { pool, ..self }
     }
 
     /// The handle of table `def`.
@@ -461,12 +471,10 @@ impl Sink for NativeSink {
     }
 }
 
-/// Whether the engine runs transactions on a thread pool (`Policy::ThreadPool`): then a
-/// whole transaction is handed to a pool worker, which is how a thread pool limits work.
+/// The thread pool, if transactions run on one: then a whole transaction is handed to a
+/// pool worker, which is how a thread pool limits work.
 fn pooled(db: &NativeDb) -> Option<&waterline_txn::Admission> {
-    db.engine
-        .admission()
-        .filter(|a| matches!(a.policy(), waterline_txn::Policy::ThreadPool(_)))
+    db.pool.as_ref()
 }
 
 impl NativeDb {

@@ -29,7 +29,15 @@ fn options(clients: usize, runtime: Runtime) -> DriverOptions {
 
 /// Runs the mix and checks: every transaction type ran, nothing failed, the conditions hold.
 fn short_run(kind: &BackendKind, runtime: Runtime) -> waterline_tpcc::Point {
-    let (target, load) = Target::create(kind, &Settings::default(), SCALE, 5, 2).expect("loads");
+    short_run_with(kind, runtime, &Settings::default())
+}
+
+fn short_run_with(
+    kind: &BackendKind,
+    runtime: Runtime,
+    settings: &Settings,
+) -> waterline_tpcc::Point {
+    let (target, load) = Target::create(kind, settings, SCALE, 5, 2).expect("loads");
     assert!(load.rows > 10_000, "{kind}: {load:?}");
     let point = run_point(&target, "default", &options(4, runtime)).expect("runs");
     let m = &point.measurement;
@@ -56,6 +64,18 @@ fn native_threads() {
 #[test]
 fn native_tasks() {
     short_run(&BackendKind::Native, Runtime::Tasks { workers: 2 });
+}
+
+/// The thread-pool baseline (book 8.3.1): whole transactions run on the pool's threads,
+/// from client threads and from tasks alike; the engine itself takes no permits.
+#[test]
+fn native_on_a_thread_pool() {
+    let mut settings = Settings::default();
+    settings.engine.admission = waterline_txn::Policy::ThreadPool(2);
+    for runtime in [Runtime::Threads, Runtime::Tasks { workers: 2 }] {
+        let point = short_run_with(&BackendKind::Native, runtime, &settings);
+        assert!(point.stats.is_some());
+    }
 }
 
 #[test]
@@ -104,7 +124,7 @@ fn a_sweep_writes_csv_json_and_svg() {
             warmup_secs: 0.05,
             limit: Limit::Count(400),
             runtime: Runtime::Threads,
-            cpus: 2,
+            machine: waterline_tpcc::Machine::cpus_only(),
             isolation: "RepeatableRead".into(),
             load: (load.rows, load.elapsed.as_secs_f64()),
         },

@@ -79,7 +79,11 @@ fn updates_of_other_columns_never_hide_a_row_from_an_index_scan() {
             let rows = trx
                 .scan_index(&table, "by_name", prefix, ScanOptions::default())
                 .unwrap();
-            assert_eq!(rows.len() as i64, ROWS, "{isolation:?}: a row left the index");
+            assert_eq!(
+                rows.len() as i64,
+                ROWS,
+                "{isolation:?}: a row left the index"
+            );
             trx.commit().unwrap();
         }
     });
