@@ -124,14 +124,18 @@ const OLDEST_NEW_ORDER: &str = "SELECT no_o_id FROM new_order WHERE no_w_id = ? 
      ORDER BY no_o_id LIMIT 1 FOR UPDATE";
 const DELETE_NEW_ORDER: &str =
     "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?";
+// Delivery reads the order and its lines it is about to update with locking reads: under
+// REPEATABLE READ, a consistent read would use the view its first district opened, which
+// does not see an order committed after it that the locking NEW_ORDER read found (MySQL
+// behaves the same way with the same statements).
 const ORDER_CUSTOMER: &str =
-    "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?";
+    "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ? FOR UPDATE";
 const ORDER_CARRIER: &str =
     "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?";
 const LINES_DELIVERED: &str = "UPDATE order_line SET ol_delivery_d = ? \
      WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?";
 const ORDER_TOTAL: &str = "SELECT SUM(ol_amount) FROM order_line \
-     WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?";
+     WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ? FOR UPDATE";
 const CUSTOMER_DELIVERED: &str = "UPDATE customer SET c_balance = c_balance + ?, \
      c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?";
 
