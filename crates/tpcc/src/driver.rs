@@ -52,6 +52,11 @@ pub enum Limit {
     Count(u64),
 }
 
+/// Runs on each thread that runs clients as it starts (an OS-thread client, or a tokio worker
+/// for [`Runtime::Tasks`]), with the thread's number: where the `waterline lab` pins threads
+/// to CPUs.
+pub type OnThreadStart = Arc<dyn Fn(usize) + Send + Sync>;
+
 /// What one run does.
 #[derive(Clone, Copy, Debug)]
 pub struct DriverOptions {
@@ -370,18 +375,23 @@ where
     measurement
 }
 
-/// Runs `options.clients` native clients as tokio tasks on `workers` threads.
+/// Runs `options.clients` native clients as tokio tasks on `workers` threads; each worker
+/// runs `on_start` as it starts.
 pub fn run_tasks(
     options: &DriverOptions,
     workers: usize,
     db: &Arc<NativeDb>,
     on_measure: &dyn Fn(bool),
+    on_start: Option<OnThreadStart>,
 ) -> Measurement {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers.max(1))
-        .enable_time()
-        .build()
-        .expect("a tokio runtime starts");
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.worker_threads(workers.max(1)).enable_time();
+    if let Some(on_start) = on_start {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        // Relaxed: only numbers the workers.
+        builder.on_thread_start(move || on_start(next.fetch_add(1, Ordering::Relaxed)));
+    }
+    let runtime = builder.build().expect("a tokio runtime starts");
     let control = Arc::new(Control::new(options.limit));
     let merged = Arc::new(Mutex::new(Measurement::default()));
     let tasks: Vec<_> = (0..options.clients)

@@ -19,7 +19,7 @@
 //! - [`native`] and [`sql`]: the transactions, over the typed API and as SQL.
 //! - [`driver`]: clients as OS threads or tokio tasks, retries, latency histograms.
 //! - [`check`]: the consistency conditions; a violation fails the run.
-//! - [`report`]: what each number means, and the files.
+//! - [`report`]: what each number means, and the files; [`plot`]: the lab's other charts.
 //!
 //! What "lite" leaves out of TPC-C: keying and think times (clients send back to back),
 //! terminals bound to a district, the deferred Delivery queue (Delivery is one transaction),
@@ -33,6 +33,7 @@ pub mod driver;
 pub mod input;
 pub mod load;
 pub mod native;
+pub mod plot;
 pub mod random;
 pub mod report;
 pub mod run;
@@ -40,9 +41,9 @@ pub mod schema;
 pub mod sql;
 
 pub use backend::{BackendKind, Settings, Target};
-pub use driver::{DriverOptions, Limit, Measurement, Runtime};
-pub use report::{Point, Report, RunInfo};
-pub use run::run_point;
+pub use driver::{DriverOptions, Limit, Measurement, OnThreadStart, Runtime};
+pub use report::{Machine, Point, Report, RunInfo, Topology};
+pub use run::{run_point, run_point_on};
 pub use schema::Scale;
 
 /// What can go wrong outside a transaction: configuration, loading, checking, reporting.

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 use serde_json::{Value as Json, json};
-use waterline_txn::{Counter, StatsSnapshot};
+use waterline_txn::{Counter, GroupCommitStats, StatsSnapshot};
 
 use crate::driver::{Limit, Measurement, Runtime};
 use crate::input::Kind;
@@ -49,6 +49,11 @@ pub struct Point {
     pub measurement: Measurement,
     /// The engine's counters over the measured time (in-process backends).
     pub stats: Option<StatsSnapshot>,
+    /// The group-commit pipeline's counters over the measured time (in-process backends
+    /// with `--data-dir`: an in-memory engine has no pipeline).
+    pub commit: Option<GroupCommitStats>,
+    /// ORDER_LINE rows after the run (from the consistency check's count).
+    pub order_lines: i64,
     /// Consistency conditions that failed after the run (empty: all held).
     pub violations: Vec<String>,
 }
@@ -68,6 +73,68 @@ impl Point {
     }
 }
 
+/// The machine's topology, as hwloc reports it (the `numa` feature).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Topology {
+    /// Processor packages (sockets).
+    pub packages: usize,
+    /// NUMA nodes.
+    pub numa_nodes: usize,
+    /// Cores.
+    pub cores: usize,
+    /// Processing units (hardware threads).
+    pub pus: usize,
+    /// The hwloc library's version.
+    pub hwloc: String,
+}
+
+/// The machine a run ran on, as far as this build can tell, and how its threads were placed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Machine {
+    /// Logical CPUs this process may use.
+    pub cpus: usize,
+    /// The topology; `None` when built without the `numa` feature.
+    pub topology: Option<Topology>,
+    /// How client threads were pinned and memory bound (`none` when not).
+    pub pinning: String,
+}
+
+impl Machine {
+    /// This machine without a topology: only its CPU count is known.
+    pub fn cpus_only() -> Machine {
+        Machine {
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            topology: None,
+            pinning: "none".into(),
+        }
+    }
+
+    /// One line: `2 CPUs: 1 package, 1 NUMA node, 2 cores, 2 PUs (hwloc 2.9.0); pinning: none`.
+    pub fn describe(&self) -> String {
+        let topology = match &self.topology {
+            Some(t) => format!(
+                "{} package(s), {} NUMA node(s), {} core(s), {} PU(s) (hwloc {})",
+                t.packages, t.numa_nodes, t.cores, t.pus, t.hwloc
+            ),
+            None => "topology unknown (built without the numa feature)".into(),
+        };
+        format!("{} CPUs: {topology}; pinning: {}", self.cpus, self.pinning)
+    }
+
+    fn json(&self) -> Json {
+        let topology = self.topology.as_ref().map(|t| {
+            json!({
+                "packages": t.packages,
+                "numa_nodes": t.numa_nodes,
+                "cores": t.cores,
+                "pus": t.pus,
+                "hwloc": t.hwloc,
+            })
+        });
+        json!({ "cpus": self.cpus, "topology": topology, "pinning": self.pinning })
+    }
+}
+
 /// What was run.
 #[derive(Clone, Debug)]
 pub struct RunInfo {
@@ -83,8 +150,8 @@ pub struct RunInfo {
     pub limit: Limit,
     /// Threads or tasks.
     pub runtime: Runtime,
-    /// Logical CPUs of this machine.
-    pub cpus: usize,
+    /// The machine, and how threads were placed on it.
+    pub machine: Machine,
     /// The isolation level.
     pub isolation: String,
     /// Rows loaded and how long that took.
@@ -150,7 +217,9 @@ impl Report {
                     "errors": m.errors,
                     "error_count": m.error_count,
                     "consistency": p.consistency(),
+                    "order_lines": p.order_lines,
                     "engine_stats": stats,
+                    "group_commit": p.commit.map(|c| commit_json(&c)),
                 })
             })
             .collect();
@@ -170,7 +239,8 @@ impl Report {
                 "warmup_secs": info.warmup_secs,
                 "limit": limit,
                 "runtime": runtime,
-                "cpus": info.cpus,
+                "cpus": info.machine.cpus,
+                "machine": info.machine.json(),
                 "isolation": info.isolation,
                 "loaded_rows": info.load.0,
                 "load_secs": info.load.1,
@@ -187,9 +257,12 @@ impl Report {
             let n = k.name();
             let _ = write!(out, ",{n}_count,{n}_p50_ms,{n}_p95_ms,{n}_p99_ms");
         }
-        out.push_str(",deadlock_retries,lock_wait_timeout_retries,errors,consistency");
+        out.push_str(",deadlock_retries,lock_wait_timeout_retries,errors,consistency,order_lines");
         for c in Counter::ALL {
             let _ = write!(out, ",{}", c.name());
+        }
+        for name in COMMIT_COLUMNS {
+            let _ = write!(out, ",{name}");
         }
         out.push('\n');
         for p in &self.points {
@@ -220,8 +293,8 @@ impl Report {
             };
             let _ = write!(
                 out,
-                ",{},{},{},{consistency}",
-                m.deadlock_retries, m.timeout_retries, m.error_count
+                ",{},{},{},{consistency},{}",
+                m.deadlock_retries, m.timeout_retries, m.error_count, p.order_lines
             );
             for c in Counter::ALL {
                 match p.stats {
@@ -230,6 +303,14 @@ impl Report {
                     }
                     None => out.push(','),
                 }
+            }
+            match &p.commit {
+                Some(c) => {
+                    for value in commit_values(c) {
+                        let _ = write!(out, ",{value}");
+                    }
+                }
+                None => out.push_str(&",".repeat(COMMIT_COLUMNS.len())),
             }
             out.push('\n');
         }
@@ -345,8 +426,9 @@ impl Report {
                 " (lite)"
             },
             info.isolation,
-            info.cpus,
+            info.machine.cpus,
         );
+        let _ = writeln!(out, "machine: {}", info.machine.describe());
         let _ = writeln!(
             out,
             "{:<28} {:>7} {:>11} {:>10} {:>9} {:>9} {:>8} {:>8}  consistency",
@@ -378,6 +460,52 @@ impl Report {
         }
         out
     }
+}
+
+/// The group-commit columns of the CSV (empty for a point without a pipeline).
+pub const COMMIT_COLUMNS: [&str; 7] = [
+    "gc_commits",
+    "gc_groups",
+    "gc_fsyncs",
+    "gc_followers",
+    "gc_wakeups",
+    "gc_wasted_wakeups",
+    "gc_wake_efficiency",
+];
+
+/// Wake-up efficiency (book 8.1.2): useful wake-ups / wake-ups; 1 when nobody slept.
+pub fn wake_efficiency(c: &GroupCommitStats) -> f64 {
+    if c.wakeups == 0 {
+        1.0
+    } else {
+        (c.wakeups - c.wasted_wakeups) as f64 / c.wakeups as f64
+    }
+}
+
+fn commit_values(c: &GroupCommitStats) -> [String; 7] {
+    [
+        c.commits.to_string(),
+        c.groups.to_string(),
+        c.fsyncs.to_string(),
+        c.followers.to_string(),
+        c.wakeups.to_string(),
+        c.wasted_wakeups.to_string(),
+        format!("{:.4}", wake_efficiency(c)),
+    ]
+}
+
+fn commit_json(c: &GroupCommitStats) -> Json {
+    json!({
+        "commits": c.commits,
+        "groups": c.groups,
+        "group_sizes": c.group_sizes,
+        "fsyncs": c.fsyncs,
+        "followers": c.followers,
+        "wakeups": c.wakeups,
+        "wasted_wakeups": c.wasted_wakeups,
+        "wake_efficiency": wake_efficiency(c),
+        "wakes_per_follower": c.wakes_per_follower,
+    })
 }
 
 fn csv_field(s: &str) -> String {

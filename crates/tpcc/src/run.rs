@@ -1,24 +1,46 @@
 //! One measured point: run the driver against a loaded [`Target`], read the engine's
-//! counters over the measured time, then check consistency.
+//! counters (and the group-commit pipeline's) over the measured time, then check consistency.
 
 use parking_lot::Mutex;
-use waterline_txn::StatsSnapshot;
+use waterline_txn::{GroupCommitStats, StatsSnapshot};
 
 use crate::Error;
 use crate::backend::Target;
-use crate::driver::{DriverOptions, Runtime, run_tasks, run_threads};
+use crate::driver::{DriverOptions, OnThreadStart, Runtime, run_tasks, run_threads};
 use crate::report::Point;
+
+/// The counters at one moment: the engine's, and its group-commit pipeline's.
+type Reading = (Option<StatsSnapshot>, Option<GroupCommitStats>);
 
 /// Runs `options` against `target` and checks the database afterwards.
 pub fn run_point(target: &Target, config: &str, options: &DriverOptions) -> Result<Point, Error> {
-    let window: Mutex<(Option<StatsSnapshot>, Option<StatsSnapshot>)> = Mutex::new((None, None));
+    run_point_on(target, config, options, None)
+}
+
+/// [`run_point`], with `on_start` run on every client thread (or tokio worker) as it starts.
+pub fn run_point_on(
+    target: &Target,
+    config: &str,
+    options: &DriverOptions,
+    on_start: Option<&OnThreadStart>,
+) -> Result<Point, Error> {
+    let window: Mutex<(Reading, Reading)> = Mutex::new(Default::default());
     let on_measure = |starting: bool| {
-        let now = target.stats();
+        let now = (
+            target.stats(),
+            target.engine().and_then(|e| e.commit_stats()),
+        );
         let mut w = window.lock();
         if starting { w.0 = now } else { w.1 = now }
     };
+    let connect = |client: usize| {
+        if let Some(on_start) = on_start {
+            on_start(client);
+        }
+        target.connect()
+    };
     let measurement = match options.runtime {
-        Runtime::Threads => run_threads(options, |_| target.connect(), &on_measure),
+        Runtime::Threads => run_threads(options, connect, &on_measure),
         Runtime::Tasks { workers } => {
             let db = target.native().ok_or_else(|| {
                 Error::Config(
@@ -27,19 +49,24 @@ pub fn run_point(target: &Target, config: &str, options: &DriverOptions) -> Resu
                         .into(),
                 )
             })?;
-            run_tasks(options, workers, db, &on_measure)
+            run_tasks(options, workers, db, &on_measure, on_start.cloned())
         }
     };
-    let stats = match window.into_inner() {
-        (Some(before), Some(after)) => Some(after.since(&before)),
-        _ => None,
-    };
-    let violations = target.facts()?.violations();
+    let ((stats_before, commit_before), (stats_after, commit_after)) = window.into_inner();
+    let stats = stats_before
+        .zip(stats_after)
+        .map(|(before, after)| after.since(&before));
+    let commit = commit_before
+        .zip(commit_after)
+        .map(|(before, after)| after.since(&before));
+    let facts = target.facts()?;
     Ok(Point {
         config: config.to_owned(),
         clients: options.clients,
         measurement,
         stats,
-        violations,
+        commit,
+        order_lines: facts.districts.values().map(|d| d.order_lines).sum(),
+        violations: facts.violations(),
     })
 }
