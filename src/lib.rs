@@ -19,8 +19,12 @@
 //!   MySQL 8.0.27's `param_comp` regression as `PlannerMode::Legacy8027`.
 //! * [`tpcc`]: TPC-C-lite: schema, loader, the five transactions (typed API and SQL), the
 //!   driver, consistency checks and reports (`waterline tpcc`).
+//! * [`numa`]: the machine's topology and the thread pinning policies of `waterline lab`
+//!   (hwloc, with the `numa` feature).
 //!
 //! See `DESIGN.md` in the project's shared folder for the whole picture.
+
+pub mod numa;
 
 pub use waterline_commit as commit;
 pub use waterline_planner as planner;

@@ -1,5 +1,5 @@
 //! The `waterline` command: `serve` a MySQL-protocol server, open an embedded `sql` shell, or
-//! run `tpcc` (TPC-C-lite, the default workload).
+//! run `tpcc` (TPC-C-lite, the default workload) or a `lab` experiment of the book's.
 
 #![allow(clippy::print_stdout)] // a command-line program prints
 
@@ -28,6 +28,9 @@ enum Command {
     Sql(cli::sql::SqlArgs),
     /// TPC-C-lite: load, run a sweep of clients, check consistency, write a report.
     Tpcc(Box<cli::tpcc::TpccArgs>),
+    /// One of the book's chapter-8 experiments: a sweep comparing baseline and fix, written
+    /// as CSV, SVG and a markdown summary.
+    Lab(Box<cli::lab::LabArgs>),
 }
 
 fn main() {
@@ -35,6 +38,7 @@ fn main() {
         Command::Serve(args) => cli::serve::run(args),
         Command::Sql(args) => cli::sql::run(args),
         Command::Tpcc(args) => cli::tpcc::run(*args),
+        Command::Lab(args) => cli::lab::run(*args),
     };
     if let Err(e) = result {
         eprintln!("waterline: {e}");

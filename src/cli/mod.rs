@@ -1,7 +1,8 @@
 //! The `waterline` command line: `serve` (a MySQL-protocol server), `sql` (an embedded
-//! SQL shell) and `tpcc` (TPC-C-lite). Every knob of [`EngineConfig`] is a flag, so one binary runs every baseline
+//! SQL shell), `tpcc` (TPC-C-lite) and `lab` (the book's experiments). Every knob of [`EngineConfig`] is a flag, so one binary runs every baseline
 //! and every fix.
 
+pub mod lab;
 pub mod serve;
 pub mod sql;
 pub mod tpcc;

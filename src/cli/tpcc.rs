@@ -2,15 +2,20 @@
 //! MySQL-protocol server (`mysql://...`), over a sweep of client counts and, with
 //! `--compare`, of one knob's values, with a report directory of CSV, JSON and SVG.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, ValueEnum};
+use waterline::numa::{Pin, Placement};
 use waterline::tpcc::{
-    BackendKind, DriverOptions, Limit, Report, RunInfo, Runtime, Scale, Settings, Target, run_point,
+    BackendKind, DriverOptions, Limit, Report, RunInfo, Runtime, Scale, Settings, Target,
+    run_point_on,
 };
 
 use super::Knobs;
+
+/// What a command of this module returns.
+pub type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// How clients run.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -27,6 +32,16 @@ pub enum RuntimeArg {
 struct KnobParser {
     #[command(flatten)]
     knobs: Knobs,
+}
+
+/// [`TpccArgs`] as a parser of their own, for `waterline lab`, which builds each
+/// experiment's run from flags (its defaults, then the user's).
+#[derive(Clone, Debug, Parser)]
+#[command(no_binary_name = true, args_override_self = true)]
+pub struct TpccParser {
+    /// The flags.
+    #[command(flatten)]
+    pub args: TpccArgs,
 }
 
 /// `waterline tpcc` flags.
@@ -76,13 +91,17 @@ pub struct TpccArgs {
     /// Where the report goes (default: target/waterline-tpcc/<time>).
     #[arg(long)]
     pub report_dir: Option<PathBuf>,
+    /// Where client threads run: none, compact, spread, or node:N (everything on NUMA node
+    /// N). Anything but none needs the `numa` feature.
+    #[arg(long, default_value = "none")]
+    pub pin: Pin,
     /// The knobs (`--compare` varies one of them).
     #[command(flatten)]
     pub knobs: Knobs,
 }
 
 /// The configurations to run: a label and its knobs.
-fn configurations(args: &TpccArgs) -> Result<Vec<(String, Knobs)>, String> {
+pub fn configurations(args: &TpccArgs) -> Result<Vec<(String, Knobs)>, String> {
     let Some(compare) = &args.compare else {
         return Ok(vec![("default".into(), args.knobs.clone())]);
     };
@@ -119,34 +138,17 @@ fn default_report_dir() -> PathBuf {
     PathBuf::from("target/waterline-tpcc").join(format!("run-{secs}"))
 }
 
-/// Runs the sweep; an error if any point failed its checks or stopped on an error.
-pub fn run(args: TpccArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let scale = Scale {
-        warehouses: args.warehouses,
-        items: args.items,
-        customers: args.customers,
-    };
-    scale.validate()?;
+/// Checks what cannot work before anything is loaded.
+fn validate(args: &TpccArgs, configs: &[(String, Knobs)]) -> CliResult<()> {
+    args.scale().validate()?;
     if args.clients.is_empty() || args.clients.contains(&0) {
         return Err("--clients needs one or more counts above 0".into());
     }
-    let runtime = match args.runtime {
-        RuntimeArg::Threads => Runtime::Threads,
-        RuntimeArg::Tasks => Runtime::Tasks {
-            workers: args.workers.unwrap_or(cpus),
-        },
-    };
-    if matches!(runtime, Runtime::Tasks { .. }) && args.backend != BackendKind::Native {
+    if args.runtime() != Runtime::Threads && args.backend != BackendKind::Native {
         return Err(
             "--runtime tasks needs --backend native (SQL clients block their thread)".into(),
         );
     }
-    let limit = match args.count {
-        Some(n) => Limit::Count(n),
-        None => Limit::Duration(Duration::from_secs_f64(args.duration.max(0.001))),
-    };
-    let configs = configurations(&args)?;
     let pooled = configs.iter().any(|(_, k)| {
         matches!(
             k.engine.admission,
@@ -169,6 +171,48 @@ pub fn run(args: TpccArgs) -> Result<(), Box<dyn std::error::Error>> {
         )
         .into());
     }
+    Ok(())
+}
+
+impl TpccArgs {
+    fn scale(&self) -> Scale {
+        Scale {
+            warehouses: self.warehouses,
+            items: self.items,
+            customers: self.customers,
+        }
+    }
+
+    fn runtime(&self) -> Runtime {
+        match self.runtime {
+            RuntimeArg::Threads => Runtime::Threads,
+            RuntimeArg::Tasks => Runtime::Tasks {
+                workers: self.workers.unwrap_or_else(cpus),
+            },
+        }
+    }
+
+    fn limit(&self) -> Limit {
+        match self.count {
+            Some(n) => Limit::Count(n),
+            None => Limit::Duration(Duration::from_secs_f64(self.duration.max(0.001))),
+        }
+    }
+}
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The loaded databases of one sweep, one per configuration.
+pub struct Loaded {
+    targets: Vec<(String, Target)>,
+    load: (u64, f64),
+}
+
+/// Loads one database per configuration (on the calling thread's placement, which its
+/// loader threads inherit).
+pub fn load(args: &TpccArgs, configs: &[(String, Knobs)]) -> CliResult<Loaded> {
     let mut targets = Vec::new();
     let mut load = (0, 0.0);
     for (i, (label, knobs)) in configs.iter().enumerate() {
@@ -181,13 +225,13 @@ pub fn run(args: TpccArgs) -> Result<(), Box<dyn std::error::Error>> {
         });
         eprintln!(
             "{label}: loading {} warehouse(s) into {}",
-            scale.warehouses, args.backend
+            args.warehouses, args.backend
         );
-        let threads = args.load_threads.unwrap_or(cpus);
+        let threads = args.load_threads.unwrap_or_else(cpus);
         let (target, report) = Target::create(
             &args.backend,
             &settings(knobs, data_dir),
-            scale,
+            args.scale(),
             args.seed,
             threads,
         )?;
@@ -199,40 +243,93 @@ pub fn run(args: TpccArgs) -> Result<(), Box<dyn std::error::Error>> {
         load = (report.rows, report.elapsed.as_secs_f64());
         targets.push((label.clone(), target));
     }
-    let mut points = Vec::new();
-    for &clients in &args.clients {
-        for (label, target) in &targets {
-            eprintln!(
-                "{label}: {clients} clients, {:.0} s warm-up, then {limit:?}",
-                args.warmup
-            );
-            let options = DriverOptions {
-                clients,
-                runtime,
-                warmup: Duration::from_secs_f64(args.warmup.max(0.0)),
-                limit,
+    Ok(Loaded { targets, load })
+}
+
+impl Loaded {
+    /// Runs every client count against every database, back to back per client count, with
+    /// `placement`'s thread pinning.
+    pub fn run(&self, args: &TpccArgs, placement: &Placement) -> CliResult<Report> {
+        let on_start = placement.on_start();
+        let mut points = Vec::new();
+        for &clients in &args.clients {
+            for (label, target) in &self.targets {
+                points.push(self.point(args, label, target, clients, on_start.as_ref())?);
+            }
+        }
+        Ok(self.report(args, placement, points))
+    }
+
+    /// One point: `clients` clients against configuration `label`'s database.
+    pub fn point(
+        &self,
+        args: &TpccArgs,
+        label: &str,
+        target: &Target,
+        clients: usize,
+        on_start: Option<&waterline::tpcc::OnThreadStart>,
+    ) -> CliResult<waterline::tpcc::Point> {
+        eprintln!(
+            "{label}: {clients} clients, {:.1} s warm-up, then {:?}",
+            args.warmup,
+            args.limit()
+        );
+        let options = DriverOptions {
+            clients,
+            runtime: args.runtime(),
+            warmup: Duration::from_secs_f64(args.warmup.max(0.0)),
+            limit: args.limit(),
+            seed: args.seed,
+            scale: args.scale(),
+        };
+        Ok(run_point_on(target, label, &options, on_start)?)
+    }
+
+    /// The databases, by configuration label.
+    pub fn targets(&self) -> &[(String, Target)] {
+        &self.targets
+    }
+
+    /// A report of `points`, run as `args` say on this sweep's databases.
+    pub fn report(
+        &self,
+        args: &TpccArgs,
+        placement: &Placement,
+        points: Vec<waterline::tpcc::Point>,
+    ) -> Report {
+        Report {
+            info: RunInfo {
+                backend: args.backend.to_string(),
+                scale: args.scale(),
                 seed: args.seed,
-                scale,
-            };
-            points.push(run_point(target, label, &options)?);
+                warmup_secs: args.warmup,
+                limit: args.limit(),
+                runtime: args.runtime(),
+                machine: placement.machine(),
+                isolation: format!("{:?}", args.knobs.isolation),
+                load: self.load,
+            },
+            points,
         }
     }
-    let report = Report {
-        info: RunInfo {
-            backend: args.backend.to_string(),
-            scale,
-            seed: args.seed,
-            warmup_secs: args.warmup,
-            limit,
-            runtime,
-            cpus,
-            isolation: format!("{:?}", args.knobs.isolation),
-            load,
-        },
-        points,
-    };
-    let dir = args.report_dir.clone().unwrap_or_else(default_report_dir);
-    report.write(&dir)?;
+}
+
+/// Validates, places, loads and runs `configs` as `args` say: the whole sweep.
+pub fn sweep(
+    args: &TpccArgs,
+    configs: &[(String, Knobs)],
+    placement: &Placement,
+) -> CliResult<Report> {
+    validate(args, configs)?;
+    placement.enter()?;
+    let report = load(args, configs).and_then(|loaded| loaded.run(args, placement));
+    placement.leave()?;
+    report
+}
+
+/// Writes `report` into `dir`, prints its summary, and fails if a point failed.
+pub fn finish(report: &Report, dir: &Path) -> CliResult<()> {
+    report.write(dir)?;
     print!("{}", report.summary());
     println!("report: {}", dir.display());
     let failed = report.points.iter().filter(|p| !p.ok()).count();
@@ -243,4 +340,13 @@ pub fn run(args: TpccArgs) -> Result<(), Box<dyn std::error::Error>> {
         .into());
     }
     Ok(())
+}
+
+/// Runs the sweep; an error if any point failed its checks or stopped on an error.
+pub fn run(args: TpccArgs) -> CliResult<()> {
+    let configs = configurations(&args)?;
+    let placement = Placement::new(args.pin)?;
+    let report = sweep(&args, &configs, &placement)?;
+    let dir = args.report_dir.clone().unwrap_or_else(default_report_dir);
+    finish(&report, &dir)
 }

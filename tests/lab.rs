@@ -1,0 +1,154 @@
+//! `waterline lab`: every experiment runs with `--quick` and writes its files, and the CSV has
+//! the columns its summary says it used.
+
+use std::path::Path;
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_waterline");
+
+const EXPERIMENTS: [&str; 6] = [
+    "readview",
+    "double-latch",
+    "group-commit",
+    "throttle",
+    "planner",
+    "isolation",
+];
+
+fn header(csv: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let first = text.lines().next().unwrap_or_default();
+    first.split(',').map(str::to_owned).collect()
+}
+
+fn used_columns(summary: &str) -> Vec<String> {
+    let line = summary
+        .lines()
+        .find_map(|l| l.strip_prefix("CSV columns used: "))
+        .expect("the summary names the columns it used");
+    line.split(", ").map(str::to_owned).collect()
+}
+
+#[test]
+fn every_experiment_runs_quick_and_writes_what_its_summary_claims() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["lab", "all", "--quick", "--report-dir"])
+        .arg(dir.path())
+        // Shorter still than --quick: this is a test of the files, not a measurement.
+        .args(["--", "--duration", "0.4", "--warmup", "0.1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+
+    let index = std::fs::read_to_string(dir.path().join("index.md")).unwrap();
+    assert!(index.contains("Machine: "), "{index}");
+    for name in EXPERIMENTS {
+        let exp = dir.path().join(name);
+        for file in [
+            "results.csv",
+            "results.json",
+            "throughput.svg",
+            "summary.md",
+        ] {
+            assert!(exp.join(file).is_file(), "{name}: no {file}");
+        }
+        let summary = std::fs::read_to_string(exp.join("summary.md")).unwrap();
+        assert!(summary.starts_with(&format!("# {name}: ")), "{summary}");
+        assert!(summary.contains("- Machine: "), "{summary}");
+        assert!(summary.contains("every point passed"), "{summary}");
+        let columns = header(&exp.join("results.csv"));
+        for used in used_columns(&summary) {
+            assert!(
+                columns.contains(&used),
+                "{name}: no column {used} in {columns:?}"
+            );
+        }
+        assert!(
+            index.contains(&format!("[{name}/summary.md]")),
+            "{name} not in the index"
+        );
+    }
+    // The experiments' own files.
+    let wakes = dir.path().join("group-commit");
+    assert!(wakes.join("wakes.svg").is_file());
+    assert_eq!(
+        header(&wakes.join("wakes.csv")),
+        ["config", "clients", "wakeups_per_follower", "followers"]
+    );
+    let gc = std::fs::read_to_string(wakes.join("results.csv")).unwrap();
+    let efficiency = header(&wakes.join("results.csv"))
+        .iter()
+        .position(|c| c == "gc_wake_efficiency")
+        .unwrap();
+    for line in gc.lines().skip(1) {
+        let value: f64 = line.split(',').nth(efficiency).unwrap().parse().unwrap();
+        assert!((0.0..=1.0).contains(&value), "{line}");
+    }
+    assert!(
+        !wakes.join("data").exists(),
+        "the scratch databases are removed"
+    );
+    let planner = dir.path().join("planner");
+    assert!(planner.join("timeline.svg").is_file());
+    let timeline = std::fs::read_to_string(planner.join("timeline.csv")).unwrap();
+    assert_eq!(
+        timeline.lines().count(),
+        1 + 2 * 3,
+        "3 segments of 2 configs"
+    );
+}
+
+#[test]
+fn a_bad_experiment_or_flag_is_refused_clearly() {
+    let out = Command::new(BIN)
+        .args(["lab", "readview", "--quick", "--", "--clients", "0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--clients needs one or more counts"),
+        "{stderr}"
+    );
+
+    let out = Command::new(BIN).args(["lab", "nope"]).output().unwrap();
+    assert!(!out.status.success());
+}
+
+#[cfg(not(feature = "numa"))]
+#[test]
+fn pinning_without_the_numa_feature_says_how_to_get_it() {
+    let out = Command::new(BIN)
+        .args(["lab", "isolation", "--quick", "--pin", "spread"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("needs the numa feature"), "{stderr}");
+}
+
+#[cfg(feature = "numa")]
+#[test]
+fn a_pinned_run_states_the_topology_and_its_bindings() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["lab", "isolation", "--quick", "--pin", "compact,node:0"])
+        .arg("--report-dir")
+        .arg(dir.path())
+        .args(["--", "--duration", "0.3", "--warmup", "0.1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(summary.contains("NUMA node(s)"), "{summary}");
+    assert!(summary.contains("pin=compact"), "{summary}");
+    assert!(summary.contains("pin=node:0"), "{summary}");
+    let json = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
+    assert!(json.contains("\"topology\": {"), "{json}");
+}
