@@ -149,6 +149,10 @@ fn a_pinned_run_states_the_topology_and_its_bindings() {
     assert!(summary.contains("NUMA node(s)"), "{summary}");
     assert!(summary.contains("pin=compact"), "{summary}");
     assert!(summary.contains("pin=node:0"), "{summary}");
+    assert!(
+        summary.contains("compact: ") && summary.contains(" | node:0: "),
+        "both placements are described: {summary}"
+    );
     let json = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
     assert!(json.contains("\"topology\": {"), "{json}");
 }

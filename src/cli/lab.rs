@@ -424,10 +424,16 @@ fn run_one(
         };
         reports.push(report);
     }
+    // One report of every policy's points; its machine names every policy's placement.
+    let pinning: Vec<String> = reports
+        .iter()
+        .map(|r| r.info.machine.pinning.clone())
+        .collect();
     let mut report = reports.remove(0);
     for more in reports {
         report.points.extend(more.points);
     }
+    report.info.machine.pinning = pinning.join(" | ");
     if let Some(data) = tpcc.knobs.engine.data_dir.as_ref() {
         // The group-commit databases are scratch: the report keeps what they measured.
         let _ = fs::remove_dir_all(data);
