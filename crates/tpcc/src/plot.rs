@@ -4,7 +4,45 @@
 use std::io;
 use std::path::Path;
 
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
+
+/// A chart over `root` whose x axis holds `categories` at 0, 1, 2, ... (each labelled) and
+/// whose y axis runs from 0 to `top`.
+pub(crate) type CategoryChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// Builds a [`CategoryChart`] with its caption, axes and mesh drawn.
+pub(crate) fn category_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    labels: Labels<'_>,
+    categories: &[String],
+    top: f64,
+) -> Result<CategoryChart<'a, 'b>, Box<dyn std::error::Error>> {
+    let mut chart = ChartBuilder::on(root)
+        .caption(labels.caption, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.5f64..(categories.len() as f64 - 0.5), 0f64..top)?;
+    let label = |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < categories.len() {
+            categories[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .x_labels(categories.len() * 2 + 1)
+        .x_label_formatter(&label)
+        .x_desc(labels.x)
+        .y_desc(labels.y)
+        .draw()?;
+    Ok(chart)
+}
 
 /// Named series of `(x, y)` points.
 pub type Series = (String, Vec<(f64, f64)>);
@@ -86,27 +124,7 @@ pub fn bars(
     let plot = || -> Result<(), Box<dyn std::error::Error>> {
         let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(labels.caption, ("sans-serif", 20))
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(80)
-            .build_cartesian_2d(-0.5f64..(categories.len() as f64 - 0.5), 0f64..top)?;
-        let label = |x: &f64| {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < categories.len() {
-                categories[i as usize].clone()
-            } else {
-                String::new()
-            }
-        };
-        chart
-            .configure_mesh()
-            .x_labels(categories.len() * 2 + 1)
-            .x_label_formatter(&label)
-            .x_desc(labels.x)
-            .y_desc(labels.y)
-            .draw()?;
+        let mut chart = category_chart(&root, labels, categories, top)?;
         for (i, (name, values)) in series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
             let left = |j: usize| j as f64 - 0.4 + i as f64 * width;

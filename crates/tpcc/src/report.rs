@@ -19,6 +19,7 @@ use waterline_txn::{Counter, GroupCommitStats, StatsSnapshot};
 
 use crate::driver::{Limit, Measurement, Runtime};
 use crate::input::Kind;
+use crate::plot::{Labels, category_chart};
 use crate::schema::Scale;
 
 /// The definitions above, as the JSON report carries them.
@@ -344,27 +345,13 @@ impl Report {
                 scale.warehouses,
                 if scale.is_standard() { "" } else { ", lite" }
             );
-            let mut chart = ChartBuilder::on(&root)
-                .caption(caption, ("sans-serif", 20))
-                .margin(15)
-                .x_label_area_size(45)
-                .y_label_area_size(80)
-                .build_cartesian_2d(-0.5f64..(clients.len() as f64 - 0.5), 0f64..top)?;
-            let label = |x: &f64| {
-                let i = x.round();
-                if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < clients.len() {
-                    clients[i as usize].to_string()
-                } else {
-                    String::new()
-                }
+            let categories: Vec<String> = clients.iter().map(usize::to_string).collect();
+            let labels = Labels {
+                caption: &caption,
+                x: "clients",
+                y: "transactions / s (all five types)",
             };
-            chart
-                .configure_mesh()
-                .x_labels(clients.len() * 2 + 1)
-                .x_label_formatter(&label)
-                .x_desc("clients")
-                .y_desc("transactions / s (all five types)")
-                .draw()?;
+            let mut chart = category_chart(&root, labels, &categories, top)?;
             for (i, config) in configs.iter().enumerate() {
                 let color = Palette99::pick(i).to_rgba();
                 let series: Vec<(f64, f64)> = clients
