@@ -8,18 +8,19 @@ use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-/// A chart over `root` whose x axis holds `categories` at 0, 1, 2, ... (each labelled) and
-/// whose y axis runs from 0 to `top`.
-pub(crate) type CategoryChart<'a, 'b> =
+/// A chart over `root` with `f64` axes (for a category chart, x holds the categories at 0, 1,
+/// 2, ...).
+pub(crate) type Chart<'a, 'b> =
     ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
-/// Builds a [`CategoryChart`] with its caption, axes and mesh drawn.
+/// Builds a [`Chart`] whose x axis holds `categories` at 0, 1, 2, ..., with its caption, axes
+/// and mesh drawn.
 pub(crate) fn category_chart<'a, 'b>(
     root: &'a DrawingArea<SVGBackend<'b>, Shift>,
     labels: Labels<'_>,
     categories: &[String],
     top: f64,
-) -> Result<CategoryChart<'a, 'b>, Box<dyn std::error::Error>> {
+) -> Result<Chart<'a, 'b>, Box<dyn std::error::Error>> {
     let mut chart = ChartBuilder::on(root)
         .caption(labels.caption, ("sans-serif", 20))
         .margin(15)
@@ -66,6 +67,37 @@ fn to_io(e: Box<dyn std::error::Error>) -> io::Error {
     io::Error::other(e.to_string())
 }
 
+/// Draws series `i`, `name`, as a line through `points` with each point marked, and adds it to
+/// the legend.
+pub(crate) fn draw_line<'a, 'b: 'a>(
+    chart: &mut Chart<'a, 'b>,
+    i: usize,
+    name: &str,
+    points: &[(f64, f64)],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let color = Palette99::pick(i).to_rgba();
+    chart
+        .draw_series(LineSeries::new(points.to_vec(), color.stroke_width(2)))?
+        .label(name)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+    chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
+    Ok(())
+}
+
+/// Draws the legend at `position`.
+pub(crate) fn draw_legend<'a, 'b: 'a>(
+    chart: &mut Chart<'a, 'b>,
+    position: SeriesLabelPosition,
+) -> Result<(), Box<dyn std::error::Error>> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
+
 /// One line (with its points marked) per series, as SVG.
 pub fn lines(path: &Path, labels: Labels<'_>, series: &[Series]) -> io::Result<()> {
     let points = || series.iter().flat_map(|(_, p)| p.iter().copied());
@@ -90,21 +122,9 @@ pub fn lines(path: &Path, labels: Labels<'_>, series: &[Series]) -> io::Result<(
             .y_desc(labels.y)
             .draw()?;
         for (i, (name, points)) in series.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            chart
-                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
-            chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
+            draw_line(&mut chart, i, name, points)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present()?;
         Ok(())
     };
@@ -137,12 +157,7 @@ pub fn bars(
                     Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled())
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present()?;
         Ok(())
     };

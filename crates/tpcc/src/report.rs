@@ -19,7 +19,7 @@ use waterline_txn::{Counter, GroupCommitStats, StatsSnapshot};
 
 use crate::driver::{Limit, Measurement, Runtime};
 use crate::input::Kind;
-use crate::plot::{Labels, category_chart};
+use crate::plot::{Labels, category_chart, draw_legend, draw_line};
 use crate::schema::Scale;
 
 /// The definitions above, as the JSON report carries them.
@@ -353,7 +353,6 @@ impl Report {
             };
             let mut chart = category_chart(&root, labels, &categories, top)?;
             for (i, config) in configs.iter().enumerate() {
-                let color = Palette99::pick(i).to_rgba();
                 let series: Vec<(f64, f64)> = clients
                     .iter()
                     .enumerate()
@@ -364,24 +363,9 @@ impl Report {
                             .map(|p| (x as f64, p.measurement.txn_per_sec()))
                     })
                     .collect();
-                chart
-                    .draw_series(LineSeries::new(series.clone(), color.stroke_width(2)))?
-                    .label(*config)
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                    });
-                chart.draw_series(
-                    series
-                        .iter()
-                        .map(|&point| Circle::new(point, 4, color.filled())),
-                )?;
+                draw_line(&mut chart, i, config, &series)?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.9))
-                .border_style(BLACK)
-                .draw()?;
+            draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
             root.present()?;
             Ok(())
         };
