@@ -158,8 +158,25 @@ impl LockManager {
             table_name,
         } = request;
         let shard = self.shard(&key);
-        let deadline = Instant::now() + timeout;
         let mut locks = shard.locks.lock();
+        // The common case, one hash probe and no clock read: nobody holds or awaits the lock,
+        // or this transaction holds it already.
+        match locks.get_mut(&key) {
+            None => {
+                let lock = Lock {
+                    holders: vec![(trx, mode)],
+                    waiters: VecDeque::new(),
+                };
+                locks.insert(key, lock);
+                return Ok(true);
+            }
+            Some(lock) if lock.holders.iter().any(|&(t, m)| t == trx && m >= mode) => {
+                return Ok(false);
+            }
+            Some(_) => {}
+        }
+        // Read once something stands in the way: the wait is measured from here.
+        let deadline = Instant::now() + timeout;
         // Set once queued: this request's own condvar.
         let mut queued: Option<Arc<Condvar>> = None;
         let outcome = loop {
