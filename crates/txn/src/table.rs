@@ -335,13 +335,18 @@ impl Table {
         self.0.clustered.remove_if(key, record);
     }
 
-    /// Adds `row`'s secondary entries (under the record's latch).
-    pub(crate) fn index(&self, row: &[Value], pk: &Key) {
+    /// Adds `row`'s secondary entries (under the record's latch). An update passes the row
+    /// it replaces, `old`, still the chain's head: an index whose columns it leaves alone
+    /// already has the entry, kept by `old` until purge, which keeps it for `row` then.
+    pub(crate) fn index(&self, row: &[Value], pk: &Key, old: Option<&[Value]>) {
         // A newer handle has every index this one has, and more.
         if let Some(next) = self.0.successor.get() {
-            return next.index(row, pk);
+            return next.index(row, pk, old);
         }
         for (def, set) in self.0.schema.indexes.iter().zip(&self.0.secondary) {
+            if old.is_some_and(|old| def.columns.iter().all(|&c| old[c] == row[c])) {
+                continue;
+            }
             // Never `insert`: on an existing entry it removes, then re-adds it, and a scan
             // passing in between would miss a row that never left the index.
             set.get_or_insert((project(row, &def.columns), pk.clone()));

@@ -308,11 +308,23 @@ impl Transaction {
 
     /// The row with primary key `key`, as this transaction's view sees it.
     pub fn get(&mut self, table: &Table, key: impl Into<Key>) -> Result<Option<Row>, TxnError> {
+        self.get_with(table, key, |row| row.clone())
+    }
+
+    /// `f` of the row with primary key `key`, as this transaction's view sees it: a read
+    /// that needs a few columns need not copy the row (a STOCK row has eleven strings).
+    pub fn get_with<R>(
+        &mut self,
+        table: &Table,
+        key: impl Into<Key>,
+        f: impl FnOnce(&Row) -> R,
+    ) -> Result<Option<R>, TxnError> {
         let key = table.check_primary_key(key.into())?;
         self.statement(|trx| {
             let me = trx.id;
             let view = trx.read_view();
-            Ok(table.record(&key).and_then(|r| r.visible_row(view, me)))
+            let version = table.record(&key).and_then(|r| r.visible_version(view, me));
+            Ok(version.and_then(|v| v.row.as_ref().map(f)))
         })
     }
 
@@ -479,7 +491,7 @@ impl Transaction {
                         key: pk,
                     });
                 }
-                table.index(&row, &pk);
+                table.index(&row, &pk, None);
                 let version = chain.push(id, Some(row));
                 drop(chain);
                 trx.log(table, pk.clone(), record, version);
@@ -513,22 +525,69 @@ impl Transaction {
             let Some((id, record, old)) = trx.lock_newest(table, &key)? else {
                 return Ok(false);
             };
-            let new = table.schema().check_row(f(&old))?;
-            if table.schema().primary_key.is_some() && table.primary_key_of(&new) != key {
-                return Err(TxnError::Schema {
-                    table: table.name().to_owned(),
-                    column: "PRIMARY".to_owned(),
-                    reason: "an update cannot change the primary key; delete and insert".into(),
-                });
-            }
-            trx.lock_unique_keys(table, &key, Some(&old), &new)?;
-            let mut chain = record.write();
-            table.index(&new, &key);
-            let version = chain.push(id, Some(new));
-            drop(chain);
-            trx.log(table, key, record, version);
+            let old = old.row.as_ref().expect("lock_newest returns a row");
+            let new = f(old);
+            trx.write_update(table, key, id, record, old, new)?;
             Ok(true)
         })
+    }
+
+    /// An update's write, under the row's exclusive lock: `new` (checked against the schema)
+    /// replaces `old`, the record's newest version.
+    fn write_update(
+        &mut self,
+        table: &Table,
+        key: Key,
+        id: TrxId,
+        record: Arc<Record>,
+        old: &Row,
+        new: Row,
+    ) -> Result<(), TxnError> {
+        let new = table.schema().check_row(new)?;
+        if let Some(columns) = &table.schema().primary_key
+            && columns.iter().zip(&key.0).any(|(&c, k)| new[c] != *k)
+        {
+            return Err(TxnError::Schema {
+                table: table.name().to_owned(),
+                column: "PRIMARY".to_owned(),
+                reason: "an update cannot change the primary key; delete and insert".into(),
+            });
+        }
+        self.lock_unique_keys(table, &key, Some(old), &new)?;
+        let mut chain = record.write();
+        table.index(&new, &key, Some(old));
+        let version = chain.push(id, Some(new));
+        drop(chain);
+        self.log(table, key, record, version);
+        Ok(())
+    }
+
+    /// `SELECT ... FOR UPDATE` and `UPDATE` in one step: locks the row with primary key `key`
+    /// exclusively, hands a copy of its newest version to `f` to change, and writes it back
+    /// (same key), once: what [`Transaction::get_for_update`] then
+    /// [`Transaction::update`] do with two lookups and two copies. `Ok(None)` if there is no
+    /// such row. If `f` fails, nothing is written (the lock stays) and its error is returned.
+    pub fn modify<R, E: From<TxnError>>(
+        &mut self,
+        table: &Table,
+        key: impl Into<Key>,
+        f: impl FnOnce(&mut Row) -> Result<R, E>,
+    ) -> Result<Option<R>, E> {
+        let key = table.check_primary_key(key.into())?;
+        let outcome = self.statement(|trx| {
+            let Some((id, record, old)) = trx.lock_newest(table, &key)? else {
+                return Ok(None);
+            };
+            let old = old.row.as_ref().expect("lock_newest returns a row");
+            let mut new = old.clone();
+            let result = match f(&mut new) {
+                Ok(result) => result,
+                Err(error) => return Ok(Some(Err(error))),
+            };
+            trx.write_update(table, key, id, record, old, new)?;
+            Ok(Some(Ok(result)))
+        })?;
+        outcome.transpose()
     }
 
     /// Deletes (delete-marks) the row with primary key `key`. `Ok(false)` if there is none.
@@ -539,25 +598,27 @@ impl Transaction {
                 return Ok(false);
             };
             // Lock the unique values it frees: an inserter of one must wait for our outcome.
-            trx.lock_unique_keys(table, &key, Some(&old), &old)?;
+            let old = old.row.as_ref().expect("lock_newest returns a row");
+            trx.lock_unique_keys(table, &key, Some(old), old)?;
             let version = record.write().push(id, None);
             trx.log(table, key, record, version);
             Ok(true)
         })
     }
 
-    /// The write prologue: takes the row's exclusive lock, then reads its newest version.
-    /// `None` if no live row has that key.
+    /// The write prologue: takes the row's exclusive lock, then finds its newest version,
+    /// a row (not a delete mark). `None` if no live row has that key.
     fn lock_newest(
         &mut self,
         table: &Table,
         key: &Key,
-    ) -> Result<Option<(TrxId, Arc<Record>, Row)>, TxnError> {
+    ) -> Result<Option<(TrxId, Arc<Record>, Arc<Version>)>, TxnError> {
         let id = self.ensure_id()?;
         self.lock(table, LockTarget::Row(key.clone()), LockMode::Exclusive)?;
-        let newest = table
-            .record(key)
-            .and_then(|record| record.latest_row().map(|row| (id, record, row)));
+        let newest = table.record(key).and_then(|record| {
+            let version = record.latest_version()?;
+            Some((id, record, version))
+        });
         Ok(newest)
     }
 

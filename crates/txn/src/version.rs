@@ -154,13 +154,27 @@ impl Record {
         self.chain.read().latest_row().cloned()
     }
 
+    /// The newest version, if it is a row and not a delete mark: what
+    /// [`Record::latest_row`] copies, shared instead.
+    pub(crate) fn latest_version(&self) -> Option<Arc<Version>> {
+        let chain = self.chain.read();
+        chain.head.as_ref().filter(|v| v.row.is_some()).cloned()
+    }
+
     /// The row as `view` sees it: the newest version written by `me` or by a transaction the
     /// view sees; `None` if that version is a delete mark or there is none.
     pub(crate) fn visible_row(&self, view: &View, me: Option<TrxId>) -> Option<Row> {
+        self.visible_version(view, me)
+            .and_then(|version| version.row.clone())
+    }
+
+    /// The version [`Record::visible_row`] copies the row of, shared instead (it may be a
+    /// delete mark).
+    pub(crate) fn visible_version(&self, view: &View, me: Option<TrxId>) -> Option<Arc<Version>> {
         let mut next = self.chain.read().head.clone();
         while let Some(version) = next {
             if Some(version.trx_id) == me || view.sees(version.trx_id) {
-                return version.row.clone();
+                return Some(version);
             }
             next = version.prev();
         }

@@ -136,6 +136,108 @@ fn secondary_hits_are_rechecked_against_the_visible_version() {
 }
 
 #[test]
+fn modify_writes_once_and_get_with_reads_without_a_copy() {
+    let engine = Engine::open(config()).unwrap();
+    let t = customers(&engine);
+    let mut load = engine.begin(Isolation::ReadCommitted);
+    load.insert(&t, customer(1, 1, "ABLE", "10.00")).unwrap();
+    load.insert(&t, customer(1, 2, "BAKER", "20.00")).unwrap();
+    load.commit().unwrap();
+    let balance = |row: &Vec<Value>| row[3].as_decimal().unwrap().to_string();
+
+    let mut trx = engine.begin(Isolation::RepeatableRead);
+    // f's value comes back; the row is written once, with its index entries.
+    let old = trx
+        .modify(&t, Key::from([1, 1]), |row| {
+            let old = balance(row);
+            row[2] = "CHARLIE".into();
+            row[3] = Value::Decimal("11.00".parse().unwrap());
+            Ok::<_, TxnError>(old)
+        })
+        .unwrap();
+    assert_eq!(old.as_deref(), Some("10.00"));
+    // No such row: nothing to change, and f does not run.
+    let none = trx.modify(&t, Key::from([1, 9]), |_| -> Result<(), TxnError> {
+        unreachable!("no row to change")
+    });
+    assert_eq!(none.unwrap(), None);
+    // f fails: nothing is written, and its own error comes back.
+    let failed = trx.modify(&t, Key::from([1, 2]), |row| {
+        row[3] = Value::Decimal("0.00".parse().unwrap());
+        Err::<(), _>(Refused("refused"))
+    });
+    assert!(matches!(failed, Err(Refused("refused"))));
+    // The key cannot change.
+    let moved = trx.modify(&t, Key::from([1, 2]), |row| {
+        row[1] = 3.into();
+        Ok::<_, TxnError>(())
+    });
+    assert!(matches!(moved, Err(TxnError::Schema { .. })), "{moved:?}");
+    assert_eq!(
+        trx.get_with(&t, Key::from([1, 2]), balance)
+            .unwrap()
+            .as_deref(),
+        Some("20.00")
+    );
+    assert_eq!(
+        trx.get_with(&t, Key::from([1, 1]), balance)
+            .unwrap()
+            .as_deref(),
+        Some("11.00"),
+        "a transaction reads its own change"
+    );
+    let by_last = |trx: &mut waterline_txn::Transaction, last: &str| {
+        let prefix = Key(vec![1.into(), last.into()]);
+        let rows = trx.scan_index(
+            &t,
+            "by_last",
+            KeyRange::Prefix(prefix),
+            ScanOptions::default(),
+        );
+        rows.unwrap()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(by_last(&mut trx, "CHARLIE"), vec![Key::from([1, 1])]);
+    assert!(by_last(&mut trx, "ABLE").is_empty());
+    trx.commit().unwrap();
+
+    // A change that leaves the indexed columns alone keeps the row in the index.
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    trx.modify(&t, Key::from([1, 2]), |row| {
+        row[3] = Value::Decimal("21.00".parse().unwrap());
+        Ok::<_, TxnError>(())
+    })
+    .unwrap();
+    trx.commit().unwrap();
+    engine.purge();
+    let mut reader = engine.begin(Isolation::ReadCommitted);
+    assert_eq!(by_last(&mut reader, "BAKER"), vec![Key::from([1, 2])]);
+    assert_eq!(
+        reader
+            .get_with(&t, Key::from([1, 2]), balance)
+            .unwrap()
+            .as_deref(),
+        Some("21.00")
+    );
+    assert_eq!(
+        reader.get_with(&t, Key::from([1, 9]), balance).unwrap(),
+        None
+    );
+}
+
+/// An error of the caller's own, for `modify`.
+#[derive(Debug)]
+struct Refused(&'static str);
+
+impl From<TxnError> for Refused {
+    fn from(error: TxnError) -> Self {
+        panic!("unexpected engine error {error}")
+    }
+}
+
+#[test]
 fn scans_walk_ranges_in_order_forwards_and_backwards_with_limits() {
     let engine = Engine::open(config()).unwrap();
     let t = customers(&engine);

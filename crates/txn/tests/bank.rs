@@ -35,7 +35,16 @@ fn transfer(engine: &Engine, table: &waterline_txn::Table, rng: &mut Rng) -> Res
         }
     };
     assert!(trx.update_with(table, Key::one(from), add(-amount))?);
-    assert!(trx.update_with(table, Key::one(to), add(amount))?);
+    if rng.below(2) == 0 {
+        assert!(trx.update_with(table, Key::one(to), add(amount))?);
+    } else {
+        // The fused locking read and write: the same change, one lookup.
+        let credited = trx.modify(table, Key::one(to), |row| {
+            row[1] = (row[1].as_int().unwrap() + amount).into();
+            Ok::<_, TxnError>(())
+        })?;
+        assert_eq!(credited, Some(()));
+    }
     trx.commit()
 }
 
