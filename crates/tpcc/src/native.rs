@@ -133,16 +133,19 @@ impl NativeDb {
         } = input;
         // W_TAX, D_TAX and C_DISCOUNT are read for the order's total, which the spec shows on
         // the terminal; there is no terminal here, so the total is not computed.
-        trx.get(&self.warehouse, [w_id])?
+        trx.get_with(&self.warehouse, [w_id], |w| w[col::W_TAX].clone())?
             .ok_or_else(|| missing("warehouse"))?;
-        let mut district = trx
-            .get_for_update(&self.district, [w_id, d_id])?
+        let o_id = trx
+            .modify(&self.district, [w_id, d_id], |district| {
+                let o_id = int_of(&district[col::D_NEXT_O_ID])?;
+                district[col::D_NEXT_O_ID] = Value::Int(o_id + 1);
+                Ok::<_, Failure>(o_id)
+            })?
             .ok_or_else(|| missing("district"))?;
-        let o_id = int_of(&district[col::D_NEXT_O_ID])?;
-        district[col::D_NEXT_O_ID] = Value::Int(o_id + 1);
-        trx.update(&self.district, [w_id, d_id], district)?;
-        trx.get(&self.customer, [w_id, d_id, c_id])?
-            .ok_or_else(|| missing("customer"))?;
+        trx.get_with(&self.customer, [w_id, d_id, c_id], |c| {
+            c[col::C_DISCOUNT].clone()
+        })?
+        .ok_or_else(|| missing("customer"))?;
         let all_local = lines.iter().all(|l| l.supply_w_id == w_id);
         trx.insert(
             &self.orders,
@@ -162,28 +165,29 @@ impl NativeDb {
             vec![Value::Int(w_id), Value::Int(d_id), Value::Int(o_id)],
         )?;
         for (number, line) in (1..).zip(lines) {
-            let Some(item) = trx.get(&self.item, [line.i_id])? else {
+            let price = trx.get_with(&self.item, [line.i_id], |i| cents_of(&i[col::I_PRICE]))?;
+            let Some(price) = price else {
                 // An unused item id: the 1% of NewOrders that roll back (spec 2.4.2.3).
                 return Ok(Outcome::RolledBack);
             };
-            let price = cents_of(&item[col::I_PRICE])?;
-            let key = [line.supply_w_id, line.i_id];
-            let mut stock = trx
-                .get_for_update(&self.stock, key)?
-                .ok_or_else(|| missing("stock"))?;
-            let quantity = int_of(&stock[col::S_QUANTITY])?;
-            let left = if quantity >= line.quantity + 10 {
-                quantity - line.quantity
-            } else {
-                quantity - line.quantity + 91
-            };
-            let dist_info = stock[col::S_DIST_01 + d_id as usize - 1].clone();
-            stock[col::S_QUANTITY] = Value::Int(left);
-            stock[col::S_YTD] = Value::Int(int_of(&stock[col::S_YTD])? + line.quantity);
-            stock[col::S_ORDER_CNT] = Value::Int(int_of(&stock[col::S_ORDER_CNT])? + 1);
+            let price = price?;
             let remote = i64::from(line.supply_w_id != w_id);
-            stock[col::S_REMOTE_CNT] = Value::Int(int_of(&stock[col::S_REMOTE_CNT])? + remote);
-            trx.update(&self.stock, key, stock)?;
+            let dist_info = trx
+                .modify(&self.stock, [line.supply_w_id, line.i_id], |stock| {
+                    let quantity = int_of(&stock[col::S_QUANTITY])?;
+                    let left = if quantity >= line.quantity + 10 {
+                        quantity - line.quantity
+                    } else {
+                        quantity - line.quantity + 91
+                    };
+                    stock[col::S_QUANTITY] = Value::Int(left);
+                    stock[col::S_YTD] = Value::Int(int_of(&stock[col::S_YTD])? + line.quantity);
+                    stock[col::S_ORDER_CNT] = Value::Int(int_of(&stock[col::S_ORDER_CNT])? + 1);
+                    stock[col::S_REMOTE_CNT] =
+                        Value::Int(int_of(&stock[col::S_REMOTE_CNT])? + remote);
+                    Ok::<_, Failure>(stock[col::S_DIST_01 + d_id as usize - 1].clone())
+                })?
+                .ok_or_else(|| missing("stock"))?;
             trx.insert(
                 &self.order_line,
                 vec![
@@ -203,23 +207,17 @@ impl NativeDb {
         Ok(Outcome::Committed)
     }
 
-    /// The customer a [`CustomerRef`] names: by id, or the middle one (rounded up) of those
-    /// with that last name, ordered by first name (spec 2.5.2.2).
+    /// The primary key of the customer a [`CustomerRef`] names: by id, or the middle one
+    /// (rounded up) of those with that last name, ordered by first name (spec 2.5.2.2).
     fn find_customer(
         &self,
         trx: &mut Transaction,
         w_id: i64,
         d_id: i64,
         customer: &CustomerRef,
-    ) -> Result<(Key, Row), Failure> {
+    ) -> Result<Key, Failure> {
         match customer {
-            CustomerRef::Id(c_id) => {
-                let key = Key::from([w_id, d_id, *c_id]);
-                let row = trx
-                    .get(&self.customer, key.clone())?
-                    .ok_or_else(|| missing("customer"))?;
-                Ok((key, row))
-            }
+            CustomerRef::Id(c_id) => Ok(Key::from([w_id, d_id, *c_id])),
             CustomerRef::Last(last) => {
                 let prefix = Key(vec![
                     Value::Int(w_id),
@@ -236,7 +234,7 @@ impl NativeDb {
                     return Err(missing("customer by last name"));
                 }
                 let middle = rows.len().div_ceil(2) - 1;
-                Ok(rows.swap_remove(middle))
+                Ok(rows.swap_remove(middle).0)
             }
         }
     }
@@ -253,34 +251,35 @@ impl NativeDb {
             amount_cents: amount,
             date,
         } = input;
-        let mut warehouse = trx
-            .get_for_update(&self.warehouse, [w_id])?
+        let w_name = trx
+            .modify(&self.warehouse, [w_id], |warehouse| {
+                warehouse[col::W_YTD] = cents(cents_of(&warehouse[col::W_YTD])? + amount);
+                Ok::<_, Failure>(text(warehouse, col::W_NAME).to_owned())
+            })?
             .ok_or_else(|| missing("warehouse"))?;
-        let w_name = text(&warehouse, col::W_NAME).to_owned();
-        warehouse[col::W_YTD] = cents(cents_of(&warehouse[col::W_YTD])? + amount);
-        trx.update(&self.warehouse, [w_id], warehouse)?;
-        let mut district = trx
-            .get_for_update(&self.district, [w_id, d_id])?
+        let d_name = trx
+            .modify(&self.district, [w_id, d_id], |district| {
+                district[col::D_YTD] = cents(cents_of(&district[col::D_YTD])? + amount);
+                Ok::<_, Failure>(text(district, 2).to_owned())
+            })?
             .ok_or_else(|| missing("district"))?;
-        let d_name = text(&district, 2).to_owned();
-        district[col::D_YTD] = cents(cents_of(&district[col::D_YTD])? + amount);
-        trx.update(&self.district, [w_id, d_id], district)?;
-        let (key, _) = self.find_customer(trx, c_w_id, c_d_id, customer)?;
-        let mut row = trx
-            .get_for_update(&self.customer, key.clone())?
+        let key = self.find_customer(trx, c_w_id, c_d_id, customer)?;
+        let c_id = trx
+            .modify(&self.customer, key, |row| {
+                let c_id = int_of(&row[col::C_ID])?;
+                row[col::C_BALANCE] = cents(cents_of(&row[col::C_BALANCE])? - amount);
+                row[col::C_YTD_PAYMENT] = cents(cents_of(&row[col::C_YTD_PAYMENT])? + amount);
+                row[col::C_PAYMENT_CNT] = Value::Int(int_of(&row[col::C_PAYMENT_CNT])? + 1);
+                if text(row, col::C_CREDIT) == "BC" {
+                    row[col::C_DATA] = Value::from(bad_credit_data(
+                        [c_id, c_d_id, c_w_id, d_id, w_id],
+                        amount,
+                        text(row, col::C_DATA),
+                    ));
+                }
+                Ok::<_, Failure>(c_id)
+            })?
             .ok_or_else(|| missing("customer"))?;
-        let c_id = int_of(&row[col::C_ID])?;
-        row[col::C_BALANCE] = cents(cents_of(&row[col::C_BALANCE])? - amount);
-        row[col::C_YTD_PAYMENT] = cents(cents_of(&row[col::C_YTD_PAYMENT])? + amount);
-        row[col::C_PAYMENT_CNT] = Value::Int(int_of(&row[col::C_PAYMENT_CNT])? + 1);
-        if text(&row, col::C_CREDIT) == "BC" {
-            row[col::C_DATA] = Value::from(bad_credit_data(
-                [c_id, c_d_id, c_w_id, d_id, w_id],
-                amount,
-                text(&row, col::C_DATA),
-            ));
-        }
-        trx.update(&self.customer, key, row)?;
         trx.insert(
             &self.history,
             vec![
@@ -304,8 +303,10 @@ impl NativeDb {
             d_id,
             ref customer,
         } = input;
-        let (_, row) = self.find_customer(trx, w_id, d_id, customer)?;
-        let c_id = int_of(&row[col::C_ID])?;
+        let key = self.find_customer(trx, w_id, d_id, customer)?;
+        let c_id = trx
+            .get_with(&self.customer, key, |row| int_of(&row[col::C_ID]))?
+            .ok_or_else(|| missing("customer"))??;
         let last = trx.scan_index(
             &self.orders,
             "idx_orders",
@@ -349,32 +350,29 @@ impl NativeDb {
             };
             let o_id = int_of(&row[col::NO_O_ID])?;
             trx.delete(&self.new_order, key)?;
-            let mut order = trx
-                .get_for_update(&self.orders, [w_id, d_id, o_id])?
+            let (c_id, line_count) = trx
+                .modify(&self.orders, [w_id, d_id, o_id], |order| {
+                    order[col::O_CARRIER_ID] = Value::Int(carrier_id);
+                    Ok::<_, Failure>((int_of(&order[col::O_C_ID])?, int_of(&order[col::O_OL_CNT])?))
+                })?
                 .ok_or_else(|| missing("order"))?;
-            let c_id = int_of(&order[col::O_C_ID])?;
-            order[col::O_CARRIER_ID] = Value::Int(carrier_id);
-            trx.update(&self.orders, [w_id, d_id, o_id], order)?;
-            let lines = trx.scan_with(
-                &self.order_line,
-                KeyRange::Prefix(Key::from([w_id, d_id, o_id])),
-                ScanOptions {
-                    lock: Some(LockMode::Exclusive),
-                    ..ScanOptions::default()
-                },
-            )?;
+            // The order's lines are numbered 1 to O_OL_CNT (spec 3.3.2.4 checks that).
             let mut total = 0;
-            for (key, mut line) in lines {
-                total += cents_of(&line[col::OL_AMOUNT])?;
-                line[col::OL_DELIVERY_D] = date.clone();
-                trx.update(&self.order_line, key, line)?;
+            for number in 1..=line_count {
+                total += trx
+                    .modify(&self.order_line, [w_id, d_id, o_id, number], |line| {
+                        line[col::OL_DELIVERY_D] = date.clone();
+                        cents_of(&line[col::OL_AMOUNT])
+                    })?
+                    .ok_or_else(|| missing("order line"))?;
             }
-            let mut customer = trx
-                .get_for_update(&self.customer, [w_id, d_id, c_id])?
-                .ok_or_else(|| missing("customer"))?;
-            customer[col::C_BALANCE] = cents(cents_of(&customer[col::C_BALANCE])? + total);
-            customer[col::C_DELIVERY_CNT] = Value::Int(int_of(&customer[col::C_DELIVERY_CNT])? + 1);
-            trx.update(&self.customer, [w_id, d_id, c_id], customer)?;
+            trx.modify(&self.customer, [w_id, d_id, c_id], |customer| {
+                customer[col::C_BALANCE] = cents(cents_of(&customer[col::C_BALANCE])? + total);
+                customer[col::C_DELIVERY_CNT] =
+                    Value::Int(int_of(&customer[col::C_DELIVERY_CNT])? + 1);
+                Ok::<_, Failure>(())
+            })?
+            .ok_or_else(|| missing("customer"))?;
         }
         Ok(Outcome::Committed)
     }
@@ -387,10 +385,11 @@ impl NativeDb {
             d_id,
             threshold,
         } = input;
-        let district = trx
-            .get(&self.district, [w_id, d_id])?
-            .ok_or_else(|| missing("district"))?;
-        let next = int_of(&district[col::D_NEXT_O_ID])?;
+        let next = trx
+            .get_with(&self.district, [w_id, d_id], |d| {
+                int_of(&d[col::D_NEXT_O_ID])
+            })?
+            .ok_or_else(|| missing("district"))??;
         let range = KeyRange::Between(
             Bound::Included(Key::from([w_id, d_id, next - 20])),
             Bound::Excluded(Key::from([w_id, d_id, next])),
@@ -401,8 +400,10 @@ impl NativeDb {
         }
         let mut low = 0;
         for i_id in items {
-            if let Some(stock) = trx.get(&self.stock, [w_id, i_id])? {
-                low += i64::from(int_of(&stock[col::S_QUANTITY])? < threshold);
+            let quantity =
+                trx.get_with(&self.stock, [w_id, i_id], |s| int_of(&s[col::S_QUANTITY]))?;
+            if let Some(quantity) = quantity {
+                low += i64::from(quantity? < threshold);
             }
         }
         // `low` is what the terminal would show; the transaction's work is finding it.
