@@ -20,8 +20,9 @@ use std::sync::Arc;
 
 use crossbeam_skiplist::SkipMap;
 use crossbeam_utils::CachePadded;
+use hashbrown::HashTable;
 use parking_lot::RwLock;
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::FxBuildHasher;
 
 use crate::value::Key;
 use crate::version::Record;
@@ -29,16 +30,30 @@ use crate::version::Record;
 /// Shards per table: enough that two cores rarely meet on one latch.
 const SHARDS: usize = 64;
 
-/// One shard of the hash map.
-type Shard = CachePadded<RwLock<FxHashMap<Key, Arc<Record>>>>;
+/// One entry of a shard: the key's hash is kept with it, so growing the table moves
+/// entries without reading their keys again (a key's values live elsewhere on the heap,
+/// and rehashing a shard of a few hundred thousand ORDER_LINE keys was a cache miss each).
+#[derive(Debug)]
+struct Entry {
+    hash: u64,
+    key: Key,
+    record: Arc<Record>,
+}
 
-/// Which of `shards` shards `key` lives in, for a table sharded by `key`'s Fx hash whose
-/// shards are Fx hash maps (this index's, and the lock table's). It takes the middle bits:
-/// a map takes its buckets from the low bits and its tags from the top ones, which must
+/// One shard of the hash map.
+type Shard = CachePadded<RwLock<HashTable<Entry>>>;
+
+/// The hash every sharded table of the engine uses for `key` (this index's, and the lock
+/// table's): computed once per lookup, for the shard and for the probe.
+pub(crate) fn hash_of(key: &impl Hash) -> u64 {
+    FxBuildHasher.hash_one(key)
+}
+
+/// Which of `shards` shards a key with hash `hash` lives in. It takes the middle bits: a
+/// table takes its buckets from the low bits and its tags from the top ones, which must
 /// still vary among one shard's keys.
-pub(crate) fn shard_of(key: &impl Hash, shards: usize) -> usize {
-    let hash = FxBuildHasher.hash_one(key) >> 24;
-    (hash % shards as u64) as usize
+pub(crate) fn shard_of(hash: u64, shards: usize) -> usize {
+    ((hash >> 24) % shards as u64) as usize
 }
 
 /// A table's clustered index: the ordered skip list and the hash map beside it.
@@ -59,13 +74,16 @@ impl Default for Clustered {
 }
 
 impl Clustered {
-    fn shard(&self, key: &Key) -> &RwLock<FxHashMap<Key, Arc<Record>>> {
-        &self.shards[shard_of(key, SHARDS)]
+    fn shard(&self, hash: u64) -> &RwLock<HashTable<Entry>> {
+        &self.shards[shard_of(hash, SHARDS)]
     }
 
     /// The record for `key`, if the index has one.
     pub(crate) fn get(&self, key: &Key) -> Option<Arc<Record>> {
-        self.shard(key).read().get(key).cloned()
+        let hash = hash_of(key);
+        let shard = self.shard(hash).read();
+        let entry = shard.find(hash, |e| e.key == *key)?;
+        Some(Arc::clone(&entry.record))
     }
 
     /// The record for `key`, created with `make` in both structures if absent.
@@ -74,27 +92,36 @@ impl Clustered {
         key: &Key,
         make: impl FnOnce() -> Record,
     ) -> Arc<Record> {
-        let shard = self.shard(key);
-        if let Some(record) = shard.read().get(key) {
-            return Arc::clone(record);
+        let hash = hash_of(key);
+        let shard = self.shard(hash);
+        if let Some(entry) = shard.read().find(hash, |e| e.key == *key) {
+            return Arc::clone(&entry.record);
         }
         let mut map = shard.write();
-        if let Some(record) = map.get(key) {
-            return Arc::clone(record);
+        if let Some(entry) = map.find(hash, |e| e.key == *key) {
+            return Arc::clone(&entry.record);
         }
         let entry = self
             .ordered
             .get_or_insert_with(key.clone(), || Arc::new(make()));
         let record = Arc::clone(entry.value());
-        map.insert(key.clone(), Arc::clone(&record));
+        let entry = Entry {
+            hash,
+            key: key.clone(),
+            record: Arc::clone(&record),
+        };
+        map.insert_unique(hash, entry, |e| e.hash);
         record
     }
 
     /// Removes `key`'s entry from both structures if it is still `record`.
     pub(crate) fn remove_if(&self, key: &Key, record: &Arc<Record>) {
-        let mut map = self.shard(key).write();
-        if map.get(key).is_some_and(|r| Arc::ptr_eq(r, record)) {
-            map.remove(key);
+        let hash = hash_of(key);
+        let mut map = self.shard(hash).write();
+        if let Ok(entry) = map.find_entry(hash, |e| e.key == *key)
+            && Arc::ptr_eq(&entry.get().record, record)
+        {
+            entry.remove();
         }
         if let Some(entry) = self.ordered.get(key)
             && Arc::ptr_eq(entry.value(), record)

@@ -33,12 +33,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
+use hashbrown::HashTable;
 use parking_lot::{Condvar, Mutex};
-use rustc_hash::FxHashMap;
 use waterline_readview::TrxId;
 
 use crate::error::TxnError;
-use crate::hash_index::shard_of;
+use crate::hash_index::{hash_of, shard_of};
 use crate::stats::{Counter, Stats};
 use crate::table::TableId;
 use crate::value::Key;
@@ -107,10 +107,35 @@ impl Lock {
     }
 }
 
+/// One shard's locks, found by the key's hash, computed once per request (for the shard
+/// and the probes) and kept in the entry, so that growing the table reads no key.
+#[derive(Debug, Default)]
+struct Locks(HashTable<(u64, LockKey, Lock)>);
+
+impl Locks {
+    fn get_mut(&mut self, hash: u64, key: &LockKey) -> Option<&mut Lock> {
+        let entry = self.0.find_mut(hash, |e| e.1 == *key)?;
+        Some(&mut entry.2)
+    }
+
+    fn insert(&mut self, hash: u64, key: LockKey, lock: Lock) {
+        self.0.insert_unique(hash, (hash, key, lock), |e| e.0);
+    }
+
+    /// Drops `key`'s entry if nobody holds or awaits the lock any more.
+    fn remove_if_unused(&mut self, hash: u64, key: &LockKey) {
+        if let Ok(entry) = self.0.find_entry(hash, |e| e.1 == *key)
+            && entry.get().2.holders.is_empty()
+            && entry.get().2.waiters.is_empty()
+        {
+            entry.remove();
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Shard {
-    /// Fx, not SipHash: keys are the engine's own, and hashing is on every lock's path.
-    locks: Mutex<FxHashMap<LockKey, Lock>>,
+    locks: Mutex<Locks>,
 }
 
 /// The lock table. See the module page.
@@ -142,8 +167,8 @@ impl LockManager {
         }
     }
 
-    fn shard(&self, key: &LockKey) -> &Shard {
-        &self.shards[shard_of(key, self.shards.len())]
+    fn shard(&self, hash: u64) -> &Shard {
+        &self.shards[shard_of(hash, self.shards.len())]
     }
 
     /// Grants the lock, waiting if needed. `Ok(true)` when newly taken (the caller records it
@@ -157,17 +182,17 @@ impl LockManager {
             timeout,
             table_name,
         } = request;
-        let shard = self.shard(&key);
-        let mut locks = shard.locks.lock();
+        let hash = hash_of(&key);
+        let mut locks = self.shard(hash).locks.lock();
         // The common case, one hash probe and no clock read: nobody holds or awaits the lock,
         // or this transaction holds it already.
-        match locks.get_mut(&key) {
+        match locks.get_mut(hash, &key) {
             None => {
                 let lock = Lock {
                     holders: vec![(trx, mode)],
                     waiters: VecDeque::new(),
                 };
-                locks.insert(key, lock);
+                locks.insert(hash, key, lock);
                 return Ok(true);
             }
             Some(lock) if lock.holders.iter().any(|&(t, m)| t == trx && m >= mode) => {
@@ -180,10 +205,10 @@ impl LockManager {
         // Set once queued: this request's own condvar.
         let mut queued: Option<Arc<Condvar>> = None;
         let outcome = loop {
-            if !locks.contains_key(&key) {
-                locks.insert(key.clone(), Lock::default());
+            if locks.get_mut(hash, &key).is_none() {
+                locks.insert(hash, key.clone(), Lock::default());
             }
-            let lock = locks.get_mut(&key).expect("inserted above");
+            let lock = locks.get_mut(hash, &key).expect("inserted above");
             let mine = lock.holders.iter().position(|&(t, _)| t == trx);
             if let Some(i) = mine
                 && lock.holders[i].1 >= mode
@@ -256,18 +281,13 @@ impl LockManager {
         };
         if queued.is_some() {
             self.waits_for.lock().remove(&trx);
-            if let Some(lock) = locks.get_mut(&key) {
+            if let Some(lock) = locks.get_mut(hash, &key) {
                 lock.waiters.retain(|&(t, _, _)| t != trx);
                 // A waiter that was counted on to take the lock may have left without it.
                 lock.wake_grantable();
             }
         }
-        if locks
-            .get(&key)
-            .is_some_and(|l| l.holders.is_empty() && l.waiters.is_empty())
-        {
-            locks.remove(&key);
-        }
+        locks.remove_if_unused(hash, &key);
         outcome
     }
 
@@ -286,13 +306,12 @@ impl LockManager {
     /// Releases every lock in `keys` held by `trx`, waking the waiters that can go now.
     pub(crate) fn release_all(&self, trx: TrxId, keys: &[LockKey]) {
         for key in keys {
-            let mut locks = self.shard(key).locks.lock();
-            if let Some(lock) = locks.get_mut(key) {
+            let hash = hash_of(key);
+            let mut locks = self.shard(hash).locks.lock();
+            if let Some(lock) = locks.get_mut(hash, key) {
                 lock.holders.retain(|&(t, _)| t != trx);
                 lock.wake_grantable();
-                if lock.holders.is_empty() && lock.waiters.is_empty() {
-                    locks.remove(key);
-                }
+                locks.remove_if_unused(hash, key);
             }
         }
     }
