@@ -1,5 +1,7 @@
 //! Purge and its history list (InnoDB's `trx_sys->rseg_history`): every committed
-//! transaction hands the records it modified to purge, tagged with its commit number. A
+//! transaction hands the records it modified to purge, tagged with its commit number, except
+//! the rows it inserted new, which have no older version to cut (InnoDB, too, frees insert
+//! undo at commit and hands only update undo to purge). A
 //! purge pass takes the horizon (`horizon.rs`) and visits the records of every transaction
 //! that committed below it, so its cost follows the writes to clean up, not the size of the
 //! tables.

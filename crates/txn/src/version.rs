@@ -51,6 +51,11 @@ impl Version {
         no != UNCOMMITTED && no < horizon
     }
 
+    /// Whether an older version hangs below this one (purge may have cut it since).
+    pub(crate) fn has_prev(&self) -> bool {
+        self.prev.read().is_some()
+    }
+
     fn prev(&self) -> Option<Arc<Version>> {
         self.prev.read().clone()
     }
