@@ -166,15 +166,8 @@ impl Record {
         chain.head.as_ref().filter(|v| v.row.is_some()).cloned()
     }
 
-    /// The row as `view` sees it: the newest version written by `me` or by a transaction the
-    /// view sees; `None` if that version is a delete mark or there is none.
-    pub(crate) fn visible_row(&self, view: &View, me: Option<TrxId>) -> Option<Row> {
-        self.visible_version(view, me)
-            .and_then(|version| version.row.clone())
-    }
-
-    /// The version [`Record::visible_row`] copies the row of, shared instead (it may be a
-    /// delete mark).
+    /// The version `view` sees: the newest written by `me` or by a transaction the view
+    /// sees (it may be a delete mark); `None` if there is none.
     pub(crate) fn visible_version(&self, view: &View, me: Option<TrxId>) -> Option<Arc<Version>> {
         let mut next = self.chain.read().head.clone();
         while let Some(version) = next {

@@ -276,6 +276,37 @@ fn scans_walk_ranges_in_order_forwards_and_backwards_with_limits() {
         trx.scan(&t, KeyRange::Prefix(Key::one(2))).unwrap().len(),
         4
     );
+    // scan_map hands each row to the caller in place, with the same order, limit and view.
+    let ids = |key: &Key, row: &Vec<Value>| (key.0[1].as_int(), row[1].as_int());
+    assert_eq!(
+        trx.scan_map(&t, KeyRange::Prefix(Key::one(2)), last_two, ids)
+            .unwrap(),
+        vec![(Some(5), Some(5)), (Some(4), Some(4))]
+    );
+    let all = trx
+        .scan_map(
+            &t,
+            KeyRange::Prefix(Key::one(2)),
+            ScanOptions::default(),
+            ids,
+        )
+        .unwrap();
+    assert_eq!(
+        all.iter().map(|(k, _)| k.unwrap()).collect::<Vec<_>>(),
+        [1, 2, 4, 5]
+    );
+    trx.commit().unwrap();
+    let mut other = engine.begin(Isolation::RepeatableRead);
+    let locked = ScanOptions {
+        lock: Some(LockMode::Exclusive),
+        ..ScanOptions::default()
+    };
+    let ids = other
+        .scan_map(&t, KeyRange::Prefix(Key::one(3)), locked, |_, row| {
+            row[1].as_int()
+        })
+        .unwrap();
+    assert_eq!(ids, [Some(1), Some(2), Some(3), Some(4), Some(5)]);
 }
 
 #[test]
