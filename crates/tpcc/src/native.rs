@@ -319,9 +319,12 @@ impl NativeDb {
         )?;
         if let Some((_, order)) = last.first() {
             let o_id = int_of(&order[col::O_ID])?;
-            let lines = trx.scan(
+            // The spec shows each line's item, supplier, quantity, amount and delivery date.
+            let lines = trx.scan_map(
                 &self.order_line,
                 KeyRange::Prefix(Key::from([w_id, d_id, o_id])),
+                ScanOptions::default(),
+                |_, line| line[col::OL_I_ID..=col::OL_AMOUNT].to_vec(),
             )?;
             debug_assert!(!lines.is_empty());
         }
@@ -394,10 +397,13 @@ impl NativeDb {
             Bound::Included(Key::from([w_id, d_id, next - 20])),
             Bound::Excluded(Key::from([w_id, d_id, next])),
         );
-        let mut items = BTreeSet::new();
-        for (_, line) in trx.scan(&self.order_line, range)? {
-            items.insert(int_of(&line[col::OL_I_ID])?);
-        }
+        let items = trx.scan_map(
+            &self.order_line,
+            range,
+            ScanOptions::default(),
+            |_, line| int_of(&line[col::OL_I_ID]),
+        )?;
+        let items = items.into_iter().collect::<Result<BTreeSet<i64>, _>>()?;
         let mut low = 0;
         for i_id in items {
             let quantity =
