@@ -292,7 +292,10 @@ pub async fn serve(
     statements: Arc<Statements>,
     max_packet: usize,
 ) {
-    let (mut sock_r, mut sock_w) = stream.into_split();
+    let (sock_r, mut sock_w) = stream.into_split();
+    // Buffered: a packet's header and payload (and a pipelined next packet) come in one
+    // recv, not one each.
+    let mut sock_r = tokio::io::BufReader::with_capacity(16 << 10, sock_r);
     let (mut to_opensrv, opensrv_in) = tokio::io::duplex(1 << 16);
     let (opensrv_out, mut from_opensrv) = tokio::io::duplex(1 << 16);
     // Everything for the client goes through one channel, in order: opensrv's replies
