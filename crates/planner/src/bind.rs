@@ -96,11 +96,13 @@ impl<'a> Binder<'a> {
                 found = Some((t, c));
             }
         }
-        let full = match qualifier {
-            Some(q) => format!("{q}.{column}"),
-            None => column.to_owned(),
-        };
-        let (table, c) = found.ok_or(PlanError::UnknownColumn(full, clause))?;
+        let (table, c) = found.ok_or_else(|| {
+            let full = match qualifier {
+                Some(q) => format!("{q}.{column}"),
+                None => column.to_owned(),
+            };
+            PlanError::UnknownColumn(full, clause)
+        })?;
         self.seen.push((table, c));
         let name = format!(
             "{}.{}",
