@@ -397,15 +397,21 @@ impl Engine {
     /// transaction still holding the table's handle may go on using it (waterline has no
     /// metadata locks). A durable engine logs it first.
     pub fn drop_table(&self, table: &str) -> Result<(), TxnError> {
-        let catalog = self.shared.catalog.write();
+        let mut catalog = self.shared.catalog.write();
         let t = catalog
-            .iter()
+            .iter_mut()
             .find(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(table))
             .ok_or_else(|| TxnError::NoSuchTable(table.to_owned()))?;
         if let Some(durable) = self.durable.as_ref() {
             durable.log_ddl(&Entry::DropTable(t.id()))?;
         }
         t.mark_dropped();
+        // The catalog keeps the id's place with an empty table, and the rows go with the
+        // last handle (a transaction still using the table, purge's history list): a server
+        // that reloads a database must not keep every copy it dropped.
+        let tombstone = Table::new(t.id(), t.schema().clone());
+        tombstone.mark_dropped();
+        *t = tombstone;
         Ok(())
     }
 
@@ -453,5 +459,42 @@ impl Engine {
     /// The transaction system, for its live-transaction list and gauges.
     pub fn trx_sys(&self) -> &TrxSys {
         &self.shared.trx_sys
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{Column, ColumnType};
+    use crate::table::KeyRange;
+    use crate::value::Key;
+
+    #[test]
+    fn a_dropped_table_lives_only_as_long_as_its_last_handle() {
+        // No background purge: it could hold a handle from the history list a moment longer.
+        let config = EngineConfig {
+            purge_interval: None,
+            ..EngineConfig::default()
+        };
+        let engine = Engine::open(config).unwrap();
+        let schema = TableSchema::new("t", vec![Column::new("id", ColumnType::Int)])
+            .primary_key(&["id"])
+            .unwrap();
+        let t = engine.create_table(schema).unwrap();
+        let mut trx = engine.begin(Isolation::ReadCommitted);
+        trx.insert(&t, vec![1.into()]).unwrap();
+        trx.update(&t, Key::one(1), vec![1.into()]).unwrap();
+        trx.commit().unwrap();
+        engine.drop_table("t").unwrap();
+        // Its id keeps its place in the catalog, empty.
+        let tombstone = engine.table_by_id(t.id()).unwrap();
+        assert!(tombstone.is_dropped());
+        assert_eq!(tombstone.approximate_rows(), 0);
+        // A holder still reads its rows; once purge let go, nobody else holds them.
+        let mut reader = engine.begin(Isolation::ReadCommitted);
+        assert_eq!(reader.scan(&t, KeyRange::All).unwrap().len(), 1);
+        reader.commit().unwrap();
+        engine.purge();
+        assert_eq!(Arc::strong_count(&t.0), 1, "only the test's handle is left");
     }
 }
