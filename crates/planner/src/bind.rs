@@ -6,6 +6,8 @@ use sqlparser::ast::{
     self, BinaryOperator, GroupByExpr, JoinConstraint, JoinOperator, ObjectNamePart, OrderByKind,
     SelectItem, SetExpr, TableFactor, UnaryOperator,
 };
+use std::sync::Arc;
+
 use waterline_txn::{Decimal, TableSchema, Value};
 
 use crate::PlanError;
@@ -22,7 +24,7 @@ pub struct BoundTable {
     /// The name the query refers to it by (its alias, or its name).
     pub alias: String,
     /// Its schema, as the catalog had it when the query was planned.
-    pub schema: TableSchema,
+    pub schema: Arc<TableSchema>,
 }
 
 /// A SELECT's parts, bound.
@@ -313,7 +315,7 @@ fn bind_table(
     tables.push(BoundTable {
         name: schema.name.clone(),
         alias,
-        schema: schema.clone(),
+        schema,
     });
     Ok(())
 }

@@ -4,6 +4,8 @@
 //! The server implements [`Catalog`] over the engine's tables; [`crate::MemCatalog`] is an
 //! in-memory implementation for tests, scenario files and teaching.
 
+use std::sync::Arc;
+
 use waterline_txn::{Key, KeyRange, Row, TableSchema};
 
 use crate::PlanError;
@@ -66,8 +68,8 @@ pub trait Catalog {
     /// The current database's name (EXPLAIN's `ref` column prints `db.table.column`).
     fn database(&self) -> &str;
 
-    /// The schema of `table`, if it exists.
-    fn table(&self, table: &str) -> Option<&TableSchema>;
+    /// The schema of `table`, if it exists (shared: a statement binds to it without a copy).
+    fn table(&self, table: &str) -> Option<Arc<TableSchema>>;
 
     /// Statistics of `table`.
     fn stats(&self, table: &str) -> TableStats;

@@ -61,6 +61,8 @@ mod table_map;
 pub mod trace;
 pub mod value;
 
+use std::sync::Arc;
+
 use sqlparser::ast::{self, Statement};
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
@@ -246,7 +248,7 @@ impl<'c> Planner<'c> {
         let tables = vec![BoundTable {
             name: schema.name.clone(),
             alias: schema.name.clone(),
-            schema: schema.clone(),
+            schema: Arc::clone(&schema),
         }];
         let mut binder = bind::Binder::new(&tables);
         let conds = match selection {

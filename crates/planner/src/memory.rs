@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::Arc;
 
 use waterline_txn::{IndexStats, Key, KeyRange, Row, TableSchema};
 
@@ -21,7 +22,7 @@ struct MemIndex {
 }
 
 struct MemTable {
-    schema: TableSchema,
+    schema: Arc<TableSchema>,
     rows: Vec<Row>,
     indexes: Vec<MemIndex>,
 }
@@ -76,7 +77,7 @@ impl MemCatalog {
         self.tables.insert(
             schema.name.to_ascii_lowercase(),
             MemTable {
-                schema,
+                schema: Arc::new(schema),
                 rows,
                 indexes,
             },
@@ -139,10 +140,10 @@ impl Catalog for MemCatalog {
         &self.database
     }
 
-    fn table(&self, table: &str) -> Option<&TableSchema> {
+    fn table(&self, table: &str) -> Option<Arc<TableSchema>> {
         self.tables
             .get(&table.to_ascii_lowercase())
-            .map(|t| &t.schema)
+            .map(|t| Arc::clone(&t.schema))
     }
 
     fn stats(&self, table: &str) -> TableStats {

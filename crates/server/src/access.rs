@@ -8,6 +8,7 @@
 //! changed.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use waterline_planner::exec::Storage;
 use waterline_planner::{Catalog, IndexId, PlanError, TableStats};
@@ -106,8 +107,8 @@ impl Catalog for TxnAccess<'_> {
         self.database
     }
 
-    fn table(&self, table: &str) -> Option<&TableSchema> {
-        self.handle(table).map(Table::schema)
+    fn table(&self, table: &str) -> Option<Arc<TableSchema>> {
+        self.handle(table).map(Table::shared_schema)
     }
 
     fn stats(&self, table: &str) -> TableStats {

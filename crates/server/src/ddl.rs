@@ -1,6 +1,8 @@
 //! CREATE TABLE and CREATE DATABASE; a catalog of schemas only (for PREPARE, which binds but
 //! reads nothing).
 
+use std::sync::Arc;
+
 use sqlparser::ast::{self, ColumnOption, Expr as Ast, TableConstraint};
 use sqlparser::tokenizer::Token;
 use waterline_planner::bind::{Binder, object_name};
@@ -22,11 +24,11 @@ impl Catalog for SchemaCatalog<'_> {
     fn database(&self) -> &str {
         self.database
     }
-    fn table(&self, table: &str) -> Option<&TableSchema> {
+    fn table(&self, table: &str) -> Option<Arc<TableSchema>> {
         self.tables
             .iter()
             .find(|t| t.name().eq_ignore_ascii_case(table))
-            .map(Table::schema)
+            .map(Table::shared_schema)
     }
     fn stats(&self, _: &str) -> TableStats {
         TableStats::default()

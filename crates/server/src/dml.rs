@@ -1,6 +1,7 @@
 //! INSERT, UPDATE and DELETE over the session's transaction. Each statement is one engine
 //! statement: if any row fails, every change of the statement is undone.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use sqlparser::ast::{
@@ -87,7 +88,7 @@ pub(crate) fn insert(
     if ins.on.is_some() {
         return Err(SqlError::unsupported("INSERT ... ON DUPLICATE KEY UPDATE"));
     }
-    let schema = table.schema().clone();
+    let schema = table.shared_schema();
     let positions: Vec<usize> = if ins.columns.is_empty() {
         (0..schema.columns.len()).collect()
     } else {
@@ -195,7 +196,7 @@ fn target_rows(
         let bound = [BoundTable {
             name: table.name().to_owned(),
             alias: table.name().to_owned(),
-            schema: table.schema().clone(),
+            schema: table.shared_schema(),
         }];
         let cond = match selection {
             Some(e) => Some(Binder::new(&bound).expr(e, "where clause")?),
@@ -256,11 +257,11 @@ pub(crate) fn update(
         return Err(SqlError::unsupported("UPDATE with FROM, ORDER BY or LIMIT"));
     }
     let (db, table) = table_handle(s, single_table(&up.table)?)?;
-    let schema = table.schema().clone();
+    let schema = table.shared_schema();
     let bound = [BoundTable {
         name: table.name().to_owned(),
         alias: table.name().to_owned(),
-        schema: schema.clone(),
+        schema: Arc::clone(&schema),
     }];
     let mut binder = Binder::new(&bound);
     let mut sets: Vec<(usize, Expr)> = Vec::new();

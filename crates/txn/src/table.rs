@@ -132,7 +132,7 @@ pub struct Table(pub(crate) Arc<TableInner>);
 #[derive(Debug)]
 pub(crate) struct TableInner {
     pub(crate) id: TableId,
-    pub(crate) schema: TableSchema,
+    pub(crate) schema: Arc<TableSchema>,
     pub(crate) clustered: Arc<Clustered>,
     /// One set per secondary index: `(secondary key, primary key)`.
     pub(crate) secondary: Vec<Arc<SkipSet<(Key, Key)>>>,
@@ -156,7 +156,7 @@ impl Table {
             .collect();
         Table(Arc::new(TableInner {
             id,
-            schema,
+            schema: Arc::new(schema),
             clustered: Arc::new(Clustered::default()),
             secondary,
             next_row_id: Arc::new(AtomicI64::new(1)),
@@ -179,7 +179,7 @@ impl Table {
         secondary.push(Arc::clone(&set));
         let next = Table(Arc::new(TableInner {
             id: self.0.id,
-            schema,
+            schema: Arc::new(schema),
             clustered: Arc::clone(&self.0.clustered),
             secondary,
             next_row_id: Arc::clone(&self.0.next_row_id),
@@ -220,6 +220,12 @@ impl Table {
     /// The table's schema.
     pub fn schema(&self) -> &TableSchema {
         &self.0.schema
+    }
+
+    /// The table's schema, shared: what a planner binds a statement to, without copying
+    /// every column's name for each statement.
+    pub fn shared_schema(&self) -> Arc<TableSchema> {
+        Arc::clone(&self.0.schema)
     }
 
     /// Clustered index entries, including rows deleted or not yet purged: a statistic for

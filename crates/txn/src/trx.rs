@@ -86,6 +86,10 @@ fn undo_all<'a>(shared: &Shared, undo: impl DoubleEndedIterator<Item = &'a Undo>
     shared.history.push(0, emptied);
 }
 
+/// A row's newest version under its writer's exclusive lock: the writer's id, the record,
+/// and the version (a row, not a delete mark).
+type Newest = (TrxId, Arc<Record>, Arc<Version>);
+
 /// What ending a read-write transaction needs: its id, undo, and locks.
 #[derive(Debug)]
 pub(crate) struct Ending {
@@ -646,11 +650,7 @@ impl Transaction {
 
     /// The write prologue: takes the row's exclusive lock, then finds its newest version,
     /// a row (not a delete mark). `None` if no live row has that key.
-    fn lock_newest(
-        &mut self,
-        table: &Table,
-        key: &Key,
-    ) -> Result<Option<(TrxId, Arc<Record>, Arc<Version>)>, TxnError> {
+    fn lock_newest(&mut self, table: &Table, key: &Key) -> Result<Option<Newest>, TxnError> {
         let id = self.ensure_id()?;
         self.lock(table, LockTarget::Row(key.clone()), LockMode::Exclusive)?;
         let newest = table.record(key).and_then(|record| {
