@@ -454,24 +454,23 @@ impl Transaction {
         };
         let early_limit = if options.reverse { None } else { options.limit };
         let mut rows = Vec::new();
+        // Takes the row `version` holds, if it still matches; says whether the walk is done.
+        let mut take = |pk: &Key, index_key: &Option<Key>, version: Option<Arc<Version>>| {
+            let row = version.as_ref().and_then(|v| v.row.as_ref());
+            if let Some(row) = row.filter(|r| still_matches(index_key, r)) {
+                rows.push(f(pk, row));
+            }
+            early_limit.is_some_and(|n| rows.len() >= n)
+        };
         match options.lock {
             None => {
                 let me = self.id;
                 let view = self.read_view();
                 for (index_key, pk, record) in candidates {
                     let record = record.or_else(|| table.record(&pk));
-                    let Some(version) = record.and_then(|r| r.visible_version(view, me)) else {
-                        continue;
-                    };
-                    if let Some(row) = version
-                        .row
-                        .as_ref()
-                        .filter(|r| still_matches(&index_key, r))
-                    {
-                        rows.push(f(&pk, row));
-                        if early_limit.is_some_and(|n| rows.len() >= n) {
-                            break;
-                        }
+                    let version = record.and_then(|r| r.visible_version(view, me));
+                    if take(&pk, &index_key, version) {
+                        break;
                     }
                 }
             }
@@ -482,18 +481,9 @@ impl Transaction {
                 // NEW_ORDER) stops after its first rows instead of copying every key.
                 for (index_key, pk, _) in candidates {
                     self.lock(table, LockTarget::Row(pk.clone()), mode)?;
-                    let Some(version) = table.record(&pk).and_then(|r| r.latest_version()) else {
-                        continue;
-                    };
-                    if let Some(row) = version
-                        .row
-                        .as_ref()
-                        .filter(|r| still_matches(&index_key, r))
-                    {
-                        rows.push(f(&pk, row));
-                        if early_limit.is_some_and(|n| rows.len() >= n) {
-                            break;
-                        }
+                    let version = table.record(&pk).and_then(|r| r.latest_version());
+                    if take(&pk, &index_key, version) {
+                        break;
                     }
                 }
             }
