@@ -30,18 +30,48 @@ use crate::version::Record;
 /// Shards per table: enough that two cores rarely meet on one latch.
 const SHARDS: usize = 64;
 
-/// One entry of a shard: the key's hash is kept with it, so growing the table moves
-/// entries without reading their keys again (a key's values live elsewhere on the heap,
-/// and rehashing a shard of a few hundred thousand ORDER_LINE keys was a cache miss each).
+/// A hash map probed by a hash the caller computed once (it picked the shard with it too),
+/// which keeps each entry's hash, so growing it moves entries without reading their keys
+/// again: a key's values live elsewhere on the heap, and rehashing a shard of a few hundred
+/// thousand ORDER_LINE keys was a cache miss each. The clustered index's shards and the
+/// lock table's are these.
 #[derive(Debug)]
-struct Entry {
-    hash: u64,
-    key: Key,
-    record: Arc<Record>,
+pub(crate) struct HashedMap<K, V>(HashTable<(u64, K, V)>);
+
+impl<K, V> Default for HashedMap<K, V> {
+    fn default() -> Self {
+        HashedMap(HashTable::new())
+    }
+}
+
+impl<K: Eq, V> HashedMap<K, V> {
+    /// The value of `key`, whose hash is `hash`.
+    pub(crate) fn get(&self, hash: u64, key: &K) -> Option<&V> {
+        self.0.find(hash, |e| e.1 == *key).map(|e| &e.2)
+    }
+
+    /// [`HashedMap::get`], to change.
+    pub(crate) fn get_mut(&mut self, hash: u64, key: &K) -> Option<&mut V> {
+        self.0.find_mut(hash, |e| e.1 == *key).map(|e| &mut e.2)
+    }
+
+    /// Adds `key`, which the map does not have.
+    pub(crate) fn insert(&mut self, hash: u64, key: K, value: V) {
+        self.0.insert_unique(hash, (hash, key, value), |e| e.0);
+    }
+
+    /// Removes `key`'s entry if `doomed` says so of its value.
+    pub(crate) fn remove_if(&mut self, hash: u64, key: &K, doomed: impl FnOnce(&V) -> bool) {
+        if let Ok(entry) = self.0.find_entry(hash, |e| e.1 == *key)
+            && doomed(&entry.get().2)
+        {
+            entry.remove();
+        }
+    }
 }
 
 /// One shard of the hash map.
-type Shard = CachePadded<RwLock<HashTable<Entry>>>;
+type Shard = CachePadded<RwLock<HashedMap<Key, Arc<Record>>>>;
 
 /// The hash every sharded table of the engine uses for `key` (this index's, and the lock
 /// table's): computed once per lookup, for the shard and for the probe.
@@ -74,16 +104,14 @@ impl Default for Clustered {
 }
 
 impl Clustered {
-    fn shard(&self, hash: u64) -> &RwLock<HashTable<Entry>> {
+    fn shard(&self, hash: u64) -> &RwLock<HashedMap<Key, Arc<Record>>> {
         &self.shards[shard_of(hash, SHARDS)]
     }
 
     /// The record for `key`, if the index has one.
     pub(crate) fn get(&self, key: &Key) -> Option<Arc<Record>> {
         let hash = hash_of(key);
-        let shard = self.shard(hash).read();
-        let entry = shard.find(hash, |e| e.key == *key)?;
-        Some(Arc::clone(&entry.record))
+        self.shard(hash).read().get(hash, key).cloned()
     }
 
     /// The record for `key`, created with `make` in both structures if absent.
@@ -94,23 +122,18 @@ impl Clustered {
     ) -> Arc<Record> {
         let hash = hash_of(key);
         let shard = self.shard(hash);
-        if let Some(entry) = shard.read().find(hash, |e| e.key == *key) {
-            return Arc::clone(&entry.record);
+        if let Some(record) = shard.read().get(hash, key) {
+            return Arc::clone(record);
         }
         let mut map = shard.write();
-        if let Some(entry) = map.find(hash, |e| e.key == *key) {
-            return Arc::clone(&entry.record);
+        if let Some(record) = map.get(hash, key) {
+            return Arc::clone(record);
         }
         let entry = self
             .ordered
             .get_or_insert_with(key.clone(), || Arc::new(make()));
         let record = Arc::clone(entry.value());
-        let entry = Entry {
-            hash,
-            key: key.clone(),
-            record: Arc::clone(&record),
-        };
-        map.insert_unique(hash, entry, |e| e.hash);
+        map.insert(hash, key.clone(), Arc::clone(&record));
         record
     }
 
@@ -118,11 +141,7 @@ impl Clustered {
     pub(crate) fn remove_if(&self, key: &Key, record: &Arc<Record>) {
         let hash = hash_of(key);
         let mut map = self.shard(hash).write();
-        if let Ok(entry) = map.find_entry(hash, |e| e.key == *key)
-            && Arc::ptr_eq(&entry.get().record, record)
-        {
-            entry.remove();
-        }
+        map.remove_if(hash, key, |r| Arc::ptr_eq(r, record));
         if let Some(entry) = self.ordered.get(key)
             && Arc::ptr_eq(entry.value(), record)
         {

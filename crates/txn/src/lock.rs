@@ -33,12 +33,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
-use hashbrown::HashTable;
 use parking_lot::{Condvar, Mutex};
 use waterline_readview::TrxId;
 
 use crate::error::TxnError;
-use crate::hash_index::{hash_of, shard_of};
+use crate::hash_index::{HashedMap, hash_of, shard_of};
 use crate::stats::{Counter, Stats};
 use crate::table::TableId;
 use crate::value::Key;
@@ -81,6 +80,11 @@ fn compatible(holders: &[(TrxId, LockMode)], trx: TrxId, mode: LockMode) -> bool
 }
 
 impl Lock {
+    /// Nobody holds or awaits it: its entry can go.
+    fn unused(&self) -> bool {
+        self.holders.is_empty() && self.waiters.is_empty()
+    }
+
     /// Wakes the waiters that can be granted now, in queue order, as if each woken one took
     /// its lock: the first exclusive waiter of a free lock, a run of shared ones, or an
     /// upgrade waiting behind a waiter it blocks. Nobody else is woken.
@@ -107,35 +111,11 @@ impl Lock {
     }
 }
 
-/// One shard's locks, found by the key's hash, computed once per request (for the shard
-/// and the probes) and kept in the entry, so that growing the table reads no key.
-#[derive(Debug, Default)]
-struct Locks(HashTable<(u64, LockKey, Lock)>);
-
-impl Locks {
-    fn get_mut(&mut self, hash: u64, key: &LockKey) -> Option<&mut Lock> {
-        let entry = self.0.find_mut(hash, |e| e.1 == *key)?;
-        Some(&mut entry.2)
-    }
-
-    fn insert(&mut self, hash: u64, key: LockKey, lock: Lock) {
-        self.0.insert_unique(hash, (hash, key, lock), |e| e.0);
-    }
-
-    /// Drops `key`'s entry if nobody holds or awaits the lock any more.
-    fn remove_if_unused(&mut self, hash: u64, key: &LockKey) {
-        if let Ok(entry) = self.0.find_entry(hash, |e| e.1 == *key)
-            && entry.get().2.holders.is_empty()
-            && entry.get().2.waiters.is_empty()
-        {
-            entry.remove();
-        }
-    }
-}
-
 #[derive(Debug, Default)]
 struct Shard {
-    locks: Mutex<Locks>,
+    /// Found by the request key's hash, computed once per request (for the shard and the
+    /// probes).
+    locks: Mutex<HashedMap<LockKey, Lock>>,
 }
 
 /// The lock table. See the module page.
@@ -287,7 +267,7 @@ impl LockManager {
                 lock.wake_grantable();
             }
         }
-        locks.remove_if_unused(hash, &key);
+        locks.remove_if(hash, &key, Lock::unused);
         outcome
     }
 
@@ -311,7 +291,7 @@ impl LockManager {
             if let Some(lock) = locks.get_mut(hash, key) {
                 lock.holders.retain(|&(t, _)| t != trx);
                 lock.wake_grantable();
-                locks.remove_if_unused(hash, key);
+                locks.remove_if(hash, key, Lock::unused);
             }
         }
     }
