@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -36,6 +37,9 @@ pub(crate) struct Shared {
     pub(crate) locks: LockManager,
     pub(crate) stats: Arc<Stats>,
     catalog: RwLock<Vec<Table>>,
+    /// Bumped by every change of the catalog (CREATE TABLE, CREATE INDEX, DROP TABLE), under
+    /// its write lock: a prepared statement's binding is good while this has not moved.
+    catalog_version: AtomicU64,
     pub(crate) pipeline: Arc<dyn CommitPipeline>,
     /// Committed (and rolled-back) transactions' records, waiting for purge.
     pub(crate) history: History,
@@ -222,6 +226,7 @@ impl Engine {
             locks: LockManager::new(LOCK_SHARDS, Arc::clone(&stats)),
             stats,
             catalog: RwLock::new(Vec::new()),
+            catalog_version: AtomicU64::new(0),
             pipeline,
             history: History::default(),
             config,
@@ -284,6 +289,7 @@ impl Engine {
         }
         let table = Table::new(TableId(id), schema);
         catalog.push(table.clone());
+        self.catalog_changed();
         Ok(table)
     }
 
@@ -300,12 +306,31 @@ impl Engine {
 
     /// Every table, in creation order (dropped ones left out).
     pub fn tables(&self) -> Vec<Table> {
+        self.versioned_tables().1
+    }
+
+    /// The catalog's version: it moves with every CREATE TABLE, CREATE INDEX and DROP TABLE,
+    /// so what was bound against the catalog is good while the version has not moved (as
+    /// MySQL re-prepares a statement whose tables' metadata changed).
+    pub fn catalog_version(&self) -> u64 {
+        // Acquire: pairs with the Release of `catalog_changed`, made under the write lock.
+        self.shared.catalog_version.load(Ordering::Acquire)
+    }
+
+    /// Every table (dropped ones left out) and the catalog version they are, read together.
+    pub fn versioned_tables(&self) -> (u64, Vec<Table>) {
         let catalog = self.shared.catalog.read();
-        catalog
+        let tables = catalog
             .iter()
             .filter(|t| !t.is_dropped())
             .cloned()
-            .collect()
+            .collect();
+        (self.catalog_version(), tables)
+    }
+
+    /// Called with the catalog's write lock held, after changing it.
+    fn catalog_changed(&self) {
+        self.shared.catalog_version.fetch_add(1, Ordering::Release);
     }
 
     /// The table with id `id`, dropped or not (recovery replays by id).
@@ -373,6 +398,7 @@ impl Engine {
     fn install_index(&self, catalog: &mut [Table], old: &Table, schema: TableSchema) -> Table {
         let new = old.with_index(schema);
         catalog[old.id().0 as usize] = new.clone();
+        self.catalog_changed();
         new
     }
 
@@ -412,6 +438,7 @@ impl Engine {
         let tombstone = Table::new(t.id(), t.schema().clone());
         tombstone.mark_dropped();
         *t = tombstone;
+        self.catalog_changed();
         Ok(())
     }
 
@@ -496,5 +523,38 @@ mod tests {
         reader.commit().unwrap();
         engine.purge();
         assert_eq!(Arc::strong_count(&t.0), 1, "only the test's handle is left");
+    }
+
+    #[test]
+    fn the_catalog_version_moves_with_every_ddl_and_nothing_else() {
+        let engine = Engine::open(EngineConfig::default()).unwrap();
+        let schema = TableSchema::new(
+            "t",
+            vec![
+                Column::new("id", ColumnType::Int),
+                Column::new("v", ColumnType::Int),
+            ],
+        )
+        .primary_key(&["id"])
+        .unwrap();
+        let v0 = engine.catalog_version();
+        let t = engine.create_table(schema).unwrap();
+        let v1 = engine.catalog_version();
+        assert!(v1 > v0, "CREATE TABLE");
+        let mut trx = engine.begin(Isolation::ReadCommitted);
+        trx.insert(&t, vec![1.into(), 2.into()]).unwrap();
+        trx.commit().unwrap();
+        assert_eq!(engine.catalog_version(), v1, "a write is not DDL");
+        assert!(engine.create_table(TableSchema::new("t", vec![])).is_err());
+        assert_eq!(engine.catalog_version(), v1, "a failed CREATE changes nothing");
+        engine.create_index("t", "by_v", &["v"], false).unwrap();
+        let v2 = engine.catalog_version();
+        assert!(v2 > v1, "CREATE INDEX");
+        let (v, tables) = engine.versioned_tables();
+        assert_eq!((v, tables.len()), (v2, 1));
+        assert_eq!(tables[0].schema().indexes.len(), 1, "the new handle");
+        engine.drop_table("t").unwrap();
+        assert!(engine.catalog_version() > v2, "DROP TABLE");
+        assert!(engine.versioned_tables().1.is_empty());
     }
 }
