@@ -231,6 +231,13 @@ impl<'c> Planner<'c> {
     /// Plans a parsed query.
     pub fn plan_query(&self, query: &ast::Query, params: &[Value]) -> Result<Plan, PlanError> {
         let select = bind::bind_query(self.catalog, query)?;
+        self.optimize(Arc::new(select), params)
+    }
+
+    /// Plans a query bound before (by [`bind::bind_query`] or [`Planner::bind_where`]), for
+    /// `params`: how a prepared statement runs again. As in MySQL, names are resolved once
+    /// and the plan is made anew each time, since the best access depends on the values.
+    pub fn optimize(&self, select: Arc<BoundSelect>, params: &[Value]) -> Result<Plan, PlanError> {
         join::optimize(self.catalog, self.mode, select, params, self.trace)
     }
 
@@ -242,6 +249,17 @@ impl<'c> Planner<'c> {
         selection: Option<&ast::Expr>,
         params: &[Value],
     ) -> Result<Plan, PlanError> {
+        let select = self.bind_where(table, selection)?;
+        self.optimize(Arc::new(select), params)
+    }
+
+    /// Binds the WHERE of an UPDATE or DELETE of `table`, as a one-table select of every
+    /// column.
+    pub fn bind_where(
+        &self,
+        table: &str,
+        selection: Option<&ast::Expr>,
+    ) -> Result<BoundSelect, PlanError> {
         let schema = self.catalog.table(table).ok_or_else(|| {
             PlanError::NoSuchTable(format!("{}.{table}", self.catalog.database()))
         })?;
@@ -257,13 +275,12 @@ impl<'c> Planner<'c> {
         };
         let param_count = binder.param_count();
         let used_columns = vec![vec![true; schema.columns.len()]];
-        let select = BoundSelect {
+        Ok(BoundSelect {
             tables,
             conds,
             used_columns,
             param_count,
             ..BoundSelect::default()
-        };
-        join::optimize(self.catalog, self.mode, select, params, self.trace)
+        })
     }
 }

@@ -1,6 +1,8 @@
 //! A plan: for each table, in join order, how it is read (its access path), what is checked on
 //! each row, and the estimates EXPLAIN shows.
 
+use std::sync::Arc;
+
 use waterline_txn::{ColumnType, Key, KeyRange, Row, TableSchema};
 
 use crate::PlannerMode;
@@ -143,8 +145,8 @@ impl Impossible {
 /// A planned SELECT (or the WHERE of an UPDATE/DELETE, as a one-table select).
 #[derive(Clone, Debug)]
 pub struct Plan {
-    /// The bound query.
-    pub select: BoundSelect,
+    /// The bound query (shared: a prepared statement binds once and plans each execution).
+    pub select: Arc<BoundSelect>,
     /// The tables in join order: const tables first.
     pub tables: Vec<TablePlan>,
     /// Set if the query can return no row.

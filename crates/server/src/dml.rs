@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use sqlparser::ast::{
     self, AssignmentTarget, Expr as Ast, FromTable, SetExpr, TableFactor, TableObject,
 };
-use waterline_planner::bind::{Binder, BoundTable, object_name};
+use waterline_planner::bind::{Binder, BoundSelect, BoundTable, object_name};
 use waterline_planner::exec::execute;
 use waterline_planner::{Env, Expr, Planner};
 use waterline_txn::{Key, KeyRange, LockMode, Row, ScanOptions, Table, Transaction, Value};
@@ -19,15 +19,34 @@ use crate::session::{Response, Session};
 use crate::shared::TableMeta;
 use crate::types::store;
 
-fn table_handle(s: &Session, name: &ast::ObjectName) -> Result<(String, Table), SqlError> {
+/// The database and the handle of table `name`, from the catalog's `tables`.
+fn table_handle(
+    s: &Session,
+    tables: &[Table],
+    name: &ast::ObjectName,
+) -> Result<(String, Table), SqlError> {
     let db = s.database.clone().ok_or_else(SqlError::no_database)?;
     let name = object_name(name)?;
-    let table = s
-        .shared
-        .engine
-        .table(&name)
-        .map_err(|_| SqlError::no_table(&db, &name))?;
+    let table = tables
+        .iter()
+        .find(|t| t.name().eq_ignore_ascii_case(&name))
+        .cloned()
+        .ok_or_else(|| SqlError::no_table(&db, &name))?;
     Ok((db, table))
+}
+
+/// The WHERE of an UPDATE or DELETE of `table`, bound.
+fn bind_filter(
+    db: &str,
+    table: &Table,
+    selection: Option<&Ast>,
+) -> Result<Arc<BoundSelect>, SqlError> {
+    let catalog = crate::ddl::SchemaCatalog {
+        database: db,
+        tables: std::slice::from_ref(table),
+    };
+    let filter = Planner::new(&catalog).bind_where(table.name(), selection)?;
+    Ok(Arc::new(filter))
 }
 
 fn single_table(from: &ast::TableWithJoins) -> Result<&ast::ObjectName, SqlError> {
@@ -75,16 +94,26 @@ fn is_default(e: &Ast) -> bool {
     matches!(e, Ast::Identifier(id) if id.value.eq_ignore_ascii_case("DEFAULT"))
 }
 
-/// INSERT INTO t [(columns)] VALUES (...), (...).
-pub(crate) fn insert(
-    s: &mut Session,
+/// An INSERT bound against the catalog: per row, per column of the table, the expression
+/// giving its value (`None`: the column's default).
+#[derive(Debug)]
+pub(crate) struct BoundInsert {
+    table: Table,
+    rows: Vec<Vec<Option<Expr>>>,
+    /// Whether a value is a session value of this moment (NOW()): then it is not kept.
+    pub(crate) volatile: bool,
+}
+
+/// Binds INSERT INTO t [(columns)] VALUES (...), (...).
+pub(crate) fn bind_insert(
+    s: &Session,
+    tables: &[Table],
     ins: &ast::Insert,
-    params: &[Value],
-) -> Result<Response, SqlError> {
+) -> Result<BoundInsert, SqlError> {
     let TableObject::TableName(name) = &ins.table else {
         return Err(SqlError::unsupported("INSERT INTO a table function"));
     };
-    let (_, table) = table_handle(s, name)?;
+    let (_, table) = table_handle(s, tables, name)?;
     if ins.on.is_some() {
         return Err(SqlError::unsupported("INSERT ... ON DUPLICATE KEY UPDATE"));
     }
@@ -110,25 +139,53 @@ pub(crate) fn insert(
     let SetExpr::Values(values) = source.body.as_ref() else {
         return Err(SqlError::unsupported("INSERT ... SELECT"));
     };
-    let meta = meta(s, &table);
     let mut binder = Binder::new(&[]);
-    let mut rows: Vec<Vec<Option<Value>>> = Vec::with_capacity(values.rows.len());
+    let mut volatile = false;
+    let mut rows = Vec::with_capacity(values.rows.len());
     for (i, exprs) in values.rows.iter().enumerate() {
         if exprs.len() != positions.len() {
             return Err(SqlError::column_count(i + 1));
         }
-        let mut row: Vec<Option<Value>> = vec![None; schema.columns.len()];
+        let mut row: Vec<Option<Expr>> = vec![None; schema.columns.len()];
         for (e, &pos) in exprs.iter().zip(&positions) {
             if !is_default(e) {
-                let v = match crate::select::session_value(s, e)? {
-                    Some(v) => v,
-                    None => binder
-                        .expr(e, "field list")?
-                        .eval(Env { rows: &[], params })?,
-                };
-                row[pos] = Some(v);
+                row[pos] = Some(match crate::select::session_value(s, e)? {
+                    Some(v) => {
+                        volatile = true;
+                        Expr::Literal(v)
+                    }
+                    None => binder.expr(e, "field list")?,
+                });
             }
         }
+        rows.push(row);
+    }
+    Ok(BoundInsert {
+        table,
+        rows,
+        volatile,
+    })
+}
+
+/// Runs a bound INSERT with `params`.
+pub(crate) fn insert(
+    s: &mut Session,
+    bound: &BoundInsert,
+    params: &[Value],
+) -> Result<Response, SqlError> {
+    let table = &bound.table;
+    let schema = table.shared_schema();
+    let meta = meta(s, table);
+    let mut rows: Vec<Vec<Option<Value>>> = Vec::with_capacity(bound.rows.len());
+    for exprs in &bound.rows {
+        let row = exprs
+            .iter()
+            .map(|e| {
+                e.as_ref()
+                    .map(|e| e.eval(Env { rows: &[], params }))
+                    .transpose()
+            })
+            .collect::<Result<_, _>>()?;
         rows.push(row);
     }
     // AUTO_INCREMENT: NULL, 0 or nothing takes the next value.
@@ -141,7 +198,7 @@ pub(crate) fn insert(
             .filter_map(|r| r[col].as_ref().and_then(Value::as_int))
             .max()
             .unwrap_or(0);
-        let mut next = reserve_ids(s, &table, col, needed, 1);
+        let mut next = reserve_ids(s, table, col, needed, 1);
         if needed > 0 {
             first_id = next;
         }
@@ -151,7 +208,7 @@ pub(crate) fn insert(
                 next += 1;
             }
         }
-        reserve_ids(s, &table, col, 0, explicit_max + 1);
+        reserve_ids(s, table, col, 0, explicit_max + 1);
     }
     let mut full: Vec<Row> = Vec::with_capacity(rows.len());
     for r in rows {
@@ -167,7 +224,7 @@ pub(crate) fn insert(
     let n = full.len() as u64;
     s.with_trx(|_, trx| {
         for row in full {
-            trx.insert(&table, row)?;
+            trx.insert(table, row)?;
         }
         Ok(())
     })?;
@@ -181,27 +238,18 @@ pub(crate) fn insert(
     })
 }
 
-/// The rows of `table` that `selection` selects, with their primary keys, locked for update.
+/// The rows of `table` that `filter` (its bound WHERE) selects, with their primary keys,
+/// locked for update.
 fn target_rows(
     s: &Session,
     trx: &mut Transaction,
     db: &str,
     table: &Table,
-    selection: Option<&Ast>,
+    filter: &Arc<BoundSelect>,
     params: &[Value],
 ) -> Result<Vec<(Key, Row)>, SqlError> {
-    let tables = [table.clone()];
     if table.schema().primary_key.is_none() {
         // No primary key: only the hidden row id finds a row again; read them all with it.
-        let bound = [BoundTable {
-            name: table.name().to_owned(),
-            alias: table.name().to_owned(),
-            schema: table.shared_schema(),
-        }];
-        let cond = match selection {
-            Some(e) => Some(Binder::new(&bound).expr(e, "where clause")?),
-            None => None,
-        };
         let all = trx.scan_with(
             table,
             KeyRange::All,
@@ -213,13 +261,14 @@ fn target_rows(
         )?;
         let mut out = Vec::new();
         for (key, row) in all {
-            let keep = match &cond {
-                Some(c) => c.is_true(Env {
-                    rows: &[Some(&row)],
-                    params,
-                })?,
-                None => true,
+            let env = Env {
+                rows: &[Some(&row)],
+                params,
             };
+            let mut keep = true;
+            for c in &filter.conds {
+                keep = keep && c.is_true(env)?;
+            }
             if keep {
                 out.push((key, row));
             }
@@ -227,10 +276,11 @@ fn target_rows(
         return Ok(out);
     }
     let pk = table.schema().primary_key.clone().unwrap_or_default();
-    let access = TxnAccess::new(db, &tables, trx, Some(LockMode::Exclusive));
+    let tables = std::slice::from_ref(table);
+    let access = TxnAccess::new(db, tables, trx, Some(LockMode::Exclusive));
     let plan = Planner::new(&access)
         .mode(s.planner)
-        .plan_where(table.name(), selection, params)
+        .optimize(Arc::clone(filter), params)
         .map_err(|e| plan_failure(&access, e))?;
     let run = execute(&plan, &access, params).map_err(|e| plan_failure(&access, e))?;
     s.shared
@@ -247,16 +297,28 @@ fn target_rows(
         .collect())
 }
 
-/// UPDATE t SET c = expr, ... [WHERE ...].
-pub(crate) fn update(
-    s: &mut Session,
+/// An UPDATE bound against the catalog.
+#[derive(Debug)]
+pub(crate) struct BoundUpdate {
+    db: String,
+    table: Table,
+    /// Column and new value, in SET order.
+    sets: Vec<(usize, Expr)>,
+    /// How many placeholders SET has (WHERE's come after them).
+    set_params: usize,
+    filter: Arc<BoundSelect>,
+}
+
+/// Binds UPDATE t SET c = expr, ... [WHERE ...].
+pub(crate) fn bind_update(
+    s: &Session,
+    tables: &[Table],
     up: &ast::Update,
-    params: &[Value],
-) -> Result<Response, SqlError> {
+) -> Result<BoundUpdate, SqlError> {
     if up.from.is_some() || up.limit.is_some() || !up.order_by.is_empty() {
         return Err(SqlError::unsupported("UPDATE with FROM, ORDER BY or LIMIT"));
     }
-    let (db, table) = table_handle(s, single_table(&up.table)?)?;
+    let (db, table) = table_handle(s, tables, single_table(&up.table)?)?;
     let schema = table.shared_schema();
     let bound = [BoundTable {
         name: table.name().to_owned(),
@@ -277,16 +339,39 @@ pub(crate) fn update(
             .ok_or_else(|| SqlError::unknown_column(&c, "field list"))?;
         sets.push((pos, binder.expr(&a.value, "field list")?));
     }
-    let set_params = binder.param_count().min(params.len());
-    let (set_values, where_values) = params.split_at(set_params);
+    let filter = bind_filter(&db, &table, up.selection.as_ref())?;
+    Ok(BoundUpdate {
+        db,
+        table,
+        sets,
+        set_params: binder.param_count(),
+        filter,
+    })
+}
+
+/// Runs a bound UPDATE with `params`.
+pub(crate) fn update(
+    s: &mut Session,
+    bound: &BoundUpdate,
+    params: &[Value],
+) -> Result<Response, SqlError> {
+    let BoundUpdate {
+        db,
+        table,
+        sets,
+        filter,
+        ..
+    } = bound;
+    let schema = table.shared_schema();
+    let (set_values, where_values) = params.split_at(bound.set_params.min(params.len()));
     let pk = schema.primary_key.clone();
     let (matched, changed) = s.with_trx(|s, trx| {
-        let targets = target_rows(s, trx, &db, &table, up.selection.as_ref(), where_values)?;
+        let targets = target_rows(s, trx, db, table, filter, where_values)?;
         let (mut matched, mut changed) = (0u64, 0u64);
         for (key, old) in targets {
             matched += 1;
             let mut new = old.clone();
-            for (pos, e) in &sets {
+            for (pos, e) in sets {
                 // MySQL evaluates assignments left to right, each seeing the ones before.
                 let v = e.eval(Env {
                     rows: &[Some(&new)],
@@ -302,10 +387,10 @@ pub(crate) fn update(
                 .as_ref()
                 .is_some_and(|cols| cols.iter().any(|&c| new[c] != old[c]));
             if moved {
-                trx.delete(&table, key)?;
-                trx.insert(&table, new)?;
+                trx.delete(table, key)?;
+                trx.insert(table, new)?;
             } else {
-                trx.update(&table, key, new)?;
+                trx.update(table, key, new)?;
             }
         }
         Ok((matched, changed))
@@ -317,12 +402,20 @@ pub(crate) fn update(
     })
 }
 
-/// DELETE FROM t [WHERE ...].
-pub(crate) fn delete(
-    s: &mut Session,
+/// A DELETE bound against the catalog.
+#[derive(Debug)]
+pub(crate) struct BoundDelete {
+    db: String,
+    table: Table,
+    filter: Arc<BoundSelect>,
+}
+
+/// Binds DELETE FROM t [WHERE ...].
+pub(crate) fn bind_delete(
+    s: &Session,
+    tables: &[Table],
     del: &ast::Delete,
-    params: &[Value],
-) -> Result<Response, SqlError> {
+) -> Result<BoundDelete, SqlError> {
     if del.limit.is_some()
         || !del.order_by.is_empty()
         || del.using.is_some()
@@ -338,12 +431,23 @@ pub(crate) fn delete(
     let [one] = from.as_slice() else {
         return Err(SqlError::unsupported("a multi-table DELETE"));
     };
-    let (db, table) = table_handle(s, single_table(one)?)?;
+    let (db, table) = table_handle(s, tables, single_table(one)?)?;
+    let filter = bind_filter(&db, &table, del.selection.as_ref())?;
+    Ok(BoundDelete { db, table, filter })
+}
+
+/// Runs a bound DELETE with `params`.
+pub(crate) fn delete(
+    s: &mut Session,
+    bound: &BoundDelete,
+    params: &[Value],
+) -> Result<Response, SqlError> {
+    let BoundDelete { db, table, filter } = bound;
     let deleted = s.with_trx(|s, trx| {
-        let targets = target_rows(s, trx, &db, &table, del.selection.as_ref(), params)?;
+        let targets = target_rows(s, trx, db, table, filter, params)?;
         let mut n = 0;
         for (key, _) in targets {
-            if trx.delete(&table, key)? {
+            if trx.delete(table, key)? {
                 n += 1;
             }
         }

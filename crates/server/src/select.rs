@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
 use opensrv_mysql::ColumnType as Wire;
@@ -11,12 +12,12 @@ use sqlparser::ast::{
     self, Expr as Ast, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, SelectItem,
     SetExpr,
 };
-use waterline_planner::bind::{Binder, BoundTable, bind_query};
+use waterline_planner::bind::{Binder, BoundSelect, BoundTable, bind_query};
 use waterline_planner::exec::execute_first;
 use waterline_planner::explain::{COLUMNS, explain as explain_rows};
 use waterline_planner::value::{ArithOp, arith, sql_cmp};
 use waterline_planner::{Env, Expr, PlanError, Planner};
-use waterline_txn::{LockMode, Row, Value};
+use waterline_txn::{LockMode, Row, Table, Value};
 
 use crate::access::TxnAccess;
 use crate::error::SqlError;
@@ -113,11 +114,23 @@ struct ProjectionBinder<'a, 'b> {
     session: &'a Session,
     binder: Binder<'b>,
     aggs: Vec<Agg>,
+    /// Whether a session value was bound (as a literal, so the binding holds for now only).
+    volatile: bool,
 }
 
-impl ProjectionBinder<'_, '_> {
+impl<'a, 'b> ProjectionBinder<'a, 'b> {
+    fn new(session: &'a Session, tables: &'b [BoundTable]) -> Self {
+        ProjectionBinder {
+            session,
+            binder: Binder::new(tables),
+            aggs: Vec::new(),
+            volatile: false,
+        }
+    }
+
     fn bind(&mut self, e: &Ast) -> Result<PExpr, SqlError> {
         if let Some(v) = session_value(self.session, e)? {
+            self.volatile = true;
             return Ok(PExpr::Scalar(Expr::Literal(v)));
         }
         match e {
@@ -357,22 +370,25 @@ fn rows_wanted(
     limit.map(|l| l.saturating_add(offset))
 }
 
-/// Projects, groups, sorts and limits (to `(limit, offset)`, from [`limit_offset`]) the
-/// joined rows of a query.
-fn project(
+/// A select list bound: the output columns, GROUP BY, the ORDER BY keys and the aggregates.
+#[derive(Clone, Debug)]
+struct Projection {
+    cols: Vec<OutCol>,
+    group_by: Vec<Expr>,
+    sort: Vec<(SortKey, bool)>,
+    aggs: Vec<Agg>,
+    /// Whether it holds a session value (NOW(), @@autocommit) read while binding.
+    volatile: bool,
+}
+
+/// Binds a query's select list, GROUP BY and ORDER BY over its bound `tables`.
+fn bind_projection(
     s: &Session,
     tables: &[BoundTable],
     q: &ast::Query,
     select: &ast::Select,
-    rows: Vec<Vec<Row>>,
-    params: &[Value],
-    (limit, offset): (Option<usize>, usize),
-) -> Result<Response, SqlError> {
-    let mut pb = ProjectionBinder {
-        session: s,
-        binder: Binder::new(tables),
-        aggs: Vec::new(),
-    };
+) -> Result<Projection, SqlError> {
+    let mut pb = ProjectionBinder::new(s, tables);
     // The first parameter after the select list: the planner numbered WHERE's after it too.
     let mut cols = Vec::new();
     for item in &select.projection {
@@ -447,7 +463,6 @@ fn project(
     if select.having.is_some() {
         return Err(SqlError::unsupported("HAVING"));
     }
-    let grouped = !group_by.is_empty() || !pb.aggs.is_empty();
     let mut sort = Vec::new();
     if let Some(ob) = &q.order_by
         && let ast::OrderByKind::Expressions(items) = &ob.kind
@@ -481,7 +496,33 @@ fn project(
             sort.push((key, desc));
         }
     }
-    let aggs = pb.aggs;
+    Ok(Projection {
+        cols,
+        group_by,
+        sort,
+        aggs: pb.aggs,
+        volatile: pb.volatile,
+    })
+}
+
+/// Projects, groups, sorts and limits (to `(limit, offset)`, from [`limit_offset`]) the
+/// joined rows of a query.
+fn project(
+    s: &Session,
+    p: &Projection,
+    select: &ast::Select,
+    rows: Vec<Vec<Row>>,
+    params: &[Value],
+    (limit, offset): (Option<usize>, usize),
+) -> Result<Response, SqlError> {
+    let Projection {
+        cols,
+        group_by,
+        sort,
+        aggs,
+        ..
+    } = p;
+    let grouped = !group_by.is_empty() || !aggs.is_empty();
 
     // Groups (in first-seen order), or one "group" per row.
     let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::new(); // (row, source sort keys)
@@ -515,7 +556,7 @@ fn project(
             groups.push(Vec::new()); // aggregates over no rows: one row
         }
         for group in &groups {
-            let values = run_aggregates(&aggs, group, params)?;
+            let values = run_aggregates(aggs, group, params)?;
             let row = cols
                 .iter()
                 .map(|c| eval(&c.expr, group, &values, params))
@@ -535,7 +576,7 @@ fn project(
     if !sort.is_empty() {
         out.sort_by(|(a, sa), (b, sb)| {
             let mut src = 0;
-            for (key, desc) in &sort {
+            for (key, desc) in sort {
                 let (x, y) = match key {
                     SortKey::Out(i) => (&a[*i], &b[*i]),
                     SortKey::Src(_) => {
@@ -607,31 +648,84 @@ pub(crate) fn plan_failure(access: &TxnAccess<'_>, e: PlanError) -> SqlError {
     }
 }
 
-/// Runs a query.
-pub(crate) fn query(
-    s: &mut Session,
-    q: &ast::Query,
-    params: &[Value],
-) -> Result<Response, SqlError> {
-    let select = select_of(q)?;
-    if select.from.is_empty() {
-        let rows = vec![Vec::new()];
-        let window = limit_offset(q, params)?;
-        return project(s, &[], q, select, rows, params, window);
+/// A SELECT bound against the catalog: the handles of its tables, the planner's bound form,
+/// and its select list. A prepared statement keeps one between executions.
+#[derive(Debug)]
+pub(crate) struct BoundQuery {
+    tables: Vec<Table>,
+    select: Arc<BoundSelect>,
+    projection: Projection,
+    lock: Option<LockMode>,
+}
+
+impl BoundQuery {
+    /// Whether it holds a value of this moment (NOW(), @@autocommit): then it is not kept.
+    pub(crate) fn volatile(&self) -> bool {
+        self.projection.volatile
     }
-    let db = s.database.clone().ok_or_else(SqlError::no_database)?;
+}
+
+/// The handles of `bound`'s tables, from the catalog's `tables`.
+pub(crate) fn handles(tables: &[Table], bound: &[BoundTable]) -> Vec<Table> {
+    bound
+        .iter()
+        .filter_map(|b| {
+            tables
+                .iter()
+                .find(|t| t.name().eq_ignore_ascii_case(&b.name))
+                .cloned()
+        })
+        .collect()
+}
+
+/// Binds a query against the catalog's `tables`.
+pub(crate) fn bind(s: &Session, tables: &[Table], q: &ast::Query) -> Result<BoundQuery, SqlError> {
+    let select = select_of(q)?;
     let lock = q.locks.first().map(|l| match l.lock_type {
         ast::LockType::Update => LockMode::Exclusive,
         ast::LockType::Share => LockMode::Shared,
     });
-    let tables = s.shared.engine.tables();
+    let bound = if select.from.is_empty() {
+        BoundSelect::default()
+    } else {
+        let database = s.database.as_deref().ok_or_else(SqlError::no_database)?;
+        bind_query(&crate::ddl::SchemaCatalog { database, tables }, q)?
+    };
+    let projection = bind_projection(s, &bound.tables, q, select)?;
+    Ok(BoundQuery {
+        tables: handles(tables, &bound.tables),
+        select: Arc::new(bound),
+        projection,
+        lock,
+    })
+}
+
+/// Runs a bound query: plans it for `params`, reads, and projects.
+pub(crate) fn run(
+    s: &mut Session,
+    q: &ast::Query,
+    bound: &BoundQuery,
+    params: &[Value],
+) -> Result<Response, SqlError> {
+    let select = select_of(q)?;
+    let window = limit_offset(q, params)?;
+    if select.from.is_empty() {
+        return project(
+            s,
+            &bound.projection,
+            select,
+            vec![Vec::new()],
+            params,
+            window,
+        );
+    }
+    let db = s.database.clone().ok_or_else(SqlError::no_database)?;
     s.with_trx(|s, trx| {
-        let access = TxnAccess::new(&db, &tables, trx, lock);
+        let access = TxnAccess::new(&db, &bound.tables, trx, bound.lock);
         let plan = Planner::new(&access)
             .mode(s.planner)
-            .plan_query(q, params)
+            .optimize(Arc::clone(&bound.select), params)
             .map_err(|e| plan_failure(&access, e))?;
-        let window = limit_offset(q, params)?;
         let wanted = rows_wanted(q, select, &plan, window);
         let run =
             execute_first(&plan, &access, params, wanted).map_err(|e| plan_failure(&access, e))?;
@@ -639,7 +733,7 @@ pub(crate) fn query(
             .counters
             .rows_examined
             .fetch_add(run.examined.iter().sum(), AtomicOrdering::Relaxed);
-        project(s, &plan.select.tables, q, select, run.rows, params, window)
+        project(s, &bound.projection, select, run.rows, params, window)
     })
 }
 
@@ -690,11 +784,7 @@ pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColu
     } else {
         bind_query(&catalog, q)?.tables
     };
-    let mut pb = ProjectionBinder {
-        session: s,
-        binder: Binder::new(&bound),
-        aggs: Vec::new(),
-    };
+    let mut pb = ProjectionBinder::new(s, &bound);
     let mut cols = Vec::new();
     for item in &select.projection {
         match item {

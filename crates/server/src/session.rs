@@ -80,6 +80,39 @@ impl Response {
 pub(crate) struct Prepared {
     pub(crate) statement: Arc<Statement>,
     pub(crate) params: usize,
+    /// Its binding from an earlier execution, to run again while it is good.
+    binding: Option<Arc<Binding>>,
+}
+
+/// A SELECT, INSERT, UPDATE or DELETE with its names resolved against the catalog: tables to
+/// handles, columns to positions, `?` to parameter numbers. A prepared statement is bound
+/// once and planned at every execution, as in MySQL.
+#[derive(Debug)]
+pub(crate) enum Bound {
+    Query(crate::select::BoundQuery),
+    Insert(crate::dml::BoundInsert),
+    Update(crate::dml::BoundUpdate),
+    Delete(crate::dml::BoundDelete),
+}
+
+impl Bound {
+    /// Whether it holds a value of this moment (NOW(), @@autocommit), so it is not kept.
+    fn volatile(&self) -> bool {
+        match self {
+            Bound::Query(q) => q.volatile(),
+            Bound::Insert(i) => i.volatile,
+            Bound::Update(_) | Bound::Delete(_) => false,
+        }
+    }
+}
+
+/// A binding and what it was bound against: it is good while the catalog version and the
+/// session's database are the same (MySQL re-prepares a statement whose tables changed).
+#[derive(Debug)]
+pub(crate) struct Binding {
+    version: u64,
+    database: Option<String>,
+    bound: Bound,
 }
 
 /// One client's session.
@@ -201,6 +234,7 @@ impl Session {
             Prepared {
                 statement: Arc::from(statement),
                 params,
+                binding: None,
             },
         );
         Ok((id, params, columns))
@@ -224,7 +258,75 @@ impl Session {
                 "Incorrect arguments to EXECUTE",
             ));
         }
-        self.run(&prepared.statement, params)
+        let good = |b: &Binding| {
+            b.version == self.shared.engine.catalog_version() && b.database == self.database
+        };
+        let binding = match prepared.binding {
+            Some(b) if good(&b) => b,
+            _ => match self.bind(&prepared.statement)? {
+                Some(b) => {
+                    let b = Arc::new(b);
+                    if !b.bound.volatile()
+                        && let Some(p) = self.prepared.get_mut(&id)
+                    {
+                        p.binding = Some(Arc::clone(&b));
+                    }
+                    b
+                }
+                None => return self.run(&prepared.statement, params),
+            },
+        };
+        self.warnings.clear();
+        self.run_bound(&prepared.statement, &binding.bound, params)
+    }
+
+    /// Binds `statement` against the catalog if it is a SELECT, INSERT, UPDATE or DELETE.
+    fn bind(&self, statement: &Statement) -> Result<Option<Binding>, SqlError> {
+        let catalog = || self.shared.engine.versioned_tables();
+        let (version, bound) = match statement {
+            Statement::Query(q) => {
+                let (version, tables) = catalog();
+                let bound = crate::select::bind(self, &tables, q)?;
+                (version, Bound::Query(bound))
+            }
+            Statement::Insert(insert) => {
+                let (version, tables) = catalog();
+                let bound = crate::dml::bind_insert(self, &tables, insert)?;
+                (version, Bound::Insert(bound))
+            }
+            Statement::Update(update) => {
+                let (version, tables) = catalog();
+                let bound = crate::dml::bind_update(self, &tables, update)?;
+                (version, Bound::Update(bound))
+            }
+            Statement::Delete(delete) => {
+                let (version, tables) = catalog();
+                let bound = crate::dml::bind_delete(self, &tables, delete)?;
+                (version, Bound::Delete(bound))
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(Binding {
+            version,
+            database: self.database.clone(),
+            bound,
+        }))
+    }
+
+    /// Runs `statement`, bound as `bound`, with `params`.
+    fn run_bound(
+        &mut self,
+        statement: &Statement,
+        bound: &Bound,
+        params: &[Value],
+    ) -> Result<Response, SqlError> {
+        match (statement, bound) {
+            (Statement::Query(q), Bound::Query(b)) => crate::select::run(self, q, b, params),
+            (_, Bound::Insert(b)) => crate::dml::insert(self, b, params),
+            (_, Bound::Update(b)) => crate::dml::update(self, b, params),
+            (_, Bound::Delete(b)) => crate::dml::delete(self, b, params),
+            (_, Bound::Query(_)) => Err(SqlError::other("a query's binding for another statement")),
+        }
     }
 
     /// The parameter count of prepared statement `id`.
@@ -311,15 +413,14 @@ impl Session {
 
     fn run(&mut self, statement: &Statement, params: &[Value]) -> Result<Response, SqlError> {
         self.warnings.clear();
+        if let Some(binding) = self.bind(statement)? {
+            return self.run_bound(statement, &binding.bound, params);
+        }
         match statement {
-            Statement::Query(q) => crate::select::query(self, q, params),
             Statement::Explain { statement, .. } => match statement.as_ref() {
                 Statement::Query(q) => crate::select::explain(self, q, params),
                 other => Err(SqlError::unsupported(format!("EXPLAIN {other}"))),
             },
-            Statement::Insert(insert) => crate::dml::insert(self, insert, params),
-            Statement::Update(update) => crate::dml::update(self, update, params),
-            Statement::Delete(delete) => crate::dml::delete(self, delete, params),
             Statement::StartTransaction { .. } => {
                 self.commit()?;
                 self.trx = Some(self.begin_trx());

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use waterline_server::{Response, Session, SessionConfig, Shared, SqlError};
-use waterline_txn::{Engine, EngineConfig};
+use waterline_txn::{Engine, EngineConfig, Value};
 
 fn session() -> Session {
     let engine = Arc::new(Engine::open(EngineConfig::default()).unwrap());
@@ -672,4 +672,90 @@ fn a_limit_in_index_order_stops_the_read_and_its_locks() {
         rows(&mut a, "SELECT COUNT(*) FROM new_order LIMIT 1"),
         [["5"]]
     );
+}
+
+fn prepared_rows(s: &mut Session, id: u32, params: &[Value]) -> Vec<Vec<String>> {
+    match s.execute_prepared(id, params).unwrap() {
+        Response::Rows { rows, .. } => rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|v| waterline_server::types::text(v).unwrap_or_else(|| "NULL".into()))
+                    .collect()
+            })
+            .collect(),
+        other => panic!("no rows: {other:?}"),
+    }
+}
+
+#[test]
+fn a_prepared_statement_is_bound_once_and_again_after_ddl() {
+    let mut s = session();
+    setup(&mut s);
+    let (select, _, _) = s
+        .prepare("SELECT i_name, i_price FROM item WHERE i_id = ?")
+        .unwrap();
+    let (update, _, _) = s
+        .prepare("UPDATE item SET i_price = i_price + ? WHERE i_id = ?")
+        .unwrap();
+    let (insert, _, _) = s
+        .prepare("INSERT INTO item (i_id, i_name) VALUES (?, ?)")
+        .unwrap();
+    let (delete, _, _) = s.prepare("DELETE FROM item WHERE i_id = ?").unwrap();
+    // Executed again and again with other values, through the kept binding.
+    for i in [3, 5, 3] {
+        assert_eq!(
+            prepared_rows(&mut s, select, &[Value::Int(i)]),
+            vec![vec![format!("item-{i}"), format!("{i}.{i:02}")]]
+        );
+    }
+    s.execute_prepared(update, &[Value::Int(10), Value::Int(5)])
+        .unwrap();
+    s.execute_prepared(insert, &[Value::Int(99), Value::from("new")])
+        .unwrap();
+    assert_eq!(
+        one(&mut s, "SELECT i_price FROM item WHERE i_id = 5"),
+        "15.05"
+    );
+    assert_eq!(
+        one(&mut s, "SELECT i_name FROM item WHERE i_id = 99"),
+        "new"
+    );
+    s.execute_prepared(delete, &[Value::Int(99)]).unwrap();
+    assert_eq!(one(&mut s, "SELECT COUNT(*) FROM item"), "20");
+
+    // The table again, its columns in another order: every statement binds anew.
+    ok(&mut s, "DROP TABLE item");
+    let e = s.execute_prepared(select, &[Value::Int(3)]).unwrap_err();
+    assert_eq!(e.code, 1146, "{e}");
+    ok(
+        &mut s,
+        "CREATE TABLE item (i_price DECIMAL(5,2), i_name VARCHAR(24), i_id INT NOT NULL, PRIMARY KEY (i_id))",
+    );
+    s.execute_prepared(insert, &[Value::Int(7), Value::from("seven")])
+        .unwrap();
+    // NULL + 2 is NULL: the row matches and does not change.
+    assert!(matches!(
+        s.execute_prepared(update, &[Value::Int(2), Value::Int(7)]),
+        Ok(Response::Done { affected: 0, .. })
+    ));
+    assert_eq!(
+        prepared_rows(&mut s, select, &[Value::Int(7)]),
+        vec![vec!["seven".to_owned(), "NULL".to_owned()]]
+    );
+    ok(&mut s, "UPDATE item SET i_price = 1 WHERE i_id = 7");
+    s.execute_prepared(update, &[Value::Int(2), Value::Int(7)])
+        .unwrap();
+    assert_eq!(
+        prepared_rows(&mut s, select, &[Value::Int(7)]),
+        vec![vec!["seven".to_owned(), "3.00".to_owned()]]
+    );
+    s.execute_prepared(delete, &[Value::Int(7)]).unwrap();
+    assert!(prepared_rows(&mut s, select, &[Value::Int(7)]).is_empty());
+
+    // A session value is read at every execution, not kept from the first.
+    let (autocommit, _, _) = s.prepare("SELECT @@autocommit").unwrap();
+    assert_eq!(prepared_rows(&mut s, autocommit, &[]), vec![vec!["1"]]);
+    ok(&mut s, "SET autocommit = 0");
+    assert_eq!(prepared_rows(&mut s, autocommit, &[]), vec![vec!["0"]]);
 }

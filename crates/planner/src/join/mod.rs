@@ -7,6 +7,8 @@
 //! 5. choose each table's access and the join order with the least cost;
 //! 6. attach each condition to the first table where it can be checked.
 
+use std::sync::Arc;
+
 use waterline_txn::{Key, KeyRange, Row, Value};
 
 use crate::bind::BoundSelect;
@@ -51,7 +53,7 @@ struct Optimizer<'a> {
 pub fn optimize(
     catalog: &dyn Catalog,
     mode: PlannerMode,
-    select: BoundSelect,
+    select: Arc<BoundSelect>,
     params: &[Value],
     trace: bool,
 ) -> Result<Plan, PlanError> {
