@@ -242,9 +242,10 @@ impl Table {
     /// # Panics
     /// If `index` is not an index of the table.
     pub fn records_in_range(&self, index: Option<usize>, range: &KeyRange, cap: usize) -> usize {
+        // Counted in place: a copy of each key would cost more than the walk.
         match index {
-            None => self.keys_in(range).take(cap).count(),
-            Some(i) => self.index_entries(i, range).take(cap).count(),
+            None => self.clustered_in(range).take(cap).count(),
+            Some(i) => self.secondary_in(i, range).take(cap).count(),
         }
     }
 
@@ -359,23 +360,34 @@ impl Table {
         }
     }
 
-    /// Primary keys of clustered entries in `range`, ascending.
-    pub(crate) fn keys_in(&self, range: &KeyRange) -> impl Iterator<Item = (Key, Arc<Record>)> {
+    /// Clustered entries in `range`, ascending.
+    fn clustered_in<'a>(
+        &'a self,
+        range: &'a KeyRange,
+    ) -> impl Iterator<Item = crossbeam_skiplist::map::Entry<'a, Key, Arc<Record>>> {
         self.0
             .clustered
             .ordered
             .range((range.start(), Bound::Unbounded))
             .skip_while(|e| !range.after_start(e.key()))
             .take_while(|e| range.before_end(e.key()))
+    }
+
+    /// Primary keys of clustered entries in `range`, ascending.
+    pub(crate) fn keys_in<'a>(
+        &'a self,
+        range: &'a KeyRange,
+    ) -> impl Iterator<Item = (Key, Arc<Record>)> + 'a {
+        self.clustered_in(range)
             .map(|e| (e.key().clone(), Arc::clone(e.value())))
     }
 
-    /// `(secondary key, primary key)` entries of index `index` in `range`, ascending.
-    pub(crate) fn index_entries(
-        &self,
+    /// Entries of secondary index `index` in `range`, ascending.
+    fn secondary_in<'a>(
+        &'a self,
         index: usize,
-        range: &KeyRange,
-    ) -> impl Iterator<Item = (Key, Key)> {
+        range: &'a KeyRange,
+    ) -> impl Iterator<Item = crossbeam_skiplist::set::Entry<'a, (Key, Key)>> {
         let start = match range.start() {
             Bound::Included(k) => Bound::Included((k, Key::default())),
             _ => Bound::Unbounded,
@@ -384,7 +396,15 @@ impl Table {
             .range((start, Bound::Unbounded))
             .skip_while(|e| !range.after_start(&e.value().0))
             .take_while(|e| range.before_end(&e.value().0))
-            .map(|e| e.value().clone())
+    }
+
+    /// `(secondary key, primary key)` entries of index `index` in `range`, ascending.
+    pub(crate) fn index_entries<'a>(
+        &'a self,
+        index: usize,
+        range: &'a KeyRange,
+    ) -> impl Iterator<Item = (Key, Key)> + 'a {
+        self.secondary_in(index, range).map(|e| e.value().clone())
     }
 
     /// Purges one record (see `purge.rs`): returns the versions unlinked. A record left dead
