@@ -70,9 +70,8 @@ impl Server {
         let backend = Backend::new(Arc::clone(&self.shared), Arc::clone(&statements));
         let max_packet = self.shared.config.max_allowed_packet;
         // One thread per connection, as MySQL's default: a statement may block on a row lock
-        // or an admission permit, and then only its own connection waits. The connection's
-        // tasks (filter, opensrv, writer) share that thread's runtime, so passing a packet
-        // between them wakes no other thread.
+        // or an admission permit, and then only its own connection waits. The thread reads
+        // and writes its socket with blocking calls (see `wire.rs`).
         // On failure the backend is dropped, which counts the connection out again.
         let Ok(std_stream) = stream.into_std() else {
             return;
@@ -81,17 +80,9 @@ impl Server {
         let _ = std::thread::Builder::new()
             .name("waterline-conn".into())
             .spawn(move || {
-                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                else {
-                    return;
-                };
-                runtime.block_on(async move {
-                    if let Ok(stream) = TcpStream::from_std(std_stream) {
-                        crate::wire::serve(stream, backend, statements, max_packet).await;
-                    }
-                });
+                if std_stream.set_nonblocking(false).is_ok() {
+                    crate::wire::serve(std_stream, backend, statements, max_packet);
+                }
             });
     }
 

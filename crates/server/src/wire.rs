@@ -8,19 +8,25 @@
 //! | COM_FIELD_LIST (the mariadb CLI after USE, without `-A`) | an 8-byte EOF libmariadb rejects | the 5-byte EOF |
 //! | a packet over `max_allowed_packet` | read whole | error 1153, connection closed |
 //!
-//! Client packets are read here and forwarded to opensrv over an in-memory pipe; opensrv's
-//! replies, and the filter's own, go to the socket through one writer task. The client waits
-//! for each reply before its next command, so an injected reply never overtakes one of
-//! opensrv's.
+//! A connection has a thread of its own (see `server.rs`), so its socket is read and written
+//! with blocking calls, and opensrv runs over two adapters: [`Filter`], the `AsyncRead` it
+//! reads commands from, which reads the client's packets and lets through what opensrv may
+//! see; and [`Out`], the `AsyncWrite` it writes to, which sends each reply with one `send` when
+//! opensrv flushes. A poll never returns `Pending`: the thread waits in `recv` as MySQL's
+//! one-thread-per-connection does, with no event loop or in-memory pipe between client and
+//! opensrv. The filter's own replies go straight to the socket: opensrv has flushed its last
+//! reply before it asks for the next command, so the two never interleave.
 
 use std::collections::HashMap;
+use std::io::{self, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use opensrv_mysql::AsyncMysqlIntermediary;
 use parking_lot::Mutex;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio::sync::mpsc;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::protocol::Backend;
 
@@ -243,17 +249,14 @@ struct Packet {
 
 /// Reads one logical packet. `Ok(None)` at end of stream; `Err(reply_seq)` if it is longer
 /// than `max`.
-async fn read_packet(
-    r: &mut (impl AsyncReadExt + Unpin),
-    max: usize,
-) -> std::io::Result<Option<Result<Packet, u8>>> {
+fn read_packet(r: &mut impl Read, max: usize) -> io::Result<Option<Result<Packet, u8>>> {
     let mut payload = Vec::new();
     let mut first = None;
     loop {
         let mut header = [0u8; 4];
-        match r.read_exact(&mut header).await {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && payload.is_empty() => {
+        match r.read_exact(&mut header) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && payload.is_empty() => {
                 return Ok(None);
             }
             Err(e) => return Err(e),
@@ -265,7 +268,7 @@ async fn read_packet(
         }
         let start = payload.len();
         payload.resize(start + len, 0);
-        r.read_exact(&mut payload[start..]).await?;
+        r.read_exact(&mut payload[start..])?;
         if len < MAX_CHUNK {
             return Ok(Some(Ok(Packet {
                 seq,
@@ -285,113 +288,204 @@ fn login_of(payload: &[u8]) -> (String, bool) {
     (name, password)
 }
 
-/// Serves one connection: opensrv behind the filter.
-pub async fn serve(
-    stream: TcpStream,
-    backend: Backend,
+/// The login the client sent (user name, and whether with a password), for the error that
+/// refuses it.
+type Login = Arc<Mutex<(String, bool)>>;
+
+/// What opensrv reads: the client's packets, filtered (see the table above).
+struct Filter {
+    /// Buffered: a packet's header and payload (and a pipelined next packet) come in one
+    /// `recv`, not one each.
+    client: BufReader<TcpStream>,
+    /// The same socket, for the filter's own replies.
+    reply: TcpStream,
     statements: Arc<Statements>,
+    login: Login,
     max_packet: usize,
-) {
-    let (sock_r, mut sock_w) = stream.into_split();
-    // Buffered: a packet's header and payload (and a pipelined next packet) come in one
-    // recv, not one each.
-    let mut sock_r = tokio::io::BufReader::with_capacity(16 << 10, sock_r);
-    let (mut to_opensrv, opensrv_in) = tokio::io::duplex(1 << 16);
-    let (opensrv_out, mut from_opensrv) = tokio::io::duplex(1 << 16);
-    // Everything for the client goes through one channel, in order: opensrv's replies
-    // (framed, so a handshake error can be rewritten) and the filter's own.
-    let (inject, mut outgoing) = mpsc::unbounded_channel::<Vec<u8>>();
-    let user = Arc::new(Mutex::new((String::new(), false)));
-    let replies = {
-        let (inject, user) = (inject.clone(), Arc::clone(&user));
-        tokio::spawn(async move {
-            let mut handshake = true;
-            while let Ok(Some(Ok(packet))) = read_packet(&mut from_opensrv, usize::MAX).await {
-                let mut payload = packet.payload;
-                if handshake
-                    && payload.first() == Some(&0xff)
-                    && payload.get(1..3) == Some(&1698u16.to_le_bytes()[..])
-                {
-                    // opensrv reports a failed login as 1698; MySQL's is 1045.
-                    let (name, password) = user.lock().clone();
-                    let yes = if password { "YES" } else { "NO" };
-                    let message = format!(
-                        "Access denied for user '{name}'@'localhost' (using password: {yes})"
-                    );
-                    payload = error_packet(0, 1045, "28000", &message)[4..].to_vec();
-                }
-                // After the login reply (OK or error), commands begin.
-                if handshake && matches!(payload.first(), Some(0x00 | 0xff)) {
-                    handshake = false;
-                }
-                if inject.send(frame(packet.seq, &payload)).is_err() {
+    /// The handshake response is next: it goes through as is.
+    first: bool,
+    /// A framed packet for opensrv, and how much of it opensrv has read.
+    pending: Vec<u8>,
+    at: usize,
+    /// The client is gone, or was sent away: opensrv reads end of stream.
+    closed: bool,
+}
+
+impl Filter {
+    /// Reads the client's packets until one is for opensrv (or the connection ends).
+    fn next_packet(&mut self) -> io::Result<()> {
+        while !self.closed {
+            let packet = match read_packet(&mut self.client, self.max_packet + 1024)? {
+                None => {
+                    self.closed = true;
                     break;
                 }
-            }
-        })
-    };
-    let writer = tokio::spawn(async move {
-        // One send for everything queued: a result set is many small packets, and a send
-        // per packet cost more than the query (perf: 38% of the server in sendto).
-        while let Some(mut bytes) = outgoing.recv().await {
-            while bytes.len() < 1 << 20
-                && let Ok(more) = outgoing.try_recv()
-            {
-                bytes.extend_from_slice(&more);
-            }
-            if sock_w.write_all(&bytes).await.is_err() {
-                break;
-            }
-        }
-        let _ = sock_w.shutdown().await;
-    });
-    let server = tokio::spawn(async move {
-        // A protocol error ends only this connection; the backend's drop rolls back.
-        let _ = AsyncMysqlIntermediary::run_on(backend, opensrv_in, opensrv_out).await;
-    });
-    // The handshake response (and anything before the first command) goes through as is.
-    let mut first = true;
-    while let Ok(Some(packet)) = read_packet(&mut sock_r, max_packet + 1024).await {
-        let packet = match packet {
-            Ok(p) => p,
-            Err(reply_seq) => {
-                let _ = inject.send(error_packet(
-                    reply_seq,
-                    1153,
-                    "08S01",
-                    "Got a packet bigger than 'max_allowed_packet' bytes",
-                ));
-                break;
-            }
-        };
-        let verdict = if first {
-            *user.lock() = login_of(&packet.payload);
-            Verdict::Forward(packet.payload)
-        } else {
-            inspect(&statements, packet.reply_seq, &packet.payload)
-        };
-        first = false;
-        match verdict {
-            Verdict::Forward(bytes) => {
-                if to_opensrv
-                    .write_all(&frame(packet.seq, &bytes))
-                    .await
-                    .is_err()
-                {
+                Some(Ok(packet)) => packet,
+                Some(Err(reply_seq)) => {
+                    self.closed = true;
+                    let message = "Got a packet bigger than 'max_allowed_packet' bytes";
+                    self.reply
+                        .write_all(&error_packet(reply_seq, 1153, "08S01", message))?;
                     break;
                 }
+            };
+            let verdict = if self.first {
+                self.first = false;
+                *self.login.lock() = login_of(&packet.payload);
+                Verdict::Forward(packet.payload)
+            } else {
+                inspect(&self.statements, packet.reply_seq, &packet.payload)
+            };
+            match verdict {
+                Verdict::Forward(bytes) => {
+                    self.pending = frame(packet.seq, &bytes);
+                    self.at = 0;
+                    break;
+                }
+                Verdict::Reply(bytes) => self.reply.write_all(&bytes)?,
+                Verdict::Drop => {}
             }
-            Verdict::Reply(bytes) => {
-                let _ = inject.send(bytes);
-            }
-            Verdict::Drop => {}
         }
+        Ok(())
     }
-    drop(to_opensrv);
-    let _ = server.await;
-    let _ = replies.await;
-    drop(inject);
-    let _ = writer.await;
+}
+
+impl AsyncRead for Filter {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.at == this.pending.len()
+            && let Err(e) = this.next_packet()
+        {
+            return Poll::Ready(Err(e));
+        }
+        // Nothing pending now means the connection ended: zero bytes is end of stream.
+        let n = buf.remaining().min(this.pending.len() - this.at);
+        buf.put_slice(&this.pending[this.at..this.at + n]);
+        this.at += n;
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// What opensrv writes to: gathered, and sent when opensrv flushes (once per reply; a result
+/// set is many small packets, and a send per packet cost more than the query).
+struct Out {
+    client: TcpStream,
+    buf: Vec<u8>,
+    /// Until the login reply (OK or error), packets are looked at: a failed login is
+    /// rewritten from opensrv's 1698 to MySQL's 1045.
+    handshake: bool,
+    login: Login,
+}
+
+impl Out {
+    /// The login reply, as MySQL words it.
+    fn rewrite_handshake(&mut self) {
+        let mut out = Vec::with_capacity(self.buf.len());
+        let mut rest = self.buf.as_slice();
+        while self.handshake && rest.len() >= 4 {
+            let len = u32::from_le_bytes([rest[0], rest[1], rest[2], 0]) as usize;
+            let Some(payload) = rest.get(4..4 + len) else {
+                break;
+            };
+            if payload.first() == Some(&0xff) && payload.get(1..3) == Some(&1698u16.to_le_bytes()) {
+                let (name, password) = self.login.lock().clone();
+                let yes = if password { "YES" } else { "NO" };
+                let message =
+                    format!("Access denied for user '{name}'@'localhost' (using password: {yes})");
+                out.extend_from_slice(&error_packet(rest[3], 1045, "28000", &message));
+            } else {
+                out.extend_from_slice(&rest[..4 + len]);
+            }
+            // After the login reply (OK or error), commands begin.
+            if matches!(payload.first(), Some(0x00 | 0xff)) {
+                self.handshake = false;
+            }
+            rest = &rest[4 + len..];
+        }
+        out.extend_from_slice(rest);
+        self.buf = out;
+    }
+}
+
+impl AsyncWrite for Out {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut().buf.extend_from_slice(buf);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let mut n = 0;
+        for b in bufs {
+            this.buf.extend_from_slice(b);
+            n += b.len();
+        }
+        Poll::Ready(Ok(n))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.handshake {
+            this.rewrite_handshake();
+        }
+        let sent = this.client.write_all(&this.buf);
+        this.buf.clear();
+        Poll::Ready(sent)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let flushed = self.as_mut().poll_flush(cx);
+        let _ = self.client.shutdown(std::net::Shutdown::Write);
+        flushed
+    }
+}
+
+/// Serves one connection on the calling thread (blocking): opensrv behind the filter. Returns
+/// when the client goes away; the backend's drop rolls back what it left open.
+pub fn serve(stream: TcpStream, backend: Backend, statements: Arc<Statements>, max_packet: usize) {
+    let (Ok(reply), Ok(out)) = (stream.try_clone(), stream.try_clone()) else {
+        return;
+    };
+    let login = Login::default();
+    let filter = Filter {
+        client: BufReader::with_capacity(16 << 10, stream),
+        reply,
+        statements,
+        login: Arc::clone(&login),
+        max_packet,
+        first: true,
+        pending: Vec::new(),
+        at: 0,
+        closed: false,
+    };
+    let out = Out {
+        client: out,
+        buf: Vec::with_capacity(16 << 10),
+        handshake: true,
+        login,
+    };
+    // No I/O driver: nothing here waits on an event loop. A protocol error ends only this
+    // connection.
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().build() else {
+        return;
+    };
+    let _ = runtime.block_on(AsyncMysqlIntermediary::run_on(backend, filter, out));
 }
 
 #[cfg(test)]
