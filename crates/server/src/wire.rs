@@ -9,9 +9,9 @@
 //! | a packet over `max_allowed_packet` | read whole | error 1153, connection closed |
 //!
 //! A connection has a thread of its own (see `server.rs`), so its socket is read and written
-//! with blocking calls, and opensrv runs over two adapters: [`Filter`], the `AsyncRead` it
+//! with blocking calls, and opensrv runs over two adapters: `Filter`, the `AsyncRead` it
 //! reads commands from, which reads the client's packets and lets through what opensrv may
-//! see; and [`Out`], the `AsyncWrite` it writes to, which sends each reply with one `send` when
+//! see; and `Out`, the `AsyncWrite` it writes to, which sends each reply with one `send` when
 //! opensrv flushes. A poll never returns `Pending`: the thread waits in `recv` as MySQL's
 //! one-thread-per-connection does, with no event loop or in-memory pipe between client and
 //! opensrv. The filter's own replies go straight to the socket: opensrv has flushed its last
