@@ -16,8 +16,9 @@ fn session() -> Session {
     .unwrap()
 }
 
-fn rows(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
-    match s.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}")) {
+/// A result set's rows as text (NULL as "NULL").
+fn texts(response: Response, what: &str) -> Vec<Vec<String>> {
+    match response {
         Response::Rows { rows, .. } => rows
             .iter()
             .map(|r| {
@@ -26,8 +27,12 @@ fn rows(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
                     .collect()
             })
             .collect(),
-        other => panic!("{sql}: no rows: {other:?}"),
+        other => panic!("{what}: no rows: {other:?}"),
     }
+}
+
+fn rows(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
+    texts(s.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}")), sql)
 }
 
 fn ok(s: &mut Session, sql: &str) -> u64 {
@@ -675,17 +680,10 @@ fn a_limit_in_index_order_stops_the_read_and_its_locks() {
 }
 
 fn prepared_rows(s: &mut Session, id: u32, params: &[Value]) -> Vec<Vec<String>> {
-    match s.execute_prepared(id, params).unwrap() {
-        Response::Rows { rows, .. } => rows
-            .iter()
-            .map(|r| {
-                r.iter()
-                    .map(|v| waterline_server::types::text(v).unwrap_or_else(|| "NULL".into()))
-                    .collect()
-            })
-            .collect(),
-        other => panic!("no rows: {other:?}"),
-    }
+    texts(
+        s.execute_prepared(id, params).unwrap(),
+        "prepared statement",
+    )
 }
 
 #[test]

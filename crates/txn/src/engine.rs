@@ -546,7 +546,11 @@ mod tests {
         trx.commit().unwrap();
         assert_eq!(engine.catalog_version(), v1, "a write is not DDL");
         assert!(engine.create_table(TableSchema::new("t", vec![])).is_err());
-        assert_eq!(engine.catalog_version(), v1, "a failed CREATE changes nothing");
+        assert_eq!(
+            engine.catalog_version(),
+            v1,
+            "a failed CREATE changes nothing"
+        );
         engine.create_index("t", "by_v", &["v"], false).unwrap();
         let v2 = engine.catalog_version();
         assert!(v2 > v1, "CREATE INDEX");
