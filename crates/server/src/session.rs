@@ -131,6 +131,8 @@ pub struct Session {
     pub(crate) warnings: Vec<(String, u16, String)>,
     pub(crate) prepared: HashMap<u32, Prepared>,
     next_statement: u32,
+    /// The catalog version the kept bindings were last checked against.
+    bindings_checked: u64,
 }
 
 impl Session {
@@ -158,6 +160,7 @@ impl Session {
             warnings: Vec::new(),
             prepared: HashMap::new(),
             next_statement: 1,
+            bindings_checked: 0,
             shared,
         })
     }
@@ -178,6 +181,7 @@ impl Session {
             .counters
             .questions
             .fetch_add(1, Ordering::Relaxed);
+        self.forget_stale_bindings();
         if sql.len() > self.shared.config.max_allowed_packet {
             return Err(SqlError::new(
                 1153,
@@ -246,6 +250,7 @@ impl Session {
             .counters
             .questions
             .fetch_add(1, Ordering::Relaxed);
+        self.forget_stale_bindings();
         let prepared = self
             .prepared
             .get(&id)
@@ -278,6 +283,21 @@ impl Session {
         };
         self.warnings.clear();
         self.run_bound(&prepared.statement, &binding.bound, params)
+    }
+
+    /// After DDL, drops every kept binding made before it: a binding holds its tables'
+    /// handles, and a dropped table's rows live as long as its last handle. So a statement
+    /// that is never run again keeps a dropped table only until its session's next statement.
+    fn forget_stale_bindings(&mut self) {
+        let version = self.shared.engine.catalog_version();
+        if version != self.bindings_checked {
+            for p in self.prepared.values_mut() {
+                if p.binding.as_ref().is_some_and(|b| b.version != version) {
+                    p.binding = None;
+                }
+            }
+            self.bindings_checked = version;
+        }
     }
 
     /// Binds `statement` against the catalog if it is a SELECT, INSERT, UPDATE or DELETE.
