@@ -666,7 +666,7 @@ impl BoundQuery {
 }
 
 /// The handles of `bound`'s tables, from the catalog's `tables`.
-pub(crate) fn handles(tables: &[Table], bound: &[BoundTable]) -> Vec<Table> {
+fn handles(tables: &[Table], bound: &[BoundTable]) -> Vec<Table> {
     bound
         .iter()
         .filter_map(|b| {

@@ -302,28 +302,21 @@ impl Session {
 
     /// Binds `statement` against the catalog if it is a SELECT, INSERT, UPDATE or DELETE.
     fn bind(&self, statement: &Statement) -> Result<Option<Binding>, SqlError> {
-        let catalog = || self.shared.engine.versioned_tables();
-        let (version, bound) = match statement {
-            Statement::Query(q) => {
-                let (version, tables) = catalog();
-                let bound = crate::select::bind(self, &tables, q)?;
-                (version, Bound::Query(bound))
-            }
-            Statement::Insert(insert) => {
-                let (version, tables) = catalog();
-                let bound = crate::dml::bind_insert(self, &tables, insert)?;
-                (version, Bound::Insert(bound))
-            }
-            Statement::Update(update) => {
-                let (version, tables) = catalog();
-                let bound = crate::dml::bind_update(self, &tables, update)?;
-                (version, Bound::Update(bound))
-            }
-            Statement::Delete(delete) => {
-                let (version, tables) = catalog();
-                let bound = crate::dml::bind_delete(self, &tables, delete)?;
-                (version, Bound::Delete(bound))
-            }
+        if !matches!(
+            statement,
+            Statement::Query(_)
+                | Statement::Insert(_)
+                | Statement::Update(_)
+                | Statement::Delete(_)
+        ) {
+            return Ok(None);
+        }
+        let (version, tables) = self.shared.engine.versioned_tables();
+        let bound = match statement {
+            Statement::Query(q) => Bound::Query(crate::select::bind(self, &tables, q)?),
+            Statement::Insert(i) => Bound::Insert(crate::dml::bind_insert(self, &tables, i)?),
+            Statement::Update(u) => Bound::Update(crate::dml::bind_update(self, &tables, u)?),
+            Statement::Delete(d) => Bound::Delete(crate::dml::bind_delete(self, &tables, d)?),
             _ => return Ok(None),
         };
         Ok(Some(Binding {
