@@ -198,6 +198,12 @@ mod tests {
             );
         };
         close(KeyRange::Prefix(k(&[3])), 1000);
+        // A prefix past the first boundaries (a walk checks only the keys from its start,
+        // the binary search checks keys below the range too).
+        for w in 1..=10 {
+            close(KeyRange::Prefix(k(&[w])), 1000);
+            close(KeyRange::Prefix(k(&[w, 7])), 1);
+        }
         close(KeyRange::All, 10_000);
         close(KeyRange::Prefix(k(&[11])), 0);
         close(
@@ -208,6 +214,21 @@ mod tests {
             KeyRange::Between(Bound::Excluded(k(&[9])), Bound::Unbounded),
             1000,
         );
+    }
+
+    #[test]
+    fn a_key_prefix_is_estimated_wherever_it_lies() {
+        // CUSTOMER's primary key: one warehouse, 10 districts x 3,000 customers.
+        let keys: Vec<Key> = (1..=10)
+            .flat_map(|d| (1..=3000).map(move |c| k(&[1, d, c])))
+            .collect();
+        let stats = IndexStats::compute(keys.iter(), |k| k, keys.len());
+        for d in 1..=10 {
+            let got = stats.estimate(&KeyRange::Prefix(k(&[1, d])));
+            assert!(got.abs_diff(3000) <= 2 * stats.step, "district {d}: {got}");
+        }
+        assert_eq!(stats.estimate(&KeyRange::Prefix(k(&[1, 11]))), 0);
+        assert_eq!(stats.estimate(&KeyRange::Prefix(k(&[0]))), 0);
     }
 
     #[test]

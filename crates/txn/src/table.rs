@@ -86,7 +86,12 @@ impl KeyRange {
 
     /// Whether `key` sorts above the range (over ascending keys: false, then true).
     pub(crate) fn is_after(&self, key: &Key) -> bool {
-        !self.before_end(key)
+        match self {
+            // Not `!before_end`: a key below the prefix is not inside it either, and the
+            // histogram's binary search needs false for every key below the range.
+            KeyRange::Prefix(p) => prefix_cmp(key, p).is_gt(),
+            _ => !self.before_end(key),
+        }
     }
 
     /// The same range with every bound passed through `f` (schema coercion).
