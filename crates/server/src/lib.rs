@@ -21,6 +21,7 @@
 //! ```
 
 mod access;
+mod binary;
 mod ddl;
 mod dml;
 pub mod error;

@@ -26,7 +26,8 @@ use crate::types::text;
 pub struct Backend {
     shared: Arc<Shared>,
     statements: Arc<crate::wire::Statements>,
-    session: Session,
+    /// Shared with the packet filter, which runs COM_STMT_EXECUTE on it (`binary.rs`).
+    session: Arc<parking_lot::Mutex<Session>>,
     salt: [u8; 20],
     /// The user the handshake authenticated (`authenticate` only has `&self`).
     user: parking_lot::Mutex<String>,
@@ -41,16 +42,22 @@ impl Backend {
             salt: salt(session.connection_id()),
             statements,
             shared,
-            session,
+            session: Arc::new(parking_lot::Mutex::new(session)),
             user: parking_lot::Mutex::new(String::new()),
         }
     }
 }
 
 impl Backend {
+    /// The connection's session, for the packet filter.
+    pub fn session(&self) -> Arc<parking_lot::Mutex<Session>> {
+        Arc::clone(&self.session)
+    }
+
     fn sync_user(&mut self) {
-        if self.session.user.is_empty() {
-            self.session.user = self.user.lock().clone();
+        let mut session = self.session.lock();
+        if session.user.is_empty() {
+            session.user = self.user.lock().clone();
         }
     }
 }
@@ -108,7 +115,7 @@ fn columns(cols: &[ResultColumn]) -> Vec<Column> {
         .collect()
 }
 
-fn datetime(v: &waterline_txn::DateTime) -> Option<NaiveDateTime> {
+pub(crate) fn datetime(v: &waterline_txn::DateTime) -> Option<NaiveDateTime> {
     let secs = v.0.div_euclid(1_000_000);
     let nanos = (v.0.rem_euclid(1_000_000) * 1000) as u32;
     Chrono::from_timestamp(secs, nanos).map(|d| d.naive_utc())
@@ -192,16 +199,9 @@ fn param(v: opensrv_mysql::Value<'_>) -> Value {
         ),
         ValueInner::Double(x) => Value::Double(x),
         ValueInner::Bytes(b) => Value::from(String::from_utf8_lossy(b).into_owned()),
-        ValueInner::Datetime(_) => match opensrv_mysql::to_naive_datetime(v) {
-            Ok(d) => Value::DateTime(waterline_txn::DateTime(d.and_utc().timestamp_micros())),
-            Err(_) => Value::Null,
-        },
-        ValueInner::Date(b) if b.len() >= 4 => {
-            let y = i32::from(u16::from_le_bytes([b[0], b[1]]));
-            waterline_txn::DateTime::from_ymd_hms(y, u32::from(b[2]), u32::from(b[3]), 0, 0, 0)
-                .map_or(Value::Null, Value::DateTime)
-        }
-        ValueInner::Date(_) | ValueInner::Time(_) => Value::Null,
+        ValueInner::Datetime(b) => crate::binary::datetime_param(b),
+        ValueInner::Date(b) => crate::binary::date(b),
+        ValueInner::Time(_) => Value::Null,
     }
 }
 
@@ -214,7 +214,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
     }
 
     fn connect_id(&self) -> u32 {
-        self.session.connection_id()
+        self.session.lock().connection_id()
     }
 
     fn salt(&self) -> [u8; 20] {
@@ -243,7 +243,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
         info: StatementMetaWriter<'a, W>,
     ) -> io::Result<()> {
         self.sync_user();
-        let prepared = self.session.prepare(query);
+        let prepared = self.session.lock().prepare(query);
         match prepared {
             Err(e) => info.error(kind(&e), e.message.as_bytes()).await,
             Ok((id, params, cols)) => {
@@ -268,8 +268,11 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
         results: QueryResultWriter<'a, W>,
     ) -> io::Result<()> {
         let values: Vec<Value> = params.into_iter().map(|p| param(p.value)).collect();
-        let result = self.session.execute_prepared(id, &values);
-        let open = self.session.in_transaction();
+        let (result, open) = {
+            let mut session = self.session.lock();
+            let result = session.execute_prepared(id, &values);
+            (result, session.in_transaction())
+        };
         reply(result, results, true, open).await
     }
 
@@ -277,7 +280,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
     where
         W: 'async_trait,
     {
-        self.session.close_prepared(id);
+        self.session.lock().close_prepared(id);
         self.statements.closed(id);
     }
 
@@ -287,8 +290,11 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
         results: QueryResultWriter<'a, W>,
     ) -> io::Result<()> {
         self.sync_user();
-        let result = self.session.execute(query);
-        let open = self.session.in_transaction();
+        let (result, open) = {
+            let mut session = self.session.lock();
+            let result = session.execute(query);
+            (result, session.in_transaction())
+        };
         reply(result, results, false, open).await
     }
 
@@ -297,7 +303,8 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
         database: &'a str,
         writer: InitWriter<'a, W>,
     ) -> io::Result<()> {
-        match self.session.select_database(database) {
+        let selected = self.session.lock().select_database(database);
+        match selected {
             Ok(()) => writer.ok().await,
             Err(e) => writer.error(kind(&e), e.message.as_bytes()).await,
         }
@@ -307,7 +314,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
 impl Drop for Backend {
     fn drop(&mut self) {
         // A client gone mid-transaction: roll back, free its locks.
-        self.session.abort();
+        self.session.lock().abort();
         self.shared
             .counters
             .threads_connected

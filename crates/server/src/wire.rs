@@ -12,7 +12,9 @@
 //! with blocking calls, and opensrv runs over two adapters: `Filter`, the `AsyncRead` it
 //! reads commands from, which reads the client's packets and lets through what opensrv may
 //! see; and `Out`, the `AsyncWrite` it writes to, which sends each reply with one `send` when
-//! opensrv flushes. A poll never returns `Pending`: the thread waits in `recv` as MySQL's
+//! opensrv flushes. The filter runs COM_STMT_EXECUTE itself, on the session it shares with
+//! opensrv's backend (see `binary.rs`): the statement the protocol is busiest with skips
+//! opensrv's copies and async writers. A poll never returns `Pending`: the thread waits in `recv` as MySQL's
 //! one-thread-per-connection does, with no event loop or in-memory pipe between client and
 //! opensrv. The filter's own replies go straight to the socket: opensrv has flushed its last
 //! reply before it asks for the next command, so the two never interleave.
@@ -27,8 +29,11 @@ use std::task::{Context, Poll};
 use opensrv_mysql::AsyncMysqlIntermediary;
 use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use waterline_txn::Value;
 
+use crate::binary::{self, MAX_CHUNK, frame};
 use crate::protocol::Backend;
+use crate::session::Session;
 
 const COM_INIT_DB: u8 = 0x02;
 const COM_QUERY: u8 = 0x03;
@@ -36,7 +41,6 @@ const COM_FIELD_LIST: u8 = 0x04;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_STMT_SEND_LONG_DATA: u8 = 0x18;
-const MAX_CHUNK: usize = 0xff_ffff;
 
 /// What the filter knows of a prepared statement.
 #[derive(Clone, Debug, Default)]
@@ -44,6 +48,9 @@ struct Statement {
     params: usize,
     /// The parameter types the client bound last (2 bytes each).
     types: Option<Vec<u8>>,
+    /// COM_STMT_SEND_LONG_DATA came since the last execution: opensrv holds that data, so
+    /// the next execution goes to opensrv.
+    long_data: bool,
 }
 
 /// The prepared statements of one connection, as the filter sees them (the backend adds and
@@ -59,6 +66,7 @@ impl Statements {
             Statement {
                 params,
                 types: None,
+                long_data: false,
             },
         );
     }
@@ -79,24 +87,8 @@ pub fn error_packet(seq: u8, code: u16, state: &str, message: &str) -> Vec<u8> {
     frame(seq, &body)
 }
 
-fn frame(seq: u8, body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len() + 4);
-    for (i, chunk) in body.chunks(MAX_CHUNK).enumerate() {
-        out.extend_from_slice(&(chunk.len() as u32).to_le_bytes()[..3]);
-        out.push(seq.wrapping_add(i as u8));
-        out.extend_from_slice(chunk);
-    }
-    if body.len().is_multiple_of(MAX_CHUNK) && !body.is_empty() {
-        out.extend_from_slice(&[0, 0, 0, seq.wrapping_add((body.len() / MAX_CHUNK) as u8)]);
-    }
-    if body.is_empty() {
-        out.extend_from_slice(&[0, 0, 0, seq]);
-    }
-    out
-}
-
 /// The length of a length-encoded integer at `b`, and its value.
-fn lenenc(b: &[u8]) -> Option<(usize, u64)> {
+pub(crate) fn lenenc(b: &[u8]) -> Option<(usize, u64)> {
     let first = *b.first()?;
     let width = match first {
         0..=0xfa => return Some((1, u64::from(first))),
@@ -131,13 +123,18 @@ fn value_size(ty: u8, b: &[u8]) -> Option<usize> {
 }
 
 enum Verdict {
+    /// For opensrv: the packet's payload (repaired).
     Forward(Vec<u8>),
+    /// Answered here: the reply's packets.
     Reply(Vec<u8>),
+    /// An execution to run here: the statement and its parameter values.
+    Run(u32, Vec<Value>),
+    /// No reply at all.
     Drop,
 }
 
-/// Checks (and if needed repairs) a COM_STMT_EXECUTE payload; `seq` is the sequence id a
-/// reply takes.
+/// Checks a COM_STMT_EXECUTE payload and decodes its parameters to run it here, or, after
+/// long data, repairs it for opensrv; `seq` is the sequence id a reply takes.
 fn execute(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
     let bad = |m: &str| {
         Verdict::Reply(error_packet(
@@ -160,7 +157,7 @@ fn execute(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
     };
     let n = stmt.params;
     if n == 0 {
-        return Verdict::Forward(payload.to_vec());
+        return Verdict::Run(id, Vec::new());
     }
     let head = 10;
     let nulls = n.div_ceil(8);
@@ -201,11 +198,19 @@ fn execute(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
             None => return bad(&format!("parameter {} does not parse", i + 1)),
         }
     }
-    out.extend_from_slice(values);
+    let verdict = if std::mem::take(&mut stmt.long_data) {
+        out.extend_from_slice(values);
+        Verdict::Forward(out)
+    } else {
+        match binary::params(n, &nullmap, &types, values) {
+            Some(params) => Verdict::Run(id, params),
+            None => return bad("parameters do not parse"),
+        }
+    };
     if bound {
         stmt.types = Some(types);
     }
-    Verdict::Forward(out)
+    verdict
 }
 
 fn inspect(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
@@ -227,8 +232,10 @@ fn inspect(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
             let id = payload
                 .get(1..5)
                 .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-            match id {
-                Some(id) if statements.0.lock().contains_key(&id) => {
+            let mut map = statements.0.lock();
+            match id.and_then(|id| map.get_mut(&id)) {
+                Some(stmt) => {
+                    stmt.long_data = true;
                     Verdict::Forward(payload.to_vec())
                 }
                 _ => Verdict::Drop, // no reply, as the protocol says
@@ -300,6 +307,13 @@ struct Filter {
     /// The same socket, for the filter's own replies.
     reply: TcpStream,
     statements: Arc<Statements>,
+    /// The session opensrv's backend also runs statements on (never both at once: the
+    /// filter runs only while opensrv waits for a command).
+    session: Arc<Mutex<Session>>,
+    /// The client's capability flags, from its handshake response.
+    client_flags: u32,
+    /// The reply to an execution run here, reused.
+    out: Vec<u8>,
     login: Login,
     max_packet: usize,
     /// The handshake response is next: it goes through as is.
@@ -332,6 +346,10 @@ impl Filter {
             let verdict = if self.first {
                 self.first = false;
                 *self.login.lock() = login_of(&packet.payload);
+                if let Some(flags) = packet.payload.get(..4) {
+                    self.client_flags =
+                        u32::from_le_bytes([flags[0], flags[1], flags[2], flags[3]]);
+                }
                 Verdict::Forward(packet.payload)
             } else {
                 inspect(&self.statements, packet.reply_seq, &packet.payload)
@@ -343,6 +361,22 @@ impl Filter {
                     break;
                 }
                 Verdict::Reply(bytes) => self.reply.write_all(&bytes)?,
+                Verdict::Run(id, params) => {
+                    let (result, open) = {
+                        let mut session = self.session.lock();
+                        let result = session.execute_prepared(id, &params);
+                        (result, session.in_transaction())
+                    };
+                    self.out.clear();
+                    binary::reply(
+                        &mut self.out,
+                        packet.reply_seq,
+                        self.client_flags,
+                        &result,
+                        open,
+                    );
+                    self.reply.write_all(&self.out)?;
+                }
                 Verdict::Drop => {}
             }
         }
@@ -467,6 +501,9 @@ pub fn serve(stream: TcpStream, backend: Backend, statements: Arc<Statements>, m
         client: BufReader::with_capacity(16 << 10, stream),
         reply,
         statements,
+        session: backend.session(),
+        client_flags: 0,
+        out: Vec::with_capacity(16 << 10),
         login: Arc::clone(&login),
         max_packet,
         first: true,
@@ -496,18 +533,35 @@ mod tests {
     fn an_execute_without_types_gets_the_last_ones_back() {
         let s = Statements::default();
         s.prepared(7, 2);
+        let run = |v: Verdict| match v {
+            Verdict::Run(id, params) => (id, params),
+            _ => panic!("not run here"),
+        };
         // id 7, flags 0, iteration 1, nullmap 0, bound 1, types LONG + VAR_STRING, values.
         let mut first = vec![0x17, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0x03, 0, 0xfd, 0];
         first.extend_from_slice(&5i32.to_le_bytes());
         first.extend_from_slice(&[2, b'h', b'i']);
-        assert!(matches!(execute(&s, 0, &first), Verdict::Forward(ref b) if *b == first));
+        assert_eq!(
+            run(execute(&s, 0, &first)),
+            (7, vec![Value::Int(5), Value::from("hi")])
+        );
         let mut again = vec![0x17, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0];
         again.extend_from_slice(&6i32.to_le_bytes());
         again.extend_from_slice(&[1, b'x']);
+        assert_eq!(
+            run(execute(&s, 0, &again)),
+            (7, vec![Value::Int(6), Value::from("x")])
+        );
+        // After long data, the execution goes to opensrv, with the types put back in.
+        assert!(matches!(
+            inspect(&s, 0, &[0x18, 7, 0, 0, 0, 0, 0, b'y']),
+            Verdict::Forward(_)
+        ));
         let Verdict::Forward(fixed) = execute(&s, 0, &again) else {
-            panic!()
+            panic!("long data is opensrv's")
         };
         assert_eq!(&fixed[11..16], &[1, 0x03, 0, 0xfd, 0]);
+        assert!(matches!(execute(&s, 0, &again), Verdict::Run(..)), "once");
         assert!(
             matches!(execute(&s, 0, &[0x17, 9, 0, 0, 0]), Verdict::Reply(_)),
             "unknown id"
@@ -524,14 +578,5 @@ mod tests {
             matches!(execute(&s, 0, &bad_type), Verdict::Reply(_)),
             "unknown type"
         );
-    }
-
-    #[test]
-    fn frames_split_at_16_mib() {
-        assert_eq!(frame(3, &[1, 2]), vec![2, 0, 0, 3, 1, 2]);
-        let big = vec![0u8; MAX_CHUNK + 1];
-        let f = frame(0, &big);
-        assert_eq!(&f[..4], &[0xff, 0xff, 0xff, 0]);
-        assert_eq!(&f[4 + MAX_CHUNK..4 + MAX_CHUNK + 4], &[1, 0, 0, 1]);
     }
 }

@@ -45,19 +45,28 @@ fn start(max_allowed_packet: usize) -> u16 {
 /// A bare protocol client: handshake as root (no password), then raw command packets.
 struct Raw {
     stream: TcpStream,
+    /// CLIENT_DEPRECATE_EOF was asked for: no EOF after column definitions, and an OK
+    /// (header 0xfe) ends a result set.
+    deprecate_eof: bool,
 }
 
 impl Raw {
     fn connect(port: u16) -> Raw {
+        // CLIENT_LONG_PASSWORD | PROTOCOL_41 | TRANSACTIONS | SECURE_CONNECTION | PLUGIN_AUTH
+        Raw::connect_with(port, 0x1 | 0x200 | 0x2000 | 0x8000 | 0x80000)
+    }
+
+    fn connect_with(port: u16, caps: u32) -> Raw {
         let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap();
-        let mut raw = Raw { stream };
+        let mut raw = Raw {
+            stream,
+            deprecate_eof: caps & 1 << 24 != 0,
+        };
         let (_, greeting) = raw.read().unwrap();
         assert_eq!(greeting[0], 10, "protocol 10 greeting");
-        // CLIENT_LONG_PASSWORD | PROTOCOL_41 | TRANSACTIONS | SECURE_CONNECTION | PLUGIN_AUTH
-        let caps: u32 = 0x1 | 0x200 | 0x2000 | 0x8000 | 0x80000;
         let mut body = caps.to_le_bytes().to_vec();
         body.extend_from_slice(&(16u32 << 20).to_le_bytes());
         body.push(33);
@@ -94,12 +103,12 @@ impl Raw {
         let (_, first) = self.read().unwrap();
         if body[0] == 0x16 && first[0] == 0x00 && first.len() >= 9 {
             // A prepare reply: parameter definitions, then column definitions, each block
-            // closed by an EOF.
+            // closed by an EOF (unless deprecated).
             let columns = u16::from_le_bytes([first[5], first[6]]);
             let params = u16::from_le_bytes([first[7], first[8]]);
             for block in [params, columns] {
                 if block > 0 {
-                    for _ in 0..=block {
+                    for _ in 0..block + u16::from(!self.deprecate_eof) {
                         self.read().unwrap();
                     }
                 }
@@ -109,17 +118,42 @@ impl Raw {
         if first[0] == 0x00 || first[0] == 0xff || (first[0] == 0xfe && first.len() < 9) {
             return first;
         }
-        // A result set (or a prepare reply): read to its last EOF.
-        let mut eofs = 0;
+        // A result set: read to its last EOF (or closing OK).
+        let mut ends = if self.deprecate_eof { 1 } else { 2 };
         loop {
             let (_, p) = self.read().unwrap();
             if p[0] == 0xff {
                 return p;
             }
             if p[0] == 0xfe && p.len() < 9 {
-                eofs += 1;
-                if eofs == 2 {
+                ends -= 1;
+                if ends == 0 {
                     return first;
+                }
+            }
+        }
+    }
+
+    /// Sends a COM_STMT_EXECUTE and returns its whole binary reply as sent (headers too):
+    /// up to an error, an OK, or the packet that ends the result set (the second EOF, or
+    /// the closing OK).
+    fn execute(&mut self, body: &[u8]) -> Vec<u8> {
+        self.write(0, body);
+        let mut all = Vec::new();
+        let mut ends = if self.deprecate_eof { 1 } else { 2 };
+        loop {
+            let (seq, p) = self.read().unwrap();
+            all.extend_from_slice(&(p.len() as u32).to_le_bytes()[..3]);
+            all.push(seq);
+            all.extend_from_slice(&p);
+            let first = all.len() == 4 + p.len();
+            if p[0] == 0xff || (first && p[0] == 0x00) {
+                return all;
+            }
+            if p[0] == 0xfe {
+                ends -= 1;
+                if ends == 0 {
+                    return all;
                 }
             }
         }
@@ -276,5 +310,70 @@ proptest! {
         let _ = c.query_drop("ROLLBACK");
         let one: Option<i64> = c.query_first("SELECT 1").unwrap();
         prop_assert_eq!(one, Some(1));
+    }
+}
+
+/// COM_STMT_EXECUTE runs in the packet filter (`binary.rs`), except after long data, which
+/// opensrv keeps: the same statement through both gives the same bytes, with and without
+/// CLIENT_DEPRECATE_EOF.
+#[test]
+fn an_execution_replies_the_same_in_the_filter_and_in_opensrv() {
+    let port = start(1 << 20);
+    let mut c = mysql::Conn::new(
+        mysql::Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap(),
+    )
+    .unwrap();
+    c.query_drop(
+        "CREATE TABLE v (id INT PRIMARY KEY, big BIGINT, name VARCHAR(20), \
+         price DECIMAL(6,2), ratio DOUBLE, at DATETIME)",
+    )
+    .unwrap();
+    c.query_drop(
+        "INSERT INTO v VALUES (1, 9000000000, 'one', 1.50, 0.25, '2026-11-21 10:11:12'), \
+         (2, NULL, NULL, NULL, NULL, NULL), (3, -1, '', -2.00, -1e300, '1999-12-31 23:59:59')",
+    )
+    .unwrap();
+    let base = 0x1 | 0x200 | 0x2000 | 0x8000 | 0x80000;
+    for deprecate_eof in [false, true] {
+        let caps = if deprecate_eof { base | 1 << 24 } else { base };
+        let mut raw = Raw::connect_with(port, caps);
+        assert_eq!(raw.command(b"\x02waterline")[0], 0, "COM_INIT_DB");
+        for sql in [
+            "SELECT id, big, name, price, ratio, at FROM v WHERE id >= ? ORDER BY id",
+            "SELECT COUNT(*), SUM(price) FROM v WHERE id >= ?",
+            "UPDATE v SET ratio = ratio WHERE id >= ?",
+            "INSERT INTO v (id) VALUES (?)",
+            "SELECT nope FROM v WHERE id >= ?",
+        ] {
+            let mut prepare = vec![0x16];
+            prepare.extend_from_slice(sql.as_bytes());
+            let prepared = raw.command(&prepare);
+            if prepared[0] == 0xff {
+                // An unknown column fails at PREPARE already: nothing to execute.
+                assert_eq!(error_code(&prepared), Some(1054), "{sql}");
+                continue;
+            }
+            let id = &prepared[1..5];
+            // One VAR_STRING parameter, '1'.
+            let mut execute = vec![0x17];
+            execute.extend_from_slice(id);
+            execute.extend_from_slice(&[0, 1, 0, 0, 0, 0, 1, 0xfd, 0, 1, b'1']);
+            let here = raw.execute(&execute);
+            // The same value as long data: the execution goes to opensrv.
+            let mut long = vec![0x18];
+            long.extend_from_slice(id);
+            long.extend_from_slice(&[0, 0, b'1']);
+            raw.write(0, &long);
+            let there = raw.execute(&execute);
+            assert_eq!(here, there, "{sql} (deprecate_eof {deprecate_eof})");
+            let duplicate = sql.starts_with("INSERT");
+            assert_eq!(
+                error_code(&here[4..]),
+                duplicate.then_some(1062),
+                "{sql}: {}",
+                String::from_utf8_lossy(&here)
+            );
+        }
+        raw.ping();
     }
 }
