@@ -284,22 +284,28 @@ fn datetime(body: &mut Vec<u8>, t: &waterline_txn::DateTime) {
 }
 
 /// The values of an execution's `n` parameters: `nullmap` (a bit per parameter), `types` (two
-/// bytes each: the type, and 0x80 for unsigned) and the values. `None` if a type is unknown
-/// or the values are short (`wire.rs` has checked both before).
-pub(crate) fn params(n: usize, nullmap: &[u8], types: &[u8], values: &[u8]) -> Option<Vec<Value>> {
+/// bytes each: the type, and 0x80 for unsigned) and the values. `Err(i)` if parameter `i`
+/// does not parse: an unknown type, or short values.
+pub(crate) fn params(
+    n: usize,
+    nullmap: &[u8],
+    types: &[u8],
+    values: &[u8],
+) -> Result<Vec<Value>, usize> {
     let mut out = Vec::with_capacity(n);
     let mut rest = values;
     for i in 0..n {
-        if nullmap.get(i / 8)? & (1 << (i % 8)) != 0 {
+        let null = nullmap.get(i / 8).ok_or(i)? & (1 << (i % 8)) != 0;
+        if null {
             out.push(Value::Null);
             continue;
         }
-        let (ty, unsigned) = (*types.get(2 * i)?, types.get(2 * i + 1)? & 0x80 != 0);
-        let (value, used) = param(ty, unsigned, rest)?;
+        let ty = types.get(2 * i..2 * i + 2).ok_or(i)?;
+        let (value, used) = param(ty[0], ty[1] & 0x80 != 0, rest).ok_or(i)?;
         out.push(value);
         rest = &rest[used..];
     }
-    Some(out)
+    Ok(out)
 }
 
 /// `N` bytes at the start of `b`.
@@ -458,11 +464,11 @@ mod tests {
                 Value::Null,
             ]
         );
-        assert_eq!(params(1, &[0], &[0x03, 0], &[1, 2]), None, "short");
+        assert_eq!(params(1, &[0], &[0x03, 0], &[1, 2]), Err(0), "short");
         assert_eq!(
-            params(1, &[0], &[0x42, 0], &[1, 2, 3, 4]),
-            None,
-            "unknown type"
+            params(2, &[0], &[0x03, 0, 0x42, 0], &[1, 2, 3, 4, 5]),
+            Err(1),
+            "unknown type, and which parameter"
         );
         // 11 bytes: with microseconds.
         let micro = datetime_param(&[0xea, 0x07, 1, 2, 3, 4, 5, 0x40, 0xe2, 0x01, 0]);

@@ -103,25 +103,6 @@ pub(crate) fn lenenc(b: &[u8]) -> Option<(usize, u64)> {
     Some((1 + width, u64::from_le_bytes(v)))
 }
 
-/// The encoded size of one binary-protocol value of type `ty` at `b`; `None` if the type is
-/// unknown or the bytes are short.
-fn value_size(ty: u8, b: &[u8]) -> Option<usize> {
-    let n = match ty {
-        0x06 => 0,                                                 // NULL
-        0x01 => 1,                                                 // TINY
-        0x02 | 0x0d => 2,                                          // SHORT, YEAR
-        0x03 | 0x09 | 0x04 => 4,                                   // LONG, INT24, FLOAT
-        0x08 | 0x05 => 8,                                          // LONGLONG, DOUBLE
-        0x07 | 0x0a | 0x0b | 0x0c => 1 + usize::from(*b.first()?), // TIMESTAMP, DATE, TIME, DATETIME
-        0x00 | 0x0f | 0x10 | 0xf5..=0xfe => {
-            let (head, len) = lenenc(b)?;
-            head.checked_add(usize::try_from(len).ok()?)?
-        }
-        _ => return None,
-    };
-    (n <= b.len()).then_some(n)
-}
-
 enum Verdict {
     /// For opensrv: the packet's payload (repaired).
     Forward(Vec<u8>),
@@ -164,50 +145,35 @@ fn execute(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
     let Some(nullmap) = payload.get(head..head + nulls) else {
         return bad("short packet");
     };
-    let nullmap = nullmap.to_vec();
-    let mut out = payload[..head + nulls].to_vec();
-    let mut at = head + nulls;
+    let at = head + nulls;
     let bound = payload.get(at) == Some(&1);
-    let types = match payload.get(at) {
-        Some(1) => {
-            let Some(t) = payload.get(at + 1..at + 1 + 2 * n) else {
-                return bad("short types");
-            };
-            at += 1 + 2 * n;
-            t.to_vec()
-        }
-        Some(0) => {
-            at += 1;
-            match &stmt.types {
-                Some(t) => t.clone(),
-                None => return bad("no parameter types were ever bound"),
-            }
-        }
+    let (types, values) = match payload.get(at) {
+        Some(1) => match payload.get(at + 1..at + 1 + 2 * n) {
+            Some(t) => (t, &payload[at + 1 + 2 * n..]),
+            None => return bad("short types"),
+        },
+        Some(0) => match stmt.types.as_deref() {
+            Some(t) => (t, &payload[at + 1..]),
+            None => return bad("no parameter types were ever bound"),
+        },
         _ => return bad("bad new-params-bound flag"),
     };
-    out.push(1);
-    out.extend_from_slice(&types);
-    let values = &payload[at..];
-    let mut off = 0;
-    for i in 0..n {
-        if nullmap[i / 8] & (1 << (i % 8)) != 0 {
-            continue;
-        }
-        match value_size(types[2 * i], &values[off..]) {
-            Some(size) => off += size,
-            None => return bad(&format!("parameter {} does not parse", i + 1)),
-        }
-    }
+    let params = match binary::params(n, nullmap, types, values) {
+        Ok(params) => params,
+        Err(i) => return bad(&format!("parameter {} does not parse", i + 1)),
+    };
+    let rebound = bound.then(|| types.to_vec());
     let verdict = if std::mem::take(&mut stmt.long_data) {
+        // opensrv reads the types from the packet: put them in if the client left them out.
+        let mut out = payload[..at].to_vec();
+        out.push(1);
+        out.extend_from_slice(types);
         out.extend_from_slice(values);
         Verdict::Forward(out)
     } else {
-        match binary::params(n, &nullmap, &types, values) {
-            Some(params) => Verdict::Run(id, params),
-            None => return bad("parameters do not parse"),
-        }
+        Verdict::Run(id, params)
     };
-    if bound {
+    if let Some(types) = rebound {
         stmt.types = Some(types);
     }
     verdict
