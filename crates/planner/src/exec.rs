@@ -218,7 +218,12 @@ fn read(
                     None => return storage.scan_all(&table.name),
                 }
             }
-            storage.scan(&table.name, *index, &KeyRange::Prefix(Key(values)), limit)
+            storage.scan(
+                &table.name,
+                *index,
+                &KeyRange::Prefix(Key::from(values)),
+                limit,
+            )
         }
         Access::Range { index, ranges, .. } => {
             let mut rows = Vec::new();

@@ -128,7 +128,7 @@ pub fn explain(plan: &Plan, catalog: &dyn Catalog) -> Vec<ExplainRow> {
 /// table's column as `db.table.column`, or `func`.
 fn refs(tp: &TablePlan, catalog: &dyn Catalog, const_tables: TableMap) -> Option<String> {
     let key: Vec<String> = match &tp.access {
-        Access::Const { key, .. } => key.0.iter().map(|_| "const".to_owned()).collect(),
+        Access::Const { key, .. } => (0..key.len()).map(|_| "const".to_owned()).collect(),
         Access::EqRef { key, .. } | Access::Ref { key, .. } => key
             .iter()
             .map(|e| match e {

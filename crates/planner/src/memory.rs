@@ -62,7 +62,7 @@ impl MemCatalog {
                 let mut entries: Vec<(Key, usize)> = rows
                     .iter()
                     .enumerate()
-                    .map(|(i, r)| (Key(cols.iter().map(|&c| r[c].clone()).collect()), i))
+                    .map(|(i, r)| (cols.iter().map(|&c| r[c].clone()).collect(), i))
                     .collect();
                 entries.sort();
                 let stats = IndexStats::compute(entries.iter(), |e| &e.0, entries.len());
@@ -114,25 +114,19 @@ impl MemCatalog {
             KeyRange::Between(lo, hi) => (lo.clone(), hi.clone()),
         };
         let below = |k: &Key| match &lo {
-            Bound::Included(p) => prefix_cmp(k, p).is_lt(),
-            Bound::Excluded(p) => prefix_cmp(k, p).is_le(),
+            Bound::Included(p) => k.cmp_prefix(p).is_lt(),
+            Bound::Excluded(p) => k.cmp_prefix(p).is_le(),
             Bound::Unbounded => false,
         };
         let above = |k: &Key| match &hi {
-            Bound::Included(p) => prefix_cmp(k, p).is_gt(),
-            Bound::Excluded(p) => prefix_cmp(k, p).is_ge(),
+            Bound::Included(p) => k.cmp_prefix(p).is_gt(),
+            Bound::Excluded(p) => k.cmp_prefix(p).is_ge(),
             Bound::Unbounded => false,
         };
         let start = idx.entries.partition_point(|(k, _)| below(k));
         let end = idx.entries.partition_point(|(k, _)| !above(k)).max(start);
         Ok((t, idx, start, end))
     }
-}
-
-/// Compares a key's first `bound.len()` values with a (prefix) bound.
-fn prefix_cmp(key: &Key, bound: &Key) -> std::cmp::Ordering {
-    let n = bound.0.len().min(key.0.len());
-    key.0[..n].cmp(&bound.0[..n])
 }
 
 impl Catalog for MemCatalog {

@@ -84,7 +84,7 @@ impl Access {
     /// How many key parts the access uses (for `key_len`).
     pub fn parts(&self, schema: &TableSchema) -> usize {
         match self {
-            Access::Const { key, .. } => key.0.len(),
+            Access::Const { key, .. } => key.len(),
             Access::EqRef { key, .. } | Access::Ref { key, .. } => key.len(),
             Access::Range { parts, .. } => *parts,
             Access::Index { index } => index.columns(schema).len(),

@@ -77,7 +77,7 @@ fn reserve_ids(s: &Session, table: &Table, column: usize, n: i64, at_least: i64)
         let last = if pk.first() == Some(&column) {
             table
                 .last_key()
-                .and_then(|k| k.0.first().and_then(Value::as_int))
+                .and_then(|k| k.iter().next().as_ref().and_then(Value::as_int))
                 .unwrap_or(0)
         } else {
             0
@@ -292,7 +292,7 @@ fn target_rows(
         .into_iter()
         .map(|mut joined| {
             let row = joined.swap_remove(0);
-            (Key(pk.iter().map(|&c| row[c].clone()).collect()), row)
+            (pk.iter().map(|&c| row[c].clone()).collect(), row)
         })
         .collect())
 }

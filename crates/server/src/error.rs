@@ -130,7 +130,6 @@ impl From<TxnError> for SqlError {
             ),
             TxnError::DuplicateKey { index, key, .. } => {
                 let values: Vec<String> = key
-                    .0
                     .iter()
                     .map(|v| v.to_string().trim_matches('\'').to_owned())
                     .collect();

@@ -219,7 +219,7 @@ impl NativeDb {
         match customer {
             CustomerRef::Id(c_id) => Ok(Key::from([w_id, d_id, *c_id])),
             CustomerRef::Last(last) => {
-                let prefix = Key(vec![
+                let prefix = Key::from(vec![
                     Value::Int(w_id),
                     Value::Int(d_id),
                     Value::from(last.as_str()),

@@ -21,9 +21,10 @@ use std::fmt;
 use waterline_readview::TrxId;
 
 use crate::error::TxnError;
+use crate::key::Key;
 use crate::table::TableId;
 use crate::trx::Ending;
-use crate::value::{Key, Row};
+use crate::value::Row;
 
 /// One logical change, as the log records it: the row image after the change, by key.
 #[derive(Clone, Debug, PartialEq)]

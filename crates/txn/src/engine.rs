@@ -24,7 +24,6 @@ use crate::stats::{Counter, Stats, StatsSnapshot};
 use crate::table::{Table, TableId};
 use crate::trx::Transaction;
 use crate::trx_sys::TrxSys;
-use crate::value::Value;
 
 /// Shards of the row-lock table.
 const LOCK_SHARDS: usize = 64;
@@ -377,7 +376,7 @@ impl Engine {
                     continue;
                 };
                 let key = crate::schema::project(&row, &index.columns);
-                if !key.0.iter().any(Value::is_null) && !seen.insert(key.clone()) {
+                if !key.has_null() && !seen.insert(key.clone()) {
                     return Err(TxnError::DuplicateKey {
                         table: old.name().to_owned(),
                         index: name.to_owned(),
@@ -492,9 +491,9 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key::Key;
     use crate::schema::{Column, ColumnType};
     use crate::table::KeyRange;
-    use crate::value::Key;
 
     #[test]
     fn a_dropped_table_lives_only_as_long_as_its_last_handle() {

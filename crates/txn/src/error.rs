@@ -3,7 +3,7 @@
 
 use waterline_readview::{ActiveSetError, ConfigError, TrxId};
 
-use crate::value::Key;
+use crate::key::Key;
 
 /// Everything a transaction operation can fail with.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -24,17 +24,15 @@ use hashbrown::HashTable;
 use parking_lot::RwLock;
 use rustc_hash::FxBuildHasher;
 
-use crate::value::Key;
+use crate::key::Key;
 use crate::version::Record;
 
 /// Shards per table: enough that two cores rarely meet on one latch.
 const SHARDS: usize = 64;
 
 /// A hash map probed by a hash the caller computed once (it picked the shard with it too),
-/// which keeps each entry's hash, so growing it moves entries without reading their keys
-/// again: a key's values live elsewhere on the heap, and rehashing a shard of a few hundred
-/// thousand ORDER_LINE keys was a cache miss each. The clustered index's shards and the
-/// lock table's are these.
+/// which keeps each entry's hash, so growing it moves entries without hashing their keys
+/// again. The lock table's shards are these.
 #[derive(Debug)]
 pub(crate) struct HashedMap<K, V>(HashTable<(u64, K, V)>);
 
@@ -45,12 +43,7 @@ impl<K, V> Default for HashedMap<K, V> {
 }
 
 impl<K: Eq, V> HashedMap<K, V> {
-    /// The value of `key`, whose hash is `hash`.
-    pub(crate) fn get(&self, hash: u64, key: &K) -> Option<&V> {
-        self.0.find(hash, |e| e.1 == *key).map(|e| &e.2)
-    }
-
-    /// [`HashedMap::get`], to change.
+    /// The value of `key`, whose hash is `hash`, to change.
     pub(crate) fn get_mut(&mut self, hash: u64, key: &K) -> Option<&mut V> {
         self.0.find_mut(hash, |e| e.1 == *key).map(|e| &mut e.2)
     }
@@ -58,6 +51,15 @@ impl<K: Eq, V> HashedMap<K, V> {
     /// Adds `key`, which the map does not have.
     pub(crate) fn insert(&mut self, hash: u64, key: K, value: V) {
         self.0.insert_unique(hash, (hash, key, value), |e| e.0);
+    }
+
+    /// Changes `key`'s value with `f`, and removes the entry unless `f` says to keep it.
+    pub(crate) fn update(&mut self, hash: u64, key: &K, f: impl FnOnce(&mut V) -> bool) {
+        if let Ok(mut entry) = self.0.find_entry(hash, |e| e.1 == *key)
+            && !f(&mut entry.get_mut().2)
+        {
+            entry.remove();
+        }
     }
 
     /// Removes `key`'s entry if `doomed` says so of its value.
@@ -70,8 +72,10 @@ impl<K: Eq, V> HashedMap<K, V> {
     }
 }
 
-/// One shard of the hash map.
-type Shard = CachePadded<RwLock<HashedMap<Key, Arc<Record>>>>;
+/// One shard of the hash map: each record with its key's hash. A probe compares the full
+/// hash first, then the key the record holds (the record is what it returns, so that line
+/// is read anyway).
+type Shard = CachePadded<RwLock<HashTable<(u64, Arc<Record>)>>>;
 
 /// The hash every sharded table of the engine uses for `key` (this index's, and the lock
 /// table's): computed once per lookup, for the shard and for the probe.
@@ -104,44 +108,45 @@ impl Default for Clustered {
 }
 
 impl Clustered {
-    fn shard(&self, hash: u64) -> &RwLock<HashedMap<Key, Arc<Record>>> {
+    fn shard(&self, hash: u64) -> &RwLock<HashTable<(u64, Arc<Record>)>> {
         &self.shards[shard_of(hash, SHARDS)]
     }
 
-    /// The record for `key`, if the index has one.
-    pub(crate) fn get(&self, key: &Key) -> Option<Arc<Record>> {
-        let hash = hash_of(key);
-        self.shard(hash).read().get(hash, key).cloned()
+    /// The record for `key`, whose [`hash_of`] is `hash`, if the index has one.
+    pub(crate) fn get(&self, key: &Key, hash: u64) -> Option<Arc<Record>> {
+        let map = self.shard(hash).read();
+        let found = map.find(hash, |(h, record)| *h == hash && record.key == *key);
+        found.map(|(_, record)| Arc::clone(record))
     }
 
-    /// The record for `key`, created with `make` in both structures if absent.
-    pub(crate) fn get_or_insert_with(
-        &self,
-        key: &Key,
-        make: impl FnOnce() -> Record,
-    ) -> Arc<Record> {
-        let hash = hash_of(key);
+    /// The record for `key` (whose [`hash_of`] is `hash`), created empty in both structures
+    /// if absent.
+    pub(crate) fn get_or_insert(&self, key: &Key, hash: u64) -> Arc<Record> {
         let shard = self.shard(hash);
-        if let Some(record) = shard.read().get(hash, key) {
+        let same = |(h, record): &(u64, Arc<Record>)| *h == hash && record.key == *key;
+        if let Some((_, record)) = shard.read().find(hash, same) {
             return Arc::clone(record);
         }
         let mut map = shard.write();
-        if let Some(record) = map.get(hash, key) {
+        if let Some((_, record)) = map.find(hash, same) {
             return Arc::clone(record);
         }
         let entry = self
             .ordered
-            .get_or_insert_with(key.clone(), || Arc::new(make()));
+            .get_or_insert_with(key.clone(), || Arc::new(Record::new(key.clone())));
         let record = Arc::clone(entry.value());
-        map.insert(hash, key.clone(), Arc::clone(&record));
+        map.insert_unique(hash, (hash, Arc::clone(&record)), |e| e.0);
         record
     }
 
-    /// Removes `key`'s entry from both structures if it is still `record`.
-    pub(crate) fn remove_if(&self, key: &Key, record: &Arc<Record>) {
+    /// Removes `record`'s entry from both structures if it is still the one for its key.
+    pub(crate) fn remove(&self, record: &Arc<Record>) {
+        let key = &record.key;
         let hash = hash_of(key);
         let mut map = self.shard(hash).write();
-        map.remove_if(hash, key, |r| Arc::ptr_eq(r, record));
+        if let Ok(entry) = map.find_entry(hash, |(_, r)| Arc::ptr_eq(r, record)) {
+            entry.remove();
+        }
         if let Some(entry) = self.ordered.get(key)
             && Arc::ptr_eq(entry.value(), record)
         {
@@ -165,21 +170,25 @@ mod tests {
         let keys: Vec<Key> = (0..1000).map(Key::one).collect();
         let records: Vec<Arc<Record>> = keys
             .iter()
-            .map(|k| index.get_or_insert_with(k, Record::default))
+            .map(|k| index.get_or_insert(k, hash_of(k)))
             .collect();
         assert!(Arc::ptr_eq(
-            &index.get_or_insert_with(&keys[7], Record::default),
+            &index.get_or_insert(&keys[7], hash_of(&keys[7])),
             &records[7]
         ));
-        for (key, record) in keys.iter().zip(&records).step_by(2) {
-            index.remove_if(key, record);
+        for record in records.iter().step_by(2) {
+            index.remove(record);
         }
         // A stale record does not remove the one that replaced it.
-        let fresh = index.get_or_insert_with(&keys[0], Record::default);
-        index.remove_if(&keys[0], &records[0]);
-        assert!(index.get(&keys[0]).is_some_and(|r| Arc::ptr_eq(&r, &fresh)));
+        let fresh = index.get_or_insert(&keys[0], hash_of(&keys[0]));
+        index.remove(&records[0]);
+        assert!(
+            index
+                .get(&keys[0], hash_of(&keys[0]))
+                .is_some_and(|r| Arc::ptr_eq(&r, &fresh))
+        );
         for (i, key) in keys.iter().enumerate().skip(1) {
-            let in_map = index.get(key).is_some();
+            let in_map = index.get(key, hash_of(key)).is_some();
             let in_list = index.ordered.get(key).is_some();
             assert_eq!((in_map, in_list), (i % 2 == 1, i % 2 == 1), "key {i}");
         }

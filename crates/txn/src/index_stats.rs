@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 
+use crate::key::Key;
 use crate::table::KeyRange;
-use crate::value::Key;
 
 /// Entries a range estimate counts exactly before it turns to the histogram.
 pub const DIVE: usize = 256;
@@ -61,19 +61,13 @@ impl IndexStats {
         let mut count = 0u64;
         for entry in entries {
             let key = key_of(&entry);
-            if distinct.len() < key.0.len() {
-                distinct.resize(key.0.len(), 0);
+            let parts = key.len();
+            if distinct.len() < parts {
+                distinct.resize(parts, 0);
             }
             // The first column where this key differs from the last: every longer prefix is new.
-            let same = last.as_ref().map_or(0, |l| {
-                key_of(l)
-                    .0
-                    .iter()
-                    .zip(&key.0)
-                    .take_while(|(a, b)| a == b)
-                    .count()
-            });
-            for d in distinct.iter_mut().take(key.0.len()).skip(same) {
+            let same = last.as_ref().map_or(0, |l| key_of(l).common_prefix(key));
+            for d in distinct.iter_mut().take(parts).skip(same) {
                 *d += 1;
             }
             if count.is_multiple_of(step) {

@@ -24,6 +24,7 @@
 //! - `version.rs`, `table.rs`: version chains (newest first, roll pointers, delete marks), a
 //!   clustered skip-list index per table, secondary indexes whose hits are rechecked.
 //! - `hash_index.rs`: the hash map beside each clustered index that point lookups use.
+//! - `key.rs`: keys as bytes that sort as their values do, stored inline when short.
 //! - `index_stats.rs`: per-index statistics for planners (rows per key prefix, a range
 //!   histogram), recomputed after a tenth of the index changed.
 //! - `lock.rs`: shared/exclusive row locks, lock-wait timeout, wait-for-graph deadlock
@@ -61,6 +62,7 @@ mod error;
 mod hash_index;
 pub mod horizon;
 mod index_stats;
+mod key;
 mod lock;
 mod purge;
 mod redo;
@@ -79,13 +81,14 @@ pub use durable::{CheckpointReport, Recovery};
 pub use engine::{Engine, PurgeReport};
 pub use error::TxnError;
 pub use index_stats::{DIVE, IndexStats};
+pub use key::{INLINE_KEY_BYTES, Key};
 pub use lock::LockMode;
 pub use schema::{Column, ColumnType, IndexDef, TableSchema};
 pub use stats::{Counter, Stats, StatsSnapshot};
 pub use table::{KeyRange, Table, TableId};
 pub use trx::{Savepoint, ScanOptions, Transaction};
 pub use trx_sys::{TrxInfo, TrxSys};
-pub use value::{DateTime, Decimal, Key, MAX_DECIMAL_SCALE, Row, Value};
+pub use value::{DateTime, Decimal, MAX_DECIMAL_SCALE, Row, Text, Value};
 pub use waterline_commit::{FlushPolicy, GroupCommitConfig, GroupCommitStats, Lsn, Tail, Wakeup};
 pub use waterline_readview::{SnapshotKind, TrxId};
 pub use waterline_throttle::{AdaptiveConfig, Admission, Metrics as AdmissionMetrics, Policy};

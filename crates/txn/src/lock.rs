@@ -34,13 +34,14 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
+use smallvec::{SmallVec, smallvec};
 use waterline_readview::TrxId;
 
 use crate::error::TxnError;
 use crate::hash_index::{HashedMap, hash_of, shard_of};
+use crate::key::Key;
 use crate::stats::{Counter, Stats};
 use crate::table::TableId;
-use crate::value::Key;
 
 /// Lock modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -63,10 +64,24 @@ pub(crate) enum LockTarget {
 /// A lock's full name: table and target.
 pub(crate) type LockKey = (TableId, LockTarget);
 
+/// A lock as its transaction keeps it until release: its hash and its name.
+pub(crate) type Held = (u64, LockKey);
+
+/// The hash of lock `(table, target)`, made from `key_hash`, the hash of the target's key,
+/// which the caller computes once for the lock and for its record lookup.
+pub(crate) fn lock_hash(table: TableId, target: &LockTarget, key_hash: u64) -> u64 {
+    let kind = match target {
+        LockTarget::Row(_) => u64::MAX,
+        LockTarget::Unique(index, _) => *index as u64,
+    };
+    hash_of(&(table.0, kind, key_hash))
+}
+
 /// One lock: who holds it and who waits for it.
 #[derive(Debug, Default)]
 struct Lock {
-    holders: Vec<(TrxId, LockMode)>,
+    /// Usually one: inline, so taking a free lock allocates nothing for it.
+    holders: SmallVec<[(TrxId, LockMode); 1]>,
     /// Waiting transactions, first come first; each sleeps on its own condvar (with the
     /// shard's latch).
     waiters: VecDeque<(TrxId, LockMode, Arc<Condvar>)>,
@@ -130,6 +145,8 @@ pub(crate) struct LockManager {
 pub(crate) struct Request<'a> {
     pub(crate) trx: TrxId,
     pub(crate) key: LockKey,
+    /// The key's [`lock_hash`].
+    pub(crate) hash: u64,
     pub(crate) mode: LockMode,
     pub(crate) timeout: Duration,
     /// For error messages.
@@ -158,18 +175,18 @@ impl LockManager {
         let Request {
             trx,
             key,
+            hash,
             mode,
             timeout,
             table_name,
         } = request;
-        let hash = hash_of(&key);
         let mut locks = self.shard(hash).locks.lock();
         // The common case, one hash probe and no clock read: nobody holds or awaits the lock,
         // or this transaction holds it already.
         match locks.get_mut(hash, &key) {
             None => {
                 let lock = Lock {
-                    holders: vec![(trx, mode)],
+                    holders: smallvec![(trx, mode)],
                     waiters: VecDeque::new(),
                 };
                 locks.insert(hash, key, lock);
@@ -283,16 +300,15 @@ impl LockManager {
         cycle
     }
 
-    /// Releases every lock in `keys` held by `trx`, waking the waiters that can go now.
-    pub(crate) fn release_all(&self, trx: TrxId, keys: &[LockKey]) {
-        for key in keys {
-            let hash = hash_of(key);
-            let mut locks = self.shard(hash).locks.lock();
-            if let Some(lock) = locks.get_mut(hash, key) {
-                lock.holders.retain(|&(t, _)| t != trx);
+    /// Releases every lock in `held` held by `trx`, waking the waiters that can go now.
+    pub(crate) fn release_all(&self, trx: TrxId, held: &[Held]) {
+        for (hash, key) in held {
+            let mut locks = self.shard(*hash).locks.lock();
+            locks.update(*hash, key, |lock| {
+                lock.holders.retain(|&mut (t, _)| t != trx);
                 lock.wake_grantable();
-                locks.remove_if(hash, key, Lock::unused);
-            }
+                !lock.unused()
+            });
         }
     }
 }
@@ -329,10 +345,17 @@ mod tests {
         (TableId(0), LockTarget::Row(Key::one(n)))
     }
 
+    fn held(n: i64) -> Held {
+        let key = row(n);
+        (lock_hash(key.0, &key.1, hash_of(&Key::one(n))), key)
+    }
+
     fn take(locks: &LockManager, trx: u64, n: i64) -> Result<bool, TxnError> {
+        let (hash, key) = held(n);
         locks.acquire(Request {
             trx: TrxId(trx),
-            key: row(n),
+            hash,
+            key,
             mode: LockMode::Exclusive,
             timeout: Duration::from_secs(30),
             table_name: "t",
@@ -363,10 +386,10 @@ mod tests {
             waits_now(1);
             let second = s.spawn(|| take(&locks, 1, b));
             waits_now(2);
-            locks.release_all(TrxId(2), &[row(b)]);
+            locks.release_all(TrxId(2), &[held(b)]);
             let error = first.join().unwrap().unwrap_err();
             assert!(matches!(error, TxnError::Deadlock { .. }), "{error}");
-            locks.release_all(TrxId(3), &[row(b)]);
+            locks.release_all(TrxId(3), &[held(b)]);
             assert!(second.join().unwrap().unwrap());
         });
         assert_eq!(stats.snapshot().get(Counter::LockWaitTimeouts), 0);

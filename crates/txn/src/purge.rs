@@ -24,12 +24,11 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::table::Table;
-use crate::value::Key;
 use crate::version::Record;
 
-/// A record to visit: its table and key, and the record itself (it may have left the index
-/// since, which the visit notices).
-pub(crate) type Touched = (Table, Key, Arc<Record>);
+/// A record to visit, and its table (it may have left the index since, which the visit
+/// notices).
+pub(crate) type Touched = (Table, Arc<Record>);
 
 /// One transaction's records, with the commit number they wait for.
 #[derive(Debug)]
@@ -51,8 +50,8 @@ impl History {
         if records.is_empty() {
             return;
         }
-        records.sort_by_key(|(_, _, record)| Arc::as_ptr(record));
-        records.dedup_by(|a, b| Arc::ptr_eq(&a.2, &b.2));
+        records.sort_by_key(|(_, record)| Arc::as_ptr(record));
+        records.dedup_by(|a, b| Arc::ptr_eq(&a.1, &b.1));
         self.list.lock().push_back(Entry { no, records });
     }
 
@@ -76,8 +75,8 @@ impl History {
             let Some(entry) = entry else {
                 return versions;
             };
-            for (table, key, record) in &entry.records {
-                versions += table.purge_record(key, record, horizon);
+            for (table, record) in &entry.records {
+                versions += table.purge_record(record, horizon);
             }
         }
     }

@@ -20,9 +20,10 @@
 
 use crate::commit::RedoRecord;
 use crate::error::TxnError;
+use crate::key::Key;
 use crate::schema::{Column, ColumnType, IndexDef, TableSchema};
 use crate::table::TableId;
-use crate::value::{DateTime, Decimal, Key, Row, Value};
+use crate::value::{DateTime, Decimal, Row, Value};
 
 /// One log or image entry.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,7 +59,7 @@ impl Entry {
                 put_u32(&mut out, records.len());
                 for record in records {
                     out.extend_from_slice(&record.table.0.to_le_bytes());
-                    put_values(&mut out, &record.key.0);
+                    put_values(&mut out, &record.key.values());
                     match &record.after {
                         Some(row) => {
                             out.push(1);
@@ -103,7 +104,7 @@ impl Entry {
                 let mut records = Vec::with_capacity(n.min(1 << 16));
                 for _ in 0..n {
                     let table = TableId(r.u32()? as u32);
-                    let key = Key(r.values()?);
+                    let key = Key::from(r.values()?);
                     let after = match r.u8()? {
                         0 => None,
                         1 => Some(r.values()?),
@@ -421,7 +422,7 @@ mod tests {
             0..5,
         )) {
             let entry = Entry::Commit(records.into_iter().map(|(table, key, after)| RedoRecord {
-                table: TableId(table), key: Key(key), after,
+                table: TableId(table), key: Key::from(key), after,
             }).collect());
             prop_assert_eq!(Entry::decode(&entry.encode()).unwrap(), entry);
         }

@@ -13,10 +13,11 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use crossbeam_skiplist::SkipSet;
 
-use crate::hash_index::Clustered;
+use crate::hash_index::{Clustered, hash_of};
 use crate::index_stats::{DIVE, IndexStats, StatsSlot};
+use crate::key::Key;
 use crate::schema::{TableSchema, project};
-use crate::value::{Key, Row, Value};
+use crate::value::{Row, Value};
 use crate::version::{Chain, Record};
 
 /// A table's id (its position in the catalog).
@@ -55,7 +56,7 @@ impl KeyRange {
     /// Whether `key` is past the lower bound (`Excluded` skips the bound's prefix).
     fn after_start(&self, key: &Key) -> bool {
         match self {
-            KeyRange::Between(Bound::Excluded(p), _) => prefix_cmp(key, p).is_gt(),
+            KeyRange::Between(Bound::Excluded(p), _) => key.cmp_prefix(p).is_gt(),
             _ => true,
         }
     }
@@ -64,9 +65,9 @@ impl KeyRange {
     fn before_end(&self, key: &Key) -> bool {
         match self {
             KeyRange::All | KeyRange::Between(_, Bound::Unbounded) => true,
-            KeyRange::Prefix(p) => prefix_cmp(key, p).is_eq(),
-            KeyRange::Between(_, Bound::Included(p)) => prefix_cmp(key, p).is_le(),
-            KeyRange::Between(_, Bound::Excluded(p)) => prefix_cmp(key, p).is_lt(),
+            KeyRange::Prefix(p) => key.cmp_prefix(p).is_eq(),
+            KeyRange::Between(_, Bound::Included(p)) => key.cmp_prefix(p).is_le(),
+            KeyRange::Between(_, Bound::Excluded(p)) => key.cmp_prefix(p).is_lt(),
         }
     }
 
@@ -78,7 +79,7 @@ impl KeyRange {
     /// Whether `key` sorts below the range (over ascending keys: true, then false).
     pub(crate) fn is_before(&self, key: &Key) -> bool {
         let started = match self.start() {
-            Bound::Included(p) => prefix_cmp(key, &p).is_ge(),
+            Bound::Included(p) => key.cmp_prefix(&p).is_ge(),
             _ => true,
         };
         !(started && self.after_start(key))
@@ -89,7 +90,7 @@ impl KeyRange {
         match self {
             // Not `!before_end`: a key below the prefix is not inside it either, and the
             // histogram's binary search needs false for every key below the range.
-            KeyRange::Prefix(p) => prefix_cmp(key, p).is_gt(),
+            KeyRange::Prefix(p) => key.cmp_prefix(p).is_gt(),
             _ => !self.before_end(key),
         }
     }
@@ -109,14 +110,6 @@ impl KeyRange {
             KeyRange::Between(lo, hi) => KeyRange::Between(bound(lo)?, bound(hi)?),
         })
     }
-}
-
-/// Compares `key`'s first `bound.len()` values with `bound`.
-fn prefix_cmp(key: &Key, bound: &Key) -> std::cmp::Ordering {
-    let n = bound.0.len().min(key.0.len());
-    key.0[..n]
-        .cmp(&bound.0[..n])
-        .then(key.0.len().min(bound.0.len()).cmp(&bound.0.len()))
 }
 
 /// One statistics slot per index: the clustered index, then the secondary ones.
@@ -316,7 +309,7 @@ impl Table {
     /// `key` (or anything below it) again.
     pub(crate) fn saw_key(&self, key: &Key) {
         if self.0.schema.primary_key.is_none()
-            && let [Value::Int(id)] = key.0.as_slice()
+            && let [Value::Int(id)] = key.values().as_slice()
         {
             self.0
                 .next_row_id
@@ -332,19 +325,27 @@ impl Table {
         }
     }
 
+    /// The record for `key`, if the clustered index has one.
     pub(crate) fn record(&self, key: &Key) -> Option<Arc<Record>> {
-        self.0.clustered.get(key)
+        self.0.clustered.get(key, hash_of(key))
     }
 
-    /// The record for `key`, created empty if absent. The caller holds the row lock; it must
-    /// check `removed` under the record's latch and call again if set.
-    pub(crate) fn record_for_insert(&self, key: &Key) -> Arc<Record> {
-        self.0.clustered.get_or_insert_with(key, Record::default)
+    /// [`Table::record`], for a caller that has the key's [`hash_of`] already (it locked
+    /// the row by it).
+    pub(crate) fn record_hashed(&self, key: &Key, hash: u64) -> Option<Arc<Record>> {
+        self.0.clustered.get(key, hash)
     }
 
-    /// Unlinks `record` from the clustered index if it is still the entry for `key`.
-    pub(crate) fn unlink(&self, key: &Key, record: &Arc<Record>) {
-        self.0.clustered.remove_if(key, record);
+    /// The record for `key` (whose [`hash_of`] is `hash`), created empty if absent. The
+    /// caller holds the row lock; it must check `removed` under the record's latch and call
+    /// again if set.
+    pub(crate) fn record_for_insert(&self, key: &Key, hash: u64) -> Arc<Record> {
+        self.0.clustered.get_or_insert(key, hash)
+    }
+
+    /// Unlinks `record` from the clustered index if it is still the entry for its key.
+    pub(crate) fn unlink(&self, record: &Arc<Record>) {
+        self.0.clustered.remove(record);
     }
 
     /// Adds `row`'s secondary entries (under the record's latch). An update passes the row
@@ -414,13 +415,14 @@ impl Table {
 
     /// Purges one record (see `purge.rs`): returns the versions unlinked. A record left dead
     /// leaves the clustered index.
-    pub(crate) fn purge_record(&self, pk: &Key, record: &Arc<Record>, horizon: u64) -> u64 {
+    pub(crate) fn purge_record(&self, record: &Arc<Record>, horizon: u64) -> u64 {
+        let pk = &record.key;
         let purged = record.purge(horizon, |removed, kept| self.unindex(pk, removed, kept));
         let Some(purged) = purged else {
             return 0;
         };
         if purged.dead {
-            self.unlink(pk, record);
+            self.unlink(record);
         }
         purged.versions
     }
@@ -440,9 +442,11 @@ impl Table {
         }
         for (def, set) in self.0.schema.indexes.iter().zip(&self.0.secondary) {
             for row in removed {
-                let key = project(row, &def.columns);
-                if !kept.iter().any(|k| project(k, &def.columns) == key) {
-                    set.remove(&(key, pk.clone()));
+                let shared = kept
+                    .iter()
+                    .any(|k| def.columns.iter().all(|&c| k[c] == row[c]));
+                if !shared {
+                    set.remove(&(project(row, &def.columns), pk.clone()));
                 }
             }
         }
@@ -454,7 +458,7 @@ mod tests {
     use super::*;
 
     fn k(values: &[i64]) -> Key {
-        Key(values.iter().map(|&v| Value::Int(v)).collect())
+        values.iter().map(|&v| Value::Int(v)).collect()
     }
 
     #[test]

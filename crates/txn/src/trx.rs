@@ -23,14 +23,16 @@ use crate::commit::{CommitTicket, RedoRecord};
 use crate::config::Isolation;
 use crate::engine::Shared;
 use crate::error::TxnError;
+use crate::hash_index::hash_of;
 use crate::horizon::ViewSlot;
-use crate::lock::{LockKey, LockMode, LockTarget, Request};
+use crate::key::Key;
+use crate::lock::{Held, LockKey, LockMode, LockTarget, Request, lock_hash};
 use crate::purge::Touched;
 use crate::schema::project;
 use crate::stats::{Counter, thread_hint};
 use crate::table::{KeyRange, Table};
 use crate::trx_sys::View;
-use crate::value::{Key, Row};
+use crate::value::Row;
 use crate::version::{Record, Version};
 
 /// How a scan walks and whether it locks.
@@ -48,7 +50,6 @@ pub struct ScanOptions {
 #[derive(Debug)]
 pub(crate) struct Undo {
     table: Table,
-    key: Key,
     record: Arc<Record>,
     version: Arc<Version>,
 }
@@ -60,23 +61,13 @@ impl Undo {
         let mut chain = self.record.write();
         chain.pop(&self.version);
         if let Some(row) = &self.version.row {
-            self.table.unindex_undone(&self.key, row, &chain);
+            self.table.unindex_undone(&self.record.key, row, &chain);
         }
-        chain.is_empty().then(|| {
-            (
-                self.table.clone(),
-                self.key.clone(),
-                Arc::clone(&self.record),
-            )
-        })
+        chain.is_empty().then(|| self.touched())
     }
 
     fn touched(&self) -> Touched {
-        (
-            self.table.clone(),
-            self.key.clone(),
-            Arc::clone(&self.record),
-        )
+        (self.table.clone(), Arc::clone(&self.record))
     }
 }
 
@@ -96,7 +87,7 @@ pub(crate) struct Ending {
     shared: Arc<Shared>,
     id: TrxId,
     undo: Vec<Undo>,
-    locks: Vec<LockKey>,
+    locks: Vec<Held>,
 }
 
 impl Ending {
@@ -118,12 +109,13 @@ impl Ending {
         // A version with nothing below it (a new row) leaves purge nothing to cut: only
         // records with older versions go to the history list. Two thirds of a NewOrder's
         // writes are such inserts.
-        let touched = self
-            .undo
-            .iter()
-            .filter(|undo| undo.version.has_prev())
-            .map(Undo::touched)
-            .collect();
+        let mut touched = Vec::with_capacity(self.undo.len());
+        touched.extend(
+            self.undo
+                .iter()
+                .filter(|undo| undo.version.has_prev())
+                .map(Undo::touched),
+        );
         self.shared.history.push(no, touched);
         self.shared.stats.incr(Counter::Commits);
     }
@@ -156,7 +148,7 @@ pub struct Transaction {
     redo: Vec<RedoRecord>,
     /// Whether the pipeline reads redo ([`crate::CommitPipeline::wants_redo`]).
     keeps_redo: bool,
-    locks: Vec<LockKey>,
+    locks: Vec<Held>,
     /// The admission permit (`EngineConfig::admission`), held until the transaction ends.
     permit: Option<Permit>,
 }
@@ -283,19 +275,29 @@ impl Transaction {
         }
     }
 
-    fn lock(&mut self, table: &Table, target: LockTarget, mode: LockMode) -> Result<(), TxnError> {
+    /// Takes lock `target` on `table` in `mode`; `key_hash` is the [`hash_of`] of the
+    /// target's key, which the caller's record lookup reuses.
+    fn lock(
+        &mut self,
+        table: &Table,
+        target: LockTarget,
+        key_hash: u64,
+        mode: LockMode,
+    ) -> Result<(), TxnError> {
         let trx = self.ensure_id()?;
+        let hash = lock_hash(table.id(), &target, key_hash);
         let key: LockKey = (table.id(), target);
         let request = Request {
             trx,
             key: key.clone(),
+            hash,
             mode,
             timeout: self.shared.config.lock_wait_timeout,
             table_name: table.name(),
         };
         match self.shared.locks.acquire(request) {
             Ok(true) => {
-                self.locks.push(key);
+                self.locks.push((hash, key));
                 Ok(())
             }
             Ok(false) => Ok(()),
@@ -306,6 +308,14 @@ impl Transaction {
                 Err(error)
             }
         }
+    }
+
+    /// Locks row `key` of `table` in `mode`; returns the key's [`hash_of`], for the record
+    /// lookup that follows the lock.
+    fn lock_row(&mut self, table: &Table, key: &Key, mode: LockMode) -> Result<u64, TxnError> {
+        let hash = hash_of(key);
+        self.lock(table, LockTarget::Row(key.clone()), hash, mode)?;
+        Ok(hash)
     }
 
     /// Opens the consistent-read view now instead of at the first read, as `START
@@ -366,8 +376,8 @@ impl Transaction {
     ) -> Result<Option<Row>, TxnError> {
         let key = table.check_primary_key(key)?;
         self.statement(|trx| {
-            trx.lock(table, LockTarget::Row(key.clone()), mode)?;
-            Ok(table.record(&key).and_then(|r| r.latest_row()))
+            let hash = trx.lock_row(table, &key, mode)?;
+            Ok(table.record_hashed(&key, hash).and_then(|r| r.latest_row()))
         })
     }
 
@@ -447,9 +457,7 @@ impl Transaction {
         f: &mut dyn FnMut(&Key, &Row) -> T,
     ) -> Result<Vec<T>, TxnError> {
         let still_matches = |index_key: &Option<Key>, row: &Row| match (columns, index_key) {
-            (Some(columns), Some(index_key)) => {
-                columns.iter().zip(&index_key.0).all(|(&c, v)| row[c] == *v)
-            }
+            (Some(columns), Some(index_key)) => project(row, columns) == *index_key,
             _ => true,
         };
         let early_limit = if options.reverse { None } else { options.limit };
@@ -480,8 +488,10 @@ impl Transaction {
                 // ref-counted entry in between; and a limited walk (Delivery's oldest
                 // NEW_ORDER) stops after its first rows instead of copying every key.
                 for (index_key, pk, _) in candidates {
-                    self.lock(table, LockTarget::Row(pk.clone()), mode)?;
-                    let version = table.record(&pk).and_then(|r| r.latest_version());
+                    let hash = self.lock_row(table, &pk, mode)?;
+                    let version = table
+                        .record_hashed(&pk, hash)
+                        .and_then(|r| r.latest_version());
                     if take(&pk, &index_key, version) {
                         break;
                     }
@@ -506,14 +516,14 @@ impl Transaction {
     fn insert_at(&mut self, table: &Table, pk: Key, row: Row) -> Result<Key, TxnError> {
         self.statement(|trx| {
             let id = trx.ensure_id()?;
-            trx.lock(table, LockTarget::Row(pk.clone()), LockMode::Exclusive)?;
+            let hash = trx.lock_row(table, &pk, LockMode::Exclusive)?;
             trx.lock_unique_keys(table, &pk, None, &row)?;
             loop {
-                let record = table.record_for_insert(&pk);
+                let record = table.record_for_insert(&pk, hash);
                 let mut chain = record.write();
                 if chain.removed {
                     drop(chain);
-                    table.unlink(&pk, &record);
+                    table.unlink(&record);
                     continue;
                 }
                 if chain.latest_row().is_some() {
@@ -526,7 +536,7 @@ impl Transaction {
                 table.index(&row, &pk, None);
                 let version = chain.push(id, Some(row));
                 drop(chain);
-                trx.log(table, pk.clone(), record, version);
+                trx.log(table, record, version);
                 return Ok(pk);
             }
         })
@@ -575,9 +585,9 @@ impl Transaction {
         old: &Row,
         new: Row,
     ) -> Result<(), TxnError> {
-        let new = table.schema().check_row(new)?;
+        let new = table.schema().check_update(old, new)?;
         if let Some(columns) = &table.schema().primary_key
-            && columns.iter().zip(&key.0).any(|(&c, k)| new[c] != *k)
+            && columns.iter().any(|&c| new[c] != old[c])
         {
             return Err(TxnError::Schema {
                 table: table.name().to_owned(),
@@ -590,7 +600,7 @@ impl Transaction {
         table.index(&new, &key, Some(old));
         let version = chain.push(id, Some(new));
         drop(chain);
-        self.log(table, key, record, version);
+        self.log(table, record, version);
         Ok(())
     }
 
@@ -633,7 +643,7 @@ impl Transaction {
             let old = old.row.as_ref().expect("lock_newest returns a row");
             trx.lock_unique_keys(table, &key, Some(old), old)?;
             let version = record.write().push(id, None);
-            trx.log(table, key, record, version);
+            trx.log(table, record, version);
             Ok(true)
         })
     }
@@ -642,8 +652,8 @@ impl Transaction {
     /// a row (not a delete mark). `None` if no live row has that key.
     fn lock_newest(&mut self, table: &Table, key: &Key) -> Result<Option<Newest>, TxnError> {
         let id = self.ensure_id()?;
-        self.lock(table, LockTarget::Row(key.clone()), LockMode::Exclusive)?;
-        let newest = table.record(key).and_then(|record| {
+        let hash = self.lock_row(table, key, LockMode::Exclusive)?;
+        let newest = table.record_hashed(key, hash).and_then(|record| {
             let version = record.latest_version()?;
             Some((id, record, version))
         });
@@ -666,15 +676,16 @@ impl Transaction {
             let new_key = project(new, &def.columns);
             let old_key = old.map(|row| project(row, &def.columns));
             for key in [Some(&new_key), old_key.as_ref()].into_iter().flatten() {
-                if !key.0.iter().any(|v| v.is_null()) {
+                if !key.has_null() {
                     self.lock(
                         table,
                         LockTarget::Unique(i, key.clone()),
+                        hash_of(key),
                         LockMode::Exclusive,
                     )?;
                 }
             }
-            if new_key.0.iter().any(|v| v.is_null()) || old_key.as_ref() == Some(&new_key) {
+            if new_key.has_null() || old_key.as_ref() == Some(&new_key) {
                 continue;
             }
             for (index_key, other) in table.index_entries(i, &KeyRange::Prefix(new_key.clone())) {
@@ -696,17 +707,16 @@ impl Transaction {
         Ok(())
     }
 
-    fn log(&mut self, table: &Table, key: Key, record: Arc<Record>, version: Arc<Version>) {
+    fn log(&mut self, table: &Table, record: Arc<Record>, version: Arc<Version>) {
         if self.keeps_redo {
             self.redo.push(RedoRecord {
                 table: table.id(),
-                key: key.clone(),
+                key: record.key.clone(),
                 after: version.row.clone(),
             });
         }
         self.undo.push(Undo {
             table: table.clone(),
-            key,
             record,
             version,
         });

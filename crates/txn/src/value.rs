@@ -5,7 +5,15 @@
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+
+/// A CHAR or VARCHAR value. Up to 24 bytes are stored inside the [`Value`] itself, longer
+/// text on the heap.
+///
+/// Inline text makes copying a row a copy of its bytes: TPC-C's STOCK row has ten CHAR(24)
+/// columns, and a write copies the row it changes. As shared `Arc<str>`s, each copy touched
+/// ten reference counts in ten other cache lines, and purge touched them again to free the
+/// old version.
+pub type Text = compact_str::CompactString;
 
 /// One column value.
 #[derive(Clone, Debug)]
@@ -18,9 +26,8 @@ pub enum Value {
     Decimal(Decimal),
     /// DOUBLE.
     Double(f64),
-    /// CHAR(n) and VARCHAR(n). Shared, so copying a row copies no text (TPC-C's STOCK row
-    /// has eleven strings, and every read hands out a copy of the row).
-    Str(Arc<str>),
+    /// CHAR(n) and VARCHAR(n): see [`Text`].
+    Str(Text),
     /// DATETIME.
     DateTime(DateTime),
 }
@@ -75,6 +82,22 @@ impl Value {
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
+
+    /// Whether `other` is this value as stored, kind and DECIMAL scale included (equal
+    /// values can differ there: 1.5 and 1.50).
+    pub(crate) fn is_stored_as(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Null, Value::Null) => true,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Decimal(a), Value::Decimal(b)) => {
+                a.scale() == b.scale() && a.units() == b.units()
+            }
+            (Value::Double(a), Value::Double(b)) => a.to_bits() == b.to_bits(),
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::DateTime(a), Value::DateTime(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl Ord for Value {
@@ -98,7 +121,14 @@ impl PartialOrd for Value {
 
 impl PartialEq for Value {
     fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+        match (self, other) {
+            // The common cases, without a three-way comparison: an index's values are compared
+            // with the row's at every secondary-index check.
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Str(a), Value::Str(b)) => a == b,
+            // Decimals of different scales can be equal: `cmp` rescales.
+            _ => self.cmp(other) == Ordering::Equal,
+        }
     }
 }
 
@@ -176,42 +206,6 @@ impl From<DateTime> for Value {
 /// A row: one value per column, in schema order.
 pub type Row = Vec<Value>;
 
-/// A key: the values of an index's columns, compared column by column.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Key(pub Vec<Value>);
-
-impl Key {
-    /// A one-column key.
-    pub fn one(value: impl Into<Value>) -> Key {
-        Key(vec![value.into()])
-    }
-}
-
-impl<V: Into<Value>, const N: usize> From<[V; N]> for Key {
-    fn from(values: [V; N]) -> Self {
-        Key(values.into_iter().map(Into::into).collect())
-    }
-}
-
-impl From<Vec<Value>> for Key {
-    fn from(values: Vec<Value>) -> Self {
-        Key(values)
-    }
-}
-
-impl fmt::Display for Key {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("(")?;
-        for (i, value) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{value}")?;
-        }
-        f.write_str(")")
-    }
-}
-
 /// An exact decimal: `units / 10^scale`. Equal values with different scales compare equal.
 ///
 /// The 128-bit units are kept as two 64-bit halves: an `i128` field would align the struct,
@@ -248,6 +242,9 @@ impl Decimal {
         if scale > MAX_DECIMAL_SCALE {
             return None;
         }
+        if scale == self.scale {
+            return Some(self);
+        }
         let units = if scale >= self.scale {
             self.units()
                 .checked_mul(10i128.checked_pow(u32::from(scale - self.scale))?)?
@@ -270,6 +267,15 @@ impl Decimal {
             high: (units >> 64) as i64,
             scale,
         }
+    }
+
+    /// Whether the value has at most `precision` digits in all (DECIMAL(p, s) holds a value
+    /// at scale `s` exactly when it has at most `p` digits): one comparison, where
+    /// [`Decimal::integer_digits`] divides.
+    pub fn fits_digits(self, precision: u8) -> bool {
+        10u128
+            .checked_pow(u32::from(precision))
+            .is_none_or(|limit| self.units().unsigned_abs() < limit)
     }
 
     /// Digits left of the point (for a DECIMAL(p, s) check: at most `p - s`).
@@ -520,7 +526,7 @@ mod tests {
                 Value::from("b")
             ]
         );
-        assert_eq!(Key::from([1, 2]).to_string(), "(1, 2)");
+        assert_eq!(crate::Key::from([1, 2]).to_string(), "(1, 2)");
     }
 
     #[test]

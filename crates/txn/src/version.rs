@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::{RwLock, RwLockWriteGuard};
 use waterline_readview::TrxId;
 
+use crate::key::Key;
 use crate::trx_sys::View;
 use crate::value::Row;
 
@@ -129,9 +130,12 @@ impl Chain {
     }
 }
 
-/// A clustered index entry: one row's version chain.
-#[derive(Debug, Default)]
+/// A clustered index entry: one row's primary key and version chain.
+#[derive(Debug)]
 pub(crate) struct Record {
+    /// The row's primary key (or hidden row id). The hash index finds a record by it, and
+    /// undo and purge, which hold the record, need no copy of their own.
+    pub(crate) key: Key,
     chain: RwLock<Chain>,
 }
 
@@ -144,6 +148,14 @@ pub(crate) struct Purged {
 }
 
 impl Record {
+    /// An empty record for `key` (an insert pushes the first version).
+    pub(crate) fn new(key: Key) -> Record {
+        Record {
+            key,
+            chain: RwLock::default(),
+        }
+    }
+
     /// The chain, for a writer.
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Chain> {
         self.chain.write()

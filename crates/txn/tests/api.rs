@@ -82,7 +82,7 @@ fn secondary_hits_are_rechecked_against_the_visible_version() {
     load.commit().unwrap();
 
     let by_last = |trx: &mut waterline_txn::Transaction, last: &str| {
-        let range = KeyRange::Prefix(Key(vec![1.into(), last.into()]));
+        let range = KeyRange::Prefix(Key::from(vec![1.into(), last.into()]));
         let rows = trx
             .scan_index(&t, "by_last", range, ScanOptions::default())
             .unwrap();
@@ -124,7 +124,7 @@ fn secondary_hits_are_rechecked_against_the_visible_version() {
         lock: Some(LockMode::Shared),
         ..ScanOptions::default()
     };
-    let range = KeyRange::Prefix(Key(vec![1.into(), "BAKER".into()]));
+    let range = KeyRange::Prefix(Key::from(vec![1.into(), "BAKER".into()]));
     assert_eq!(
         new.scan_index(&t, "by_last", range, locked).unwrap().len(),
         2
@@ -187,7 +187,7 @@ fn modify_writes_once_and_get_with_reads_without_a_copy() {
         "a transaction reads its own change"
     );
     let by_last = |trx: &mut waterline_txn::Transaction, last: &str| {
-        let prefix = Key(vec![1.into(), last.into()]);
+        let prefix = Key::from(vec![1.into(), last.into()]);
         let rows = trx.scan_index(
             &t,
             "by_last",
@@ -277,7 +277,7 @@ fn scans_walk_ranges_in_order_forwards_and_backwards_with_limits() {
         4
     );
     // scan_map hands each row to the caller in place, with the same order, limit and view.
-    let ids = |key: &Key, row: &Vec<Value>| (key.0[1].as_int(), row[1].as_int());
+    let ids = |key: &Key, row: &Vec<Value>| (key.values()[1].as_int(), row[1].as_int());
     assert_eq!(
         trx.scan_map(&t, KeyRange::Prefix(Key::one(2)), last_two, ids)
             .unwrap(),
@@ -323,7 +323,7 @@ fn bad_input_gets_a_typed_error_and_changes_nothing() {
             .unwrap_err(),
         trx.update(&t, Key::from([1, 1]), customer(1, 9, "A", "1"))
             .unwrap_err(),
-        trx.get(&t, Key(vec!["one".into()])).unwrap_err(),
+        trx.get(&t, Key::from(vec!["one".into()])).unwrap_err(),
     ];
     for error in &errors {
         assert!(matches!(error, TxnError::Schema { .. }), "{error}");

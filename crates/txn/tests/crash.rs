@@ -174,7 +174,7 @@ fn check(dir: &Path, acked: &BTreeSet<i64>, round: usize) -> usize {
     );
     let ids: BTreeSet<i64> = ledger_rows
         .iter()
-        .map(|(k, _)| k.0[0].as_int().unwrap())
+        .map(|(k, _)| k.values()[0].as_int().unwrap())
         .collect();
     let lost: Vec<_> = acked.difference(&ids).collect();
     assert!(

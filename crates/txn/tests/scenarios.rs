@@ -93,7 +93,7 @@ fn value(word: &str) -> Value {
 }
 
 fn row_text(row: &[Value]) -> String {
-    Key(row.to_vec()).to_string()
+    Key::from(row).to_string()
 }
 
 /// Runs one session command; the lines it answers (errors included).

@@ -188,7 +188,7 @@ impl Optimizer<'_> {
                     self.catalog.records_in_range(
                         &table.name,
                         index,
-                        &KeyRange::Prefix(Key(values)),
+                        &KeyRange::Prefix(Key::from(values)),
                     )
                 } else {
                     self.catalog.rec_per_key(&table.name, index, parts).ceil() as u64

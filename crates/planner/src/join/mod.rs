@@ -285,7 +285,7 @@ impl Optimizer<'_> {
                     if !impossible && key.len() < index.columns(&table.schema).len() {
                         continue;
                     }
-                    let key = Key(key);
+                    let key = Key::from(key);
                     let row = if impossible {
                         None
                     } else {

@@ -95,7 +95,7 @@ fn walk(
         // A gap in the key parts (a condition on part 2 without one on part 1), or the depth
         // limit: the prefix so far is the range.
         *parts = (*parts).max(prefix.len());
-        out.push(KeyRange::Prefix(Key(prefix.clone())));
+        out.push(KeyRange::Prefix(Key::from(prefix.as_slice())));
         return;
     }
     for node in &arg.nodes {
@@ -106,7 +106,7 @@ fn walk(
                     Some(next) => walk(next, prefix, depth, out, parts),
                     None => {
                         *parts = (*parts).max(prefix.len());
-                        out.push(KeyRange::Prefix(Key(prefix.clone())));
+                        out.push(KeyRange::Prefix(Key::from(prefix.as_slice())));
                     }
                 }
                 prefix.pop();
@@ -117,7 +117,7 @@ fn walk(
                     Bound::Included(v) => Bound::Included(with(prefix, v)),
                     Bound::Excluded(v) => Bound::Excluded(with(prefix, v)),
                     Bound::Unbounded if prefix.is_empty() => Bound::Unbounded,
-                    Bound::Unbounded => Bound::Included(Key(prefix.clone())),
+                    Bound::Unbounded => Bound::Included(Key::from(prefix.as_slice())),
                 };
                 out.push(KeyRange::Between(
                     extend(&node.interval.lo),
@@ -129,15 +129,15 @@ fn walk(
 }
 
 fn with(prefix: &[Value], v: &Value) -> Key {
-    let mut k = prefix.to_vec();
-    k.push(v.clone());
-    Key(k)
+    let mut k = Key::from(prefix);
+    k.push(v);
+    k
 }
 
 /// A key range as EXPLAIN's trace prints it: `(1,1,2981) <= key < (1,1,3001)`.
 pub fn describe(range: &KeyRange) -> String {
     let key = |k: &Key| {
-        let vals: Vec<String> = k.0.iter().map(ToString::to_string).collect();
+        let vals: Vec<String> = k.iter().map(|v| v.to_string()).collect();
         format!("({})", vals.join(","))
     };
     match range {
