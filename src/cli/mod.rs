@@ -126,6 +126,10 @@ pub struct EngineArgs {
     /// Row lock wait timeout, in seconds (innodb_lock_wait_timeout).
     #[arg(long, default_value_t = 50)]
     pub lock_wait_timeout: u64,
+    /// Microseconds a row-lock waiter spins before it sleeps, while fewer transactions wait
+    /// than there are CPUs (0: sleep at once, as InnoDB does)
+    #[arg(long, default_value_t = 30)]
+    pub lock_spin_us: u64,
     /// Purge every this many milliseconds (0: no purge thread).
     #[arg(long, default_value_t = 10)]
     pub purge_interval_ms: u64,
@@ -174,6 +178,7 @@ impl EngineArgs {
             },
             trx_shards: self.trx_shards,
             lock_wait_timeout: Duration::from_secs(self.lock_wait_timeout),
+            lock_spin: Duration::from_micros(self.lock_spin_us),
             purge_interval: (self.purge_interval_ms > 0)
                 .then(|| Duration::from_millis(self.purge_interval_ms)),
             hybrid_global_window_bytes: self

@@ -30,10 +30,11 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use smallvec::{SmallVec, smallvec};
 use waterline_readview::TrxId;
 
@@ -84,7 +85,25 @@ struct Lock {
     holders: SmallVec<[(TrxId, LockMode); 1]>,
     /// Waiting transactions, first come first; each sleeps on its own condvar (with the
     /// shard's latch).
-    waiters: VecDeque<(TrxId, LockMode, Arc<Condvar>)>,
+    waiters: VecDeque<(TrxId, LockMode, Arc<Waiter>)>,
+}
+
+/// A queued request's wake-up: a flag it spins on for a while (see
+/// [`crate::EngineConfig::lock_spin`]), and a condvar it then sleeps on with the shard's latch.
+#[derive(Debug, Default)]
+struct Waiter {
+    woken: AtomicBool,
+    condvar: Condvar,
+}
+
+impl Waiter {
+    /// Wakes the waiter, spinning or asleep; called under the shard's latch, which the
+    /// waiter holds whenever it decides to sleep, so no wake-up falls between its last look
+    /// at the flag and its sleep.
+    fn wake(&self) {
+        self.woken.store(true, Ordering::Release);
+        self.condvar.notify_one();
+    }
 }
 
 /// Whether `trx` may take `mode` next to `holders`.
@@ -105,7 +124,7 @@ impl Lock {
     /// upgrade waiting behind a waiter it blocks. Nobody else is woken.
     fn wake_grantable(&self) {
         for i in self.grantable() {
-            self.waiters[i].2.notify_one();
+            self.waiters[i].2.wake();
         }
     }
 
@@ -139,6 +158,13 @@ pub(crate) struct LockManager {
     shards: Box<[CachePadded<Shard>]>,
     waits_for: Mutex<HashMap<TrxId, Vec<TrxId>>>,
     stats: Arc<Stats>,
+    /// How long a waiter spins before it sleeps ([`crate::EngineConfig::lock_spin`]).
+    spin: Duration,
+    /// A waiter spins only while fewer requests than this wait (itself included): the CPUs
+    /// less one, so that a spinning waiter leaves the lock's holder a CPU to finish on.
+    spin_below: usize,
+    /// Requests queued on some lock now.
+    waiting: AtomicUsize,
 }
 
 /// A lock request (who, what, how, and how long it may wait).
@@ -154,8 +180,13 @@ pub(crate) struct Request<'a> {
 }
 
 impl LockManager {
-    pub(crate) fn new(shards: usize, stats: Arc<Stats>) -> LockManager {
+    /// A lock table of `shards` shards whose waiters spin for `spin` before they sleep.
+    pub(crate) fn new(shards: usize, stats: Arc<Stats>, spin: Duration) -> LockManager {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         LockManager {
+            spin,
+            spin_below: cpus,
+            waiting: AtomicUsize::new(0),
             shards: (0..shards.max(1))
                 .map(|_| CachePadded::new(Shard::default()))
                 .collect(),
@@ -200,7 +231,7 @@ impl LockManager {
         // Read once something stands in the way: the wait is measured from here.
         let deadline = Instant::now() + timeout;
         // Set once queued: this request's own condvar.
-        let mut queued: Option<Arc<Condvar>> = None;
+        let mut queued: Option<Arc<Waiter>> = None;
         let outcome = loop {
             if locks.get_mut(hash, &key).is_none() {
                 locks.insert(hash, key.clone(), Lock::default());
@@ -264,19 +295,44 @@ impl LockManager {
                     key: target(),
                 });
             }
-            let condvar = match &queued {
-                Some(condvar) => Arc::clone(condvar),
+            let waiter = match &queued {
+                Some(waiter) => Arc::clone(waiter),
                 None => {
                     self.stats.incr(Counter::LockWaits);
-                    let condvar = Arc::new(Condvar::new());
-                    lock.waiters.push_back((trx, mode, Arc::clone(&condvar)));
-                    queued = Some(Arc::clone(&condvar));
-                    condvar
+                    self.waiting.fetch_add(1, Ordering::Relaxed);
+                    let waiter = Arc::new(Waiter::default());
+                    lock.waiters.push_back((trx, mode, Arc::clone(&waiter)));
+                    queued = Some(Arc::clone(&waiter));
+                    waiter
                 }
             };
-            condvar.wait_until(&mut locks, deadline);
+            if self.spins() {
+                // The holder is likely running on another CPU and about to end: waiting for
+                // it awake skips the sleep and the wake-up, each a trip through the kernel.
+                let until = deadline.min(Instant::now() + self.spin);
+                let woke = MutexGuard::unlocked(&mut locks, || {
+                    while !waiter.woken.load(Ordering::Acquire) {
+                        if Instant::now() >= until {
+                            return false;
+                        }
+                        for _ in 0..64 {
+                            std::hint::spin_loop();
+                        }
+                    }
+                    true
+                });
+                if woke {
+                    self.stats.incr(Counter::LockSpinGrants);
+                }
+            }
+            // Under the latch again: a wake-up is either in the flag already or still to come.
+            if !waiter.woken.swap(false, Ordering::Acquire) {
+                waiter.condvar.wait_until(&mut locks, deadline);
+                waiter.woken.store(false, Ordering::Relaxed);
+            }
         };
         if queued.is_some() {
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
             self.waits_for.lock().remove(&trx);
             if let Some(lock) = locks.get_mut(hash, &key) {
                 lock.waiters.retain(|&(t, _, _)| t != trx);
@@ -286,6 +342,11 @@ impl LockManager {
         }
         locks.remove_if(hash, &key, Lock::unused);
         outcome
+    }
+
+    /// Whether a queued request spins before it sleeps.
+    fn spins(&self) -> bool {
+        !self.spin.is_zero() && self.waiting.load(Ordering::Relaxed) < self.spin_below
     }
 
     /// Records that `trx` waits for `blockers`; returns the cycle (starting at `trx`) if that
@@ -369,7 +430,7 @@ mod tests {
     #[test]
     fn a_cycle_through_a_queued_waiter_is_a_deadlock() {
         let stats = Arc::new(Stats::default());
-        let locks = LockManager::new(4, Arc::clone(&stats));
+        let locks = LockManager::new(4, Arc::clone(&stats), Duration::ZERO);
         let (a, b) = (1, 2);
         assert!(take(&locks, 1, a).unwrap());
         assert!(take(&locks, 2, b).unwrap());
@@ -395,6 +456,39 @@ mod tests {
         assert_eq!(stats.snapshot().get(Counter::LockWaitTimeouts), 0);
     }
 
+    /// Holds lock 1 for trx 1 while trx 2 waits for it, releases it after `hold`, and
+    /// returns how many of the (one) waits ended while spinning.
+    fn wait_with_spin(spin: Duration, hold: Duration) -> u64 {
+        let stats = Arc::new(Stats::default());
+        let mut locks = LockManager::new(4, Arc::clone(&stats), spin);
+        // Spin whatever this machine's CPU count: the test is about the hand-off.
+        locks.spin_below = 2;
+        assert!(take(&locks, 1, 1).unwrap());
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| take(&locks, 2, 1));
+            while stats.snapshot().get(Counter::LockWaits) < 1 {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(hold);
+            locks.release_all(TrxId(1), &[held(1)]);
+            assert!(waiter.join().unwrap().unwrap(), "the waiter gets the lock");
+        });
+        assert_eq!(locks.waiting.load(Ordering::Relaxed), 0);
+        stats.snapshot().get(Counter::LockSpinGrants)
+    }
+
+    /// A waiter spinning when the lock is released takes it without sleeping; one whose spin
+    /// ran out sleeps and is still woken; with no spin, every waiter sleeps.
+    #[test]
+    fn a_spinning_waiter_takes_a_released_lock_and_a_sleeping_one_is_woken() {
+        assert_eq!(wait_with_spin(Duration::from_secs(30), Duration::ZERO), 1);
+        assert_eq!(
+            wait_with_spin(Duration::from_nanos(1), Duration::from_millis(50)),
+            0
+        );
+        assert_eq!(wait_with_spin(Duration::ZERO, Duration::ZERO), 0);
+    }
+
     /// A release wakes the waiters that can go, and only those.
     #[test]
     fn a_release_wakes_the_grantable_waiters() {
@@ -407,7 +501,7 @@ mod tests {
             (9, LockMode::Exclusive),
         ] {
             lock.waiters
-                .push_back((TrxId(trx), mode, Arc::new(Condvar::new())));
+                .push_back((TrxId(trx), mode, Arc::new(Waiter::default())));
         }
         let woken = |lock: &Lock| -> Vec<u64> {
             lock.grantable()

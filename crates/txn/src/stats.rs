@@ -29,6 +29,9 @@ pub enum Counter {
     Rollbacks,
     /// Row lock requests that had to wait.
     LockWaits,
+    /// Lock waits that ended while the waiter spun, before it slept
+    /// ([`crate::EngineConfig::lock_spin`]).
+    LockSpinGrants,
     /// Lock waits that timed out.
     LockWaitTimeouts,
     /// Deadlocks detected.
@@ -53,6 +56,7 @@ impl Counter {
         Counter::Commits,
         Counter::Rollbacks,
         Counter::LockWaits,
+        Counter::LockSpinGrants,
         Counter::LockWaitTimeouts,
         Counter::Deadlocks,
         Counter::VersionsPurged,
@@ -71,6 +75,7 @@ impl Counter {
             Counter::Commits => "commits",
             Counter::Rollbacks => "rollbacks",
             Counter::LockWaits => "lock_waits",
+            Counter::LockSpinGrants => "lock_spin_grants",
             Counter::LockWaitTimeouts => "lock_wait_timeouts",
             Counter::Deadlocks => "deadlocks",
             Counter::VersionsPurged => "versions_purged",
