@@ -224,17 +224,18 @@ impl NativeDb {
                     Value::Int(d_id),
                     Value::from(last.as_str()),
                 ]);
-                let mut rows = trx.scan_index(
+                let mut keys = trx.scan_index_map(
                     &self.customer,
                     "idx_customer",
                     KeyRange::Prefix(prefix),
                     ScanOptions::default(),
+                    |key, _| key.clone(),
                 )?;
-                if rows.is_empty() {
+                if keys.is_empty() {
                     return Err(missing("customer by last name"));
                 }
-                let middle = rows.len().div_ceil(2) - 1;
-                Ok(rows.swap_remove(middle).0)
+                let middle = keys.len().div_ceil(2) - 1;
+                Ok(keys.swap_remove(middle))
             }
         }
     }
@@ -307,7 +308,7 @@ impl NativeDb {
         let c_id = trx
             .get_with(&self.customer, key, |row| int_of(&row[col::C_ID]))?
             .ok_or_else(|| missing("customer"))??;
-        let last = trx.scan_index(
+        let last = trx.scan_index_map(
             &self.orders,
             "idx_orders",
             KeyRange::Prefix(Key::from([w_id, d_id, c_id])),
@@ -316,9 +317,10 @@ impl NativeDb {
                 reverse: true,
                 lock: None,
             },
+            |_, order| int_of(&order[col::O_ID]),
         )?;
-        if let Some((_, order)) = last.first() {
-            let o_id = int_of(&order[col::O_ID])?;
+        if let Some(o_id) = last.into_iter().next() {
+            let o_id = o_id?;
             // The spec shows each line's item, supplier, quantity, amount and delivery date.
             let lines = trx.scan_map(
                 &self.order_line,

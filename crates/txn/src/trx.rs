@@ -424,6 +424,23 @@ impl Transaction {
         range: KeyRange,
         options: ScanOptions,
     ) -> Result<Vec<(Key, Row)>, TxnError> {
+        self.scan_index_map(table, index, range, options, |key, row| {
+            (key.clone(), row.clone())
+        })
+    }
+
+    /// `f` of each row (with its primary key) whose key in secondary index `index` lies in
+    /// `range`, in index order, as [`Transaction::scan_index`] finds them: a walk that needs
+    /// only the primary keys need not copy its rows (TPC-C's customer by last name copies
+    /// no C_DATA).
+    pub fn scan_index_map<T>(
+        &mut self,
+        table: &Table,
+        index: &str,
+        range: KeyRange,
+        options: ScanOptions,
+        mut f: impl FnMut(&Key, &Row) -> T,
+    ) -> Result<Vec<T>, TxnError> {
         let schema = table.schema();
         let position = schema
             .indexes
@@ -439,8 +456,7 @@ impl Transaction {
             let candidates = table
                 .index_entries(position, &range)
                 .map(|(index_key, pk)| (Some(index_key), pk, None));
-            let mut copy = |key: &Key, row: &Row| (key.clone(), row.clone());
-            trx.read_candidates(table, candidates, Some(columns), options, &mut copy)
+            trx.read_candidates(table, candidates, Some(columns), options, &mut f)
         })
     }
 
