@@ -249,19 +249,23 @@ impl TableSchema {
 
     /// Coerces a (possibly partial, for range bounds) key over the given columns.
     pub fn check_key(&self, columns: &[usize], key: Key) -> Result<Key, TxnError> {
-        let mut stored = Key::default();
-        let mut changed = false;
+        // Equal values have equal bytes (a rescaled DECIMAL too): only a value that changed
+        // kind (an INT into a DECIMAL column) makes a new key, and the common key that
+        // needs none is not encoded again.
+        let mut stored: Option<Key> = None;
         for (i, value) in key.iter().enumerate() {
             let Some(&c) = columns.get(i) else {
                 return Err(self.error("*", "key has more values than the index has columns"));
             };
             let coerced = self.coerce(&self.columns[c], true, value.clone())?;
-            // Equal values have equal bytes (a rescaled DECIMAL too): only a value that
-            // changed kind (an INT into a DECIMAL column) makes a new key.
-            changed |= coerced != value;
-            stored.push(&coerced);
+            if stored.is_none() && coerced != value {
+                stored = Some(key.iter().take(i).collect());
+            }
+            if let Some(stored) = &mut stored {
+                stored.push(&coerced);
+            }
         }
-        Ok(if changed { stored } else { key })
+        Ok(stored.unwrap_or(key))
     }
 
     fn error(&self, column: &str, reason: &str) -> TxnError {
