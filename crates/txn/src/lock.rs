@@ -160,8 +160,8 @@ pub(crate) struct LockManager {
     stats: Arc<Stats>,
     /// How long a waiter spins before it sleeps ([`crate::EngineConfig::lock_spin`]).
     spin: Duration,
-    /// A waiter spins only while fewer requests than this wait (itself included): the CPUs
-    /// less one, so that a spinning waiter leaves the lock's holder a CPU to finish on.
+    /// A waiter spins only while fewer requests than this wait, itself included: the CPU
+    /// count, so that at most one CPU fewer spin and a holder has one to finish on.
     spin_below: usize,
     /// Requests queued on some lock now.
     waiting: AtomicUsize,
