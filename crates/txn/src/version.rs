@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::{RwLock, RwLockWriteGuard};
+use smallvec::SmallVec;
 use waterline_readview::TrxId;
 
 use crate::key::Key;
@@ -139,6 +140,10 @@ pub(crate) struct Record {
     chain: RwLock<Chain>,
 }
 
+/// The versions one purge pass keeps or cuts: usually one or two, so inline (purge runs
+/// for every record a commit changed, and these were four allocations each time).
+type Versions = SmallVec<[Arc<Version>; 4]>;
+
 /// What a purge pass did to one record.
 pub(crate) struct Purged {
     /// The record itself is dead (marked removed): the caller unlinks it from the index.
@@ -201,7 +206,7 @@ impl Record {
         unindex: impl FnOnce(&[&Row], &[&Row]),
     ) -> Option<Purged> {
         let mut chain = self.chain.write();
-        let mut kept: Vec<Arc<Version>> = Vec::new();
+        let mut kept: Versions = SmallVec::new();
         let mut next = chain.head.clone();
         let mut cut = None;
         while let Some(version) = next {
@@ -230,15 +235,19 @@ impl Record {
         } else if let Some(version) = cut {
             kept.push(version);
         }
-        let mut removed = Vec::new();
+        let mut removed: Versions = SmallVec::new();
         let mut next = tail;
         while let Some(version) = next {
             next = version.prev();
             removed.push(version);
         }
-        let removed_rows: Vec<&Row> = removed.iter().filter_map(|v| v.row.as_ref()).collect();
-        let kept_rows: Vec<&Row> = kept.iter().filter_map(|v| v.row.as_ref()).collect();
+        let removed_rows: SmallVec<[&Row; 4]> =
+            removed.iter().filter_map(|v| v.row.as_ref()).collect();
+        let kept_rows: SmallVec<[&Row; 4]> = kept.iter().filter_map(|v| v.row.as_ref()).collect();
         unindex(&removed_rows, &kept_rows);
+        drop(chain);
+        // The cut versions are freed here, after the latch: readers of the record need not
+        // wait for their memory to go back.
         Some(Purged {
             dead: dead_head,
             versions: removed.len() as u64,
