@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!  lock table: shard[hash(table, target)] = latch
-//!      (table, target) -> holders [(trx, S|X)], waiters FIFO [(trx, its own condvar)]
+//!      (table, target) -> holders [(trx, S|X)], waiters FIFO [(trx, its own waiter)]
 //!  wait-for graph (one latch, taken only by a request that must wait):
 //!      waiter -> the holders it waits for
 //! ```
@@ -11,8 +11,9 @@
 //! A request that conflicts first records its edges in the wait-for graph; if the graph then
 //! has a cycle through the requester, the requester is the victim (InnoDB weighs the
 //! transactions and picks the lighter; choosing the one that closed the cycle is simpler and
-//! also guarantees progress). Otherwise it queues on the lock and sleeps on its own condvar
-//! until woken or its deadline: no spinning. A grant to a lock with a queue adds an edge
+//! also guarantees progress). Otherwise it queues on the lock, spins for a moment while few
+//! transactions wait (`EngineConfig::lock_spin`), then sleeps on its own condvar until woken
+//! or its deadline. A grant to a lock with a queue adds an edge
 //! from each waiter it blocks, since those waiters are not woken to record it themselves.
 //!
 //! Wake-ups are point to point, as InnoDB's lock release grants the waiting locks that no
@@ -83,8 +84,8 @@ pub(crate) fn lock_hash(table: TableId, target: &LockTarget, key_hash: u64) -> u
 struct Lock {
     /// Usually one: inline, so taking a free lock allocates nothing for it.
     holders: SmallVec<[(TrxId, LockMode); 1]>,
-    /// Waiting transactions, first come first; each sleeps on its own condvar (with the
-    /// shard's latch).
+    /// Waiting transactions, first come first; each spins on its own flag, then sleeps on
+    /// its own condvar (with the shard's latch).
     waiters: VecDeque<(TrxId, LockMode, Arc<Waiter>)>,
 }
 
@@ -230,7 +231,7 @@ impl LockManager {
         }
         // Read once something stands in the way: the wait is measured from here.
         let deadline = Instant::now() + timeout;
-        // Set once queued: this request's own condvar.
+        // Set once queued: this request's own waiter.
         let mut queued: Option<Arc<Waiter>> = None;
         let outcome = loop {
             if locks.get_mut(hash, &key).is_none() {
