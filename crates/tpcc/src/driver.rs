@@ -106,6 +106,11 @@ impl KindStats {
     pub fn quantile_ms(&self, q: f64) -> f64 {
         self.latency.value_at_quantile(q) as f64 / 1000.0
     }
+
+    /// The mean latency, in milliseconds: times the count, the clients' time in this type.
+    pub fn mean_ms(&self) -> f64 {
+        self.latency.mean() / 1000.0
+    }
 }
 
 /// What one run measured.

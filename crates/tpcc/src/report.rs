@@ -193,6 +193,7 @@ impl Report {
                         let v = json!({
                             "committed": s.committed,
                             "rolled_back": s.rolled_back,
+                            "mean_ms": s.mean_ms(),
                             "p50_ms": s.quantile_ms(0.50),
                             "p95_ms": s.quantile_ms(0.95),
                             "p99_ms": s.quantile_ms(0.99),
@@ -256,7 +257,7 @@ impl Report {
         let mut out = String::from("config,clients,tpmc,txn_per_sec");
         for k in Kind::ALL {
             let n = k.name();
-            let _ = write!(out, ",{n}_count,{n}_p50_ms,{n}_p95_ms,{n}_p99_ms");
+            let _ = write!(out, ",{n}_count,{n}_mean_ms,{n}_p50_ms,{n}_p95_ms,{n}_p99_ms");
         }
         out.push_str(",deadlock_retries,lock_wait_timeout_retries,errors,consistency,order_lines");
         for c in Counter::ALL {
@@ -280,8 +281,9 @@ impl Report {
                 let s = &m.kinds[k.index()];
                 let _ = write!(
                     out,
-                    ",{},{:.3},{:.3},{:.3}",
+                    ",{},{:.3},{:.3},{:.3},{:.3}",
                     s.completed(),
+                    s.mean_ms(),
                     s.quantile_ms(0.50),
                     s.quantile_ms(0.95),
                     s.quantile_ms(0.99)
