@@ -208,13 +208,14 @@ pub type Row = Vec<Value>;
 
 /// An exact decimal: `units / 10^scale`. Equal values with different scales compare equal.
 ///
-/// The 128-bit units are kept as two 64-bit halves: an `i128` field would align the struct,
-/// and every [`Value`], to 16 bytes, making a `Value` 48 bytes instead of 32, and every row
-/// and key half as large again.
+/// The 128-bit units are kept as 16 little-endian bytes, so the struct is 17 bytes aligned
+/// to 1. An `i128` field would align it, and every [`Value`], to 16 bytes (a `Value` of 48
+/// bytes); two `u64` halves pad it to 24 bytes, which covers the byte where [`Text`] keeps
+/// its niche, so `Value` needs a tag of its own (32 bytes). At 17 bytes `Value` is as large
+/// as a `Text`, 24 bytes: every row a quarter smaller than with the halves.
 #[derive(Clone, Copy)]
 pub struct Decimal {
-    low: u64,
-    high: i64,
+    units: [u8; 16],
     scale: u8,
 }
 
@@ -263,8 +264,7 @@ impl Decimal {
     /// The decimal with these units and scale (the scale checked by the caller).
     fn pack(units: i128, scale: u8) -> Decimal {
         Decimal {
-            low: units as u64,
-            high: (units >> 64) as i64,
+            units: units.to_le_bytes(),
             scale,
         }
     }
@@ -286,7 +286,7 @@ impl Decimal {
 
     /// The scaled integer.
     pub fn units(self) -> i128 {
-        (i128::from(self.high) << 64) | i128::from(self.low)
+        i128::from_le_bytes(self.units)
     }
 
     /// Digits after the point.
@@ -467,9 +467,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_value_is_four_words() {
+    fn a_value_is_three_words() {
         // Rows and keys are vectors of values: their size is the engine's memory footprint.
-        assert_eq!(std::mem::size_of::<Value>(), 32);
+        assert_eq!(std::mem::size_of::<Value>(), 24);
         for units in [
             0,
             1,
