@@ -24,6 +24,7 @@ use hashbrown::HashTable;
 use parking_lot::RwLock;
 use rustc_hash::FxBuildHasher;
 
+use crate::flat_map::FlatMap;
 use crate::key::Key;
 use crate::version::Record;
 
@@ -72,10 +73,10 @@ impl<K: Eq, V> HashedMap<K, V> {
     }
 }
 
-/// One shard of the hash map: each record with its key's hash. A probe compares the full
-/// hash first, then the key the record holds (the record is what it returns, so that line
-/// is read anyway).
-type Shard = CachePadded<RwLock<HashTable<(u64, Arc<Record>)>>>;
+/// One shard of the hash map: each record with its key's hash, side by side (see
+/// [`FlatMap`]). A probe compares the full hash first, then the key the record holds (the
+/// record is what it returns, so that line is read anyway).
+type Shard = CachePadded<RwLock<FlatMap<Arc<Record>>>>;
 
 /// The hash every sharded table of the engine uses for `key` (this index's, and the lock
 /// table's): computed once per lookup, for the shard and for the probe.
@@ -108,34 +109,33 @@ impl Default for Clustered {
 }
 
 impl Clustered {
-    fn shard(&self, hash: u64) -> &RwLock<HashTable<(u64, Arc<Record>)>> {
+    fn shard(&self, hash: u64) -> &RwLock<FlatMap<Arc<Record>>> {
         &self.shards[shard_of(hash, SHARDS)]
     }
 
     /// The record for `key`, whose [`hash_of`] is `hash`, if the index has one.
     pub(crate) fn get(&self, key: &Key, hash: u64) -> Option<Arc<Record>> {
         let map = self.shard(hash).read();
-        let found = map.find(hash, |(h, record)| *h == hash && record.key == *key);
-        found.map(|(_, record)| Arc::clone(record))
+        map.find(hash, |record| record.key == *key).map(Arc::clone)
     }
 
     /// The record for `key` (whose [`hash_of`] is `hash`), created empty in both structures
     /// if absent.
     pub(crate) fn get_or_insert(&self, key: &Key, hash: u64) -> Arc<Record> {
         let shard = self.shard(hash);
-        let same = |(h, record): &(u64, Arc<Record>)| *h == hash && record.key == *key;
-        if let Some((_, record)) = shard.read().find(hash, same) {
+        let same = |record: &Arc<Record>| record.key == *key;
+        if let Some(record) = shard.read().find(hash, same) {
             return Arc::clone(record);
         }
         let mut map = shard.write();
-        if let Some((_, record)) = map.find(hash, same) {
+        if let Some(record) = map.find(hash, same) {
             return Arc::clone(record);
         }
         let entry = self
             .ordered
             .get_or_insert_with(key.clone(), || Arc::new(Record::new(key.clone())));
         let record = Arc::clone(entry.value());
-        map.insert_unique(hash, (hash, Arc::clone(&record)), |e| e.0);
+        map.insert_unique(hash, Arc::clone(&record));
         record
     }
 
@@ -144,9 +144,7 @@ impl Clustered {
         let key = &record.key;
         let hash = hash_of(key);
         let mut map = self.shard(hash).write();
-        if let Ok(entry) = map.find_entry(hash, |(_, r)| Arc::ptr_eq(r, record)) {
-            entry.remove();
-        }
+        map.remove(hash, |r| Arc::ptr_eq(r, record));
         if let Some(entry) = self.ordered.get(key)
             && Arc::ptr_eq(entry.value(), record)
         {

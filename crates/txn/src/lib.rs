@@ -59,6 +59,7 @@ mod config;
 mod durable;
 mod engine;
 mod error;
+mod flat_map;
 mod hash_index;
 pub mod horizon;
 mod index_stats;
