@@ -26,14 +26,20 @@ use parking_lot::Mutex;
 use crate::table::Table;
 use crate::version::Record;
 
-/// A record to visit, and its table (it may have left the index since, which the visit
-/// notices).
-pub(crate) type Touched = (Table, Arc<Record>);
+/// A record to visit, with its table's position in the transaction's [`Tables`] (the
+/// record may have left the index since, which the visit notices).
+pub(crate) type Touched = (u32, Arc<Record>);
+
+/// The tables a transaction changed, each held once: its undo records and history entries
+/// name them by position. A handle per change would add and drop a reference on the table's
+/// shared count at every write, a cache line all clients and purge would pass around.
+pub(crate) type Tables = Vec<Table>;
 
 /// One transaction's records, with the commit number they wait for.
 #[derive(Debug)]
 struct Entry {
     no: u64,
+    tables: Tables,
     records: Vec<Touched>,
 }
 
@@ -45,14 +51,19 @@ pub(crate) struct History {
 }
 
 impl History {
-    /// Enters `records` (deduplicated) to be visited once the horizon passes `no`.
-    pub(crate) fn push(&self, no: u64, mut records: Vec<Touched>) {
+    /// Enters `records` (deduplicated) of `tables` to be visited once the horizon passes
+    /// `no`.
+    pub(crate) fn push(&self, no: u64, tables: Tables, mut records: Vec<Touched>) {
         if records.is_empty() {
             return;
         }
         records.sort_by_key(|(_, record)| Arc::as_ptr(record));
         records.dedup_by(|a, b| Arc::ptr_eq(&a.1, &b.1));
-        self.list.lock().push_back(Entry { no, records });
+        self.list.lock().push_back(Entry {
+            no,
+            tables,
+            records,
+        });
     }
 
     /// Transactions waiting for purge (InnoDB's "history list length").
@@ -76,7 +87,7 @@ impl History {
                 return versions;
             };
             for (table, record) in &entry.records {
-                versions += table.purge_record(record, horizon);
+                versions += entry.tables[*table as usize].purge_record(record, horizon);
             }
         }
     }

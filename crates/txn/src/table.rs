@@ -194,6 +194,12 @@ impl Table {
         next
     }
 
+    /// Whether both handles are the same table state (a table and its CREATE INDEX successor
+    /// are not).
+    pub(crate) fn same(&self, other: &Table) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// Marks the table dropped.
     pub(crate) fn mark_dropped(&self) {
         // Relaxed: read under the catalog lock, which orders it.

@@ -27,7 +27,7 @@ use crate::hash_index::hash_of;
 use crate::horizon::ViewSlot;
 use crate::key::Key;
 use crate::lock::{Held, LockKey, LockMode, LockTarget, Request, lock_hash};
-use crate::purge::Touched;
+use crate::purge::{Tables, Touched};
 use crate::schema::project;
 use crate::stats::{Counter, thread_hint};
 use crate::table::{KeyRange, Table};
@@ -46,10 +46,11 @@ pub struct ScanOptions {
     pub lock: Option<LockMode>,
 }
 
-/// One change to undo: the version this transaction pushed on a record.
+/// One change to undo: the version this transaction pushed on a record of the table at
+/// position `table` in the transaction's [`Tables`].
 #[derive(Debug)]
 pub(crate) struct Undo {
-    table: Table,
+    table: u32,
     record: Arc<Record>,
     version: Arc<Version>,
 }
@@ -57,24 +58,31 @@ pub(crate) struct Undo {
 impl Undo {
     /// Pops the version; returns the record for purge if that left it empty (an undone
     /// insert), so that it leaves the index.
-    fn apply(&self) -> Option<Touched> {
+    fn apply(&self, tables: &[Table]) -> Option<Touched> {
         let mut chain = self.record.write();
         chain.pop(&self.version);
         if let Some(row) = &self.version.row {
-            self.table.unindex_undone(&self.record.key, row, &chain);
+            tables[self.table as usize].unindex_undone(&self.record.key, row, &chain);
         }
         chain.is_empty().then(|| self.touched())
     }
 
     fn touched(&self) -> Touched {
-        (self.table.clone(), Arc::clone(&self.record))
+        (self.table, Arc::clone(&self.record))
     }
 }
 
-/// Undoes `undo` newest first and enters the records it emptied into the history list.
-fn undo_all<'a>(shared: &Shared, undo: impl DoubleEndedIterator<Item = &'a Undo>) {
-    let emptied: Vec<Touched> = undo.rev().filter_map(Undo::apply).collect();
-    shared.history.push(0, emptied);
+/// Undoes `undo` (changes to `tables`) newest first and enters the records it emptied into
+/// the history list.
+fn undo_all<'a>(
+    shared: &Shared,
+    tables: &[Table],
+    undo: impl DoubleEndedIterator<Item = &'a Undo>,
+) {
+    let emptied: Vec<Touched> = undo.rev().filter_map(|u| u.apply(tables)).collect();
+    if !emptied.is_empty() {
+        shared.history.push(0, tables.to_vec(), emptied);
+    }
 }
 
 /// A row's newest version under its writer's exclusive lock: the writer's id, the record,
@@ -86,6 +94,7 @@ type Newest = (TrxId, Arc<Record>, Arc<Version>);
 pub(crate) struct Ending {
     shared: Arc<Shared>,
     id: TrxId,
+    tables: Tables,
     undo: Vec<Undo>,
     locks: Vec<Held>,
 }
@@ -116,13 +125,13 @@ impl Ending {
                 .filter(|undo| undo.version.has_prev())
                 .map(Undo::touched),
         );
-        self.shared.history.push(no, touched);
+        self.shared.history.push(no, self.tables, touched);
         self.shared.stats.incr(Counter::Commits);
     }
 
     /// Undoes every change, newest first, then ends the transaction and releases its locks.
     pub(crate) fn roll_back(self) {
-        undo_all(&self.shared, self.undo.iter());
+        undo_all(&self.shared, &self.tables, self.undo.iter());
         // An id that began cannot fail to end; if the bookkeeping disagrees, the engine is
         // already inconsistent and the debug build says so.
         let ended = self.shared.trx_sys.end_rolled_back(self.id);
@@ -144,6 +153,8 @@ pub struct Transaction {
     view: Option<View>,
     view_open: bool,
     depth: u32,
+    /// The tables changed so far; undo records name them by position.
+    tables: Tables,
     undo: Vec<Undo>,
     redo: Vec<RedoRecord>,
     /// Whether the pipeline reads redo ([`crate::CommitPipeline::wants_redo`]).
@@ -177,6 +188,7 @@ impl Transaction {
             view: None,
             view_open: false,
             depth: 0,
+            tables: Vec::new(),
             undo: Vec::new(),
             redo: Vec::new(),
             locks: Vec::new(),
@@ -235,7 +247,7 @@ impl Transaction {
     /// Undoes the changes made after `savepoint` (their locks stay).
     pub fn rollback_to(&mut self, savepoint: Savepoint) {
         let from = savepoint.undo.min(self.undo.len());
-        undo_all(&self.shared, self.undo[from..].iter());
+        undo_all(&self.shared, &self.tables, self.undo[from..].iter());
         self.undo.truncate(from);
         self.redo.truncate(savepoint.redo);
     }
@@ -731,8 +743,15 @@ impl Transaction {
                 after: version.row.clone(),
             });
         }
+        let position = match self.tables.iter().position(|t| t.same(table)) {
+            Some(position) => position,
+            None => {
+                self.tables.push(table.clone());
+                self.tables.len() - 1
+            }
+        };
         self.undo.push(Undo {
-            table: table.clone(),
+            table: u32::try_from(position).expect("fewer than 2^32 tables"),
             record,
             version,
         });
@@ -814,6 +833,7 @@ impl Transaction {
         Ending {
             shared: Arc::clone(&self.shared),
             id,
+            tables: std::mem::take(&mut self.tables),
             undo: std::mem::take(&mut self.undo),
             locks: std::mem::take(&mut self.locks),
         }
