@@ -257,7 +257,10 @@ impl Report {
         let mut out = String::from("config,clients,tpmc,txn_per_sec");
         for k in Kind::ALL {
             let n = k.name();
-            let _ = write!(out, ",{n}_count,{n}_mean_ms,{n}_p50_ms,{n}_p95_ms,{n}_p99_ms");
+            let _ = write!(
+                out,
+                ",{n}_count,{n}_mean_ms,{n}_p50_ms,{n}_p95_ms,{n}_p99_ms"
+            );
         }
         out.push_str(",deadlock_retries,lock_wait_timeout_retries,errors,consistency,order_lines");
         for c in Counter::ALL {
