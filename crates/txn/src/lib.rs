@@ -23,7 +23,8 @@
 //!   view close cannot let purge remove a version an open view needs.
 //! - `version.rs`, `table.rs`: version chains (newest first, roll pointers, delete marks), a
 //!   clustered skip-list index per table, secondary indexes whose hits are rechecked.
-//! - `hash_index.rs`: the hash map beside each clustered index that point lookups use.
+//! - `hash_index.rs`: the hash map beside each clustered index that point lookups use;
+//!   `flat_map.rs`: its shards, linear-probing tables of (hash, record) slots.
 //! - `key.rs`: keys as bytes that sort as their values do, stored inline when short.
 //! - `index_stats.rs`: per-index statistics for planners (rows per key prefix, a range
 //!   histogram), recomputed after a tenth of the index changed.
