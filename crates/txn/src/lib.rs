@@ -31,6 +31,7 @@
 //! - `lock.rs`: shared/exclusive row locks, lock-wait timeout, wait-for-graph deadlock
 //!   detection; the victim's error is typed and retryable.
 //! - `trx.rs`: the embedded API ([`Transaction`]), statements, undo.
+//! - `spare.rs`: the lock and undo lists a thread's transactions reuse.
 //! - `purge.rs`: the history list of committed changes that purge visits.
 //! - `commit.rs`: the seam where the WAL and group commit plug in ([`CommitPipeline`]).
 //! - `durable.rs`, `redo.rs`: the durable engine ([`Engine::open_dir`]): commits through
@@ -69,6 +70,7 @@ mod lock;
 mod purge;
 mod redo;
 mod schema;
+mod spare;
 mod stats;
 mod sync;
 mod table;

@@ -29,6 +29,7 @@ use crate::key::Key;
 use crate::lock::{Held, LockKey, LockMode, LockTarget, Request, lock_hash};
 use crate::purge::{Tables, Touched};
 use crate::schema::project;
+use crate::spare::{self, Spares};
 use crate::stats::{Counter, thread_hint};
 use crate::table::{KeyRange, Table};
 use crate::trx_sys::View;
@@ -44,6 +45,13 @@ pub struct ScanOptions {
     pub reverse: bool,
     /// Lock every row read (FOR SHARE / FOR UPDATE) and read its newest version.
     pub lock: Option<LockMode>,
+}
+
+thread_local! {
+    /// This thread's spare lock lists (see `spare.rs`).
+    static LOCKS: Spares<Held> = const { Spares::new() };
+    /// This thread's spare undo lists.
+    static UNDO: Spares<Undo> = const { Spares::new() };
 }
 
 /// One change to undo: the version this transaction pushed on a record of the table at
@@ -110,35 +118,52 @@ impl Ending {
 
     /// After the transaction became visible with commit number `no`.
     pub(crate) fn finish_commit(self, no: u64) {
-        for undo in &self.undo {
+        let Ending {
+            shared,
+            id,
+            tables,
+            undo,
+            locks,
+        } = self;
+        for undo in &undo {
             undo.version.set_committed(no);
         }
-        self.shared.trx_sys.deregister(self.id);
-        self.shared.locks.release_all(self.id, &self.locks);
+        shared.trx_sys.deregister(id);
+        shared.locks.release_all(id, &locks);
+        LOCKS.with(|spares| spares.give(locks));
         // A version with nothing below it (a new row) leaves purge nothing to cut: only
         // records with older versions go to the history list. Two thirds of a NewOrder's
         // writes are such inserts.
-        let mut touched = Vec::with_capacity(self.undo.len());
+        let mut touched = Vec::with_capacity(undo.len());
         touched.extend(
-            self.undo
-                .iter()
+            undo.iter()
                 .filter(|undo| undo.version.has_prev())
                 .map(Undo::touched),
         );
-        self.shared.history.push(no, self.tables, touched);
-        self.shared.stats.incr(Counter::Commits);
+        UNDO.with(|spares| spares.give(undo));
+        shared.history.push(no, tables, touched);
+        shared.stats.incr(Counter::Commits);
     }
 
     /// Undoes every change, newest first, then ends the transaction and releases its locks.
     pub(crate) fn roll_back(self) {
-        undo_all(&self.shared, &self.tables, self.undo.iter());
+        let Ending {
+            shared,
+            id,
+            tables,
+            undo,
+            locks,
+        } = self;
+        undo_all(&shared, &tables, undo.iter());
+        UNDO.with(|spares| spares.give(undo));
         // An id that began cannot fail to end; if the bookkeeping disagrees, the engine is
         // already inconsistent and the debug build says so.
-        let ended = self.shared.trx_sys.end_rolled_back(self.id);
-        debug_assert!(ended.is_ok(), "ending {} failed: {ended:?}", self.id);
-        self.shared.trx_sys.deregister(self.id);
-        self.shared.locks.release_all(self.id, &self.locks);
-        self.shared.stats.incr(Counter::Rollbacks);
+        let ended = shared.trx_sys.end_rolled_back(id);
+        debug_assert!(ended.is_ok(), "ending {id} failed: {ended:?}");
+        shared.trx_sys.deregister(id);
+        shared.locks.release_all(id, &locks);
+        LOCKS.with(|spares| spares.give(locks));
+        shared.stats.incr(Counter::Rollbacks);
     }
 }
 
@@ -309,6 +334,7 @@ impl Transaction {
         };
         match self.shared.locks.acquire(request) {
             Ok(true) => {
+                spare::reserve(&LOCKS, &mut self.locks);
                 self.locks.push((hash, key));
                 Ok(())
             }
@@ -750,6 +776,7 @@ impl Transaction {
                 self.tables.len() - 1
             }
         };
+        spare::reserve(&UNDO, &mut self.undo);
         self.undo.push(Undo {
             table: u32::try_from(position).expect("fewer than 2^32 tables"),
             record,
