@@ -399,13 +399,25 @@ impl NativeDb {
             Bound::Included(Key::from([w_id, d_id, next - 20])),
             Bound::Excluded(Key::from([w_id, d_id, next])),
         );
-        let items = trx.scan_map(
+        // The closure keeps each item itself and returns nothing, so the scan's own result
+        // is a vector of `()`, which never allocates. Collecting two hundred results and
+        // then the set cost a growing vector of several kilobytes per StockLevel.
+        let mut items = BTreeSet::new();
+        let mut bad = None;
+        trx.scan_map(
             &self.order_line,
             range,
             ScanOptions::default(),
-            |_, line| int_of(&line[col::OL_I_ID]),
+            |_, line| match int_of(&line[col::OL_I_ID]) {
+                Ok(i_id) => {
+                    items.insert(i_id);
+                }
+                Err(failure) => bad = Some(failure),
+            },
         )?;
-        let items = items.into_iter().collect::<Result<BTreeSet<i64>, _>>()?;
+        if let Some(failure) = bad {
+            return Err(failure);
+        }
         let mut low = 0;
         for i_id in items {
             let quantity =
