@@ -130,9 +130,12 @@ pub struct EngineArgs {
     /// than there are CPUs (0: sleep at once, as InnoDB does)
     #[arg(long, default_value_t = 30)]
     pub lock_spin_us: u64,
-    /// Purge every this many milliseconds (0: no purge thread).
+    /// Purge every this many milliseconds (0: no purge thread, and no purge at all).
     #[arg(long, default_value_t = 10)]
     pub purge_interval_ms: u64,
+    /// Whether committing threads help purge (every 8th commit, up to 16 history entries).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub commit_purge: bool,
     /// Bytes of the hybrid global active set's bitmap window (default: the engine's, 65,536).
     #[arg(long)]
     pub hybrid_global_window_bytes: Option<usize>,
@@ -181,6 +184,7 @@ impl EngineArgs {
             lock_spin: Duration::from_micros(self.lock_spin_us),
             purge_interval: (self.purge_interval_ms > 0)
                 .then(|| Duration::from_millis(self.purge_interval_ms)),
+            commit_purge: self.commit_purge,
             hybrid_global_window_bytes: self
                 .hybrid_global_window_bytes
                 .unwrap_or(defaults.hybrid_global_window_bytes),

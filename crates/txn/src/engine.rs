@@ -1,6 +1,7 @@
 //! The engine: configuration, catalog, transaction system, lock table, commit pipeline, and
 //! the background purge.
 
+use std::cell::Cell;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -53,6 +54,13 @@ pub struct PurgeReport {
     pub versions: u64,
 }
 
+/// A committing thread helps purge after every this many of its commits
+/// ([`EngineConfig::commit_purge`])...
+const COMMIT_PURGE_EVERY: u64 = 8;
+/// ...visiting at most this many history entries: twice its share, so that the clients keep
+/// the list short and the purge thread finds little left.
+const COMMIT_PURGE_ENTRIES: usize = 16;
+
 impl Shared {
     fn purge(&self) -> PurgeReport {
         let horizon = self.trx_sys.purge_horizon();
@@ -60,6 +68,29 @@ impl Shared {
         self.stats.incr(Counter::PurgeRuns);
         self.stats.add(Counter::VersionsPurged, versions);
         PurgeReport { horizon, versions }
+    }
+
+    /// After a commit: every [`COMMIT_PURGE_EVERY`]th commit of this thread, one bounded
+    /// purge step, if [`EngineConfig::commit_purge`] is on.
+    pub(crate) fn help_purge(&self) {
+        thread_local! {
+            static COMMITS: Cell<u64> = const { Cell::new(0) };
+        }
+        if !self.config.commit_purge || self.config.purge_interval.is_none() {
+            return;
+        }
+        let due = COMMITS.with(|commits| {
+            let n = commits.get().wrapping_add(1);
+            commits.set(n);
+            n % COMMIT_PURGE_EVERY == 0
+        });
+        if !due || self.history.is_empty() {
+            return;
+        }
+        let horizon = self.trx_sys.purge_horizon();
+        let versions = self.history.purge_some(horizon, COMMIT_PURGE_ENTRIES);
+        self.stats.incr(Counter::CommitPurges);
+        self.stats.add(Counter::VersionsPurged, versions);
     }
 }
 

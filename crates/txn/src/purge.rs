@@ -66,6 +66,11 @@ impl History {
         });
     }
 
+    /// Whether no transaction waits for purge.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.lock().is_empty()
+    }
+
     /// Transactions waiting for purge (InnoDB's "history list length").
     pub(crate) fn len(&self) -> usize {
         self.list.lock().len()
@@ -74,8 +79,14 @@ impl History {
     /// One pass: visits the records of every entry committed below `horizon`, in order.
     /// Returns the versions unlinked.
     pub(crate) fn purge(&self, horizon: u64) -> u64 {
+        self.purge_some(horizon, usize::MAX)
+    }
+
+    /// Like [`History::purge`], but visits at most `most` entries (a committing thread's
+    /// step, see [`crate::EngineConfig::commit_purge`]).
+    pub(crate) fn purge_some(&self, horizon: u64, most: usize) -> u64 {
         let mut versions = 0;
-        loop {
+        for _ in 0..most {
             let entry = {
                 let mut list = self.list.lock();
                 match list.front() {
@@ -90,5 +101,6 @@ impl History {
                 versions += entry.tables[*table as usize].purge_record(record, horizon);
             }
         }
+        versions
     }
 }

@@ -38,11 +38,13 @@ pub enum Counter {
     Deadlocks,
     /// Row versions unlinked by purge.
     VersionsPurged,
-    /// Purge passes run.
+    /// Purge passes run (by the purge thread, or [`crate::Engine::purge`]).
     PurgeRuns,
+    /// Purge steps committing threads ran ([`crate::EngineConfig::commit_purge`]).
+    CommitPurges,
 }
 
-const COUNTERS: usize = Counter::PurgeRuns as usize + 1;
+const COUNTERS: usize = Counter::CommitPurges as usize + 1;
 
 impl Counter {
     /// Every counter, in declaration order.
@@ -61,6 +63,7 @@ impl Counter {
         Counter::Deadlocks,
         Counter::VersionsPurged,
         Counter::PurgeRuns,
+        Counter::CommitPurges,
     ];
 
     /// A snake_case name, for reports.
@@ -80,6 +83,7 @@ impl Counter {
             Counter::Deadlocks => "deadlocks",
             Counter::VersionsPurged => "versions_purged",
             Counter::PurgeRuns => "purge_runs",
+            Counter::CommitPurges => "commit_purges",
         }
     }
 }

@@ -800,7 +800,12 @@ impl Transaction {
             ending: Some(self.ending(id)),
         };
         let redo = std::mem::take(&mut self.redo);
-        self.shared.pipeline.commit(id, redo, ticket)
+        self.shared.pipeline.commit(id, redo, ticket)?;
+        // Out of the engine's admission before the purge step below: it is not this
+        // transaction's work.
+        drop(self.permit.take());
+        self.shared.help_purge();
+        Ok(())
     }
 
     /// Recovery: redoes one logged change: the row under `key` becomes `after` (inserted if

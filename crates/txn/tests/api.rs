@@ -519,6 +519,68 @@ fn purge_visits_what_commits_and_rollbacks_left_behind() {
     assert_eq!(reader.scan(&t, KeyRange::All).unwrap().len(), 1);
 }
 
+/// Commits `n` updates of customer (1, 1), each its own transaction.
+fn update_balance(engine: &Engine, t: &Table, n: usize) {
+    for i in 0..n {
+        let mut trx = engine.begin(Isolation::ReadCommitted);
+        let balance = (i % 100).to_string();
+        trx.update(t, Key::from([1, 1]), customer(1, 1, "A", &balance))
+            .unwrap();
+        trx.commit().unwrap();
+    }
+}
+
+#[test]
+fn committing_threads_purge_but_never_what_an_open_view_reads() {
+    // A purge thread that never comes round: whatever is purged, the commits purged.
+    let slow_thread = |commit_purge| EngineConfig {
+        purge_interval: Some(Duration::from_secs(3600)),
+        commit_purge,
+        ..config()
+    };
+    let engine = Engine::open(slow_thread(true)).unwrap();
+    let t = customers(&engine);
+    let mut load = engine.begin(Isolation::ReadCommitted);
+    load.insert(&t, customer(1, 1, "A", "7")).unwrap();
+    load.commit().unwrap();
+    let first = || customer(1, 1, "A", "7");
+
+    // An old snapshot pins the first version: 96 commits (12 purge steps) cut nothing.
+    let mut old = engine.begin(Isolation::RepeatableRead);
+    assert_eq!(old.get(&t, [1, 1]).unwrap(), Some(first()));
+    update_balance(&engine, &t, 96);
+    assert_eq!(engine.stats().get(Counter::CommitPurges), 12);
+    assert_eq!(engine.stats().get(Counter::VersionsPurged), 0);
+    assert_eq!(engine.history_len(), 96);
+    assert_eq!(old.get(&t, [1, 1]).unwrap(), Some(first()));
+    old.commit().unwrap();
+
+    // With the snapshot gone, a step every 8 commits visits up to 16 entries, so the
+    // backlog shrinks by 8 a step: 20 steps take the 96 waiting and the 160 new ones.
+    update_balance(&engine, &t, 160);
+    assert!(
+        engine.history_len() < 8,
+        "{} entries left",
+        engine.history_len()
+    );
+    assert!(engine.stats().get(Counter::VersionsPurged) >= 96);
+    assert_eq!(
+        engine.stats().get(Counter::PurgeRuns),
+        0,
+        "the thread never ran"
+    );
+
+    // Without the commits' help, the list only grows until the thread comes round.
+    let engine = Engine::open(slow_thread(false)).unwrap();
+    let t = customers(&engine);
+    let mut load = engine.begin(Isolation::ReadCommitted);
+    load.insert(&t, customer(1, 1, "A", "7")).unwrap();
+    load.commit().unwrap();
+    update_balance(&engine, &t, 64);
+    assert_eq!(engine.history_len(), 64);
+    assert_eq!(engine.stats().get(Counter::CommitPurges), 0);
+}
+
 #[test]
 fn a_transaction_can_move_to_another_thread_and_commit_there() {
     let engine = Engine::open(config()).unwrap();
