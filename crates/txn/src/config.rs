@@ -71,8 +71,9 @@ pub struct EngineConfig {
     /// 2-CPU machine, TPC-C's hot rows are held for about that long, and a sleep and
     /// wake-up costs more (see the README's measurements).
     pub lock_spin: Duration,
-    /// How often the background purge runs; `None` runs no purge thread (call
-    /// [`crate::Engine::purge`] yourself).
+    /// How often the background purge runs; `None` runs no purge at all, neither the thread
+    /// nor the commits' steps ([`EngineConfig::commit_purge`]): call [`crate::Engine::purge`]
+    /// yourself.
     pub purge_interval: Option<Duration>,
     /// Whether committing threads help purge (while purge runs at all: `purge_interval` is
     /// `Some`). After every 8th commit, a thread visits up to 16 transactions' records from

@@ -118,52 +118,39 @@ impl Ending {
 
     /// After the transaction became visible with commit number `no`.
     pub(crate) fn finish_commit(self, no: u64) {
-        let Ending {
-            shared,
-            id,
-            tables,
-            undo,
-            locks,
-        } = self;
-        for undo in &undo {
+        for undo in &self.undo {
             undo.version.set_committed(no);
         }
-        shared.trx_sys.deregister(id);
-        shared.locks.release_all(id, &locks);
-        LOCKS.with(|spares| spares.give(locks));
+        self.shared.trx_sys.deregister(self.id);
+        self.shared.locks.release_all(self.id, &self.locks);
+        LOCKS.with(|spares| spares.give(self.locks));
         // A version with nothing below it (a new row) leaves purge nothing to cut: only
         // records with older versions go to the history list. Two thirds of a NewOrder's
         // writes are such inserts.
-        let mut touched = Vec::with_capacity(undo.len());
+        let mut touched = Vec::with_capacity(self.undo.len());
         touched.extend(
-            undo.iter()
+            self.undo
+                .iter()
                 .filter(|undo| undo.version.has_prev())
                 .map(Undo::touched),
         );
-        UNDO.with(|spares| spares.give(undo));
-        shared.history.push(no, tables, touched);
-        shared.stats.incr(Counter::Commits);
+        UNDO.with(|spares| spares.give(self.undo));
+        self.shared.history.push(no, self.tables, touched);
+        self.shared.stats.incr(Counter::Commits);
     }
 
     /// Undoes every change, newest first, then ends the transaction and releases its locks.
     pub(crate) fn roll_back(self) {
-        let Ending {
-            shared,
-            id,
-            tables,
-            undo,
-            locks,
-        } = self;
-        undo_all(&shared, &tables, undo.iter());
-        UNDO.with(|spares| spares.give(undo));
+        undo_all(&self.shared, &self.tables, self.undo.iter());
+        UNDO.with(|spares| spares.give(self.undo));
         // An id that began cannot fail to end; if the bookkeeping disagrees, the engine is
         // already inconsistent and the debug build says so.
-        let ended = shared.trx_sys.end_rolled_back(id);
-        debug_assert!(ended.is_ok(), "ending {id} failed: {ended:?}");
-        shared.trx_sys.deregister(id);
-        shared.locks.release_all(id, &locks);
-        LOCKS.with(|spares| spares.give(locks));
-        shared.stats.incr(Counter::Rollbacks);
+        let ended = self.shared.trx_sys.end_rolled_back(self.id);
+        debug_assert!(ended.is_ok(), "ending {} failed: {ended:?}", self.id);
+        self.shared.trx_sys.deregister(self.id);
+        self.shared.locks.release_all(self.id, &self.locks);
+        LOCKS.with(|spares| spares.give(self.locks));
+        self.shared.stats.incr(Counter::Rollbacks);
     }
 }
 
