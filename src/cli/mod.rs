@@ -133,7 +133,8 @@ pub struct EngineArgs {
     /// Purge every this many milliseconds (0: no purge thread, and no purge at all).
     #[arg(long, default_value_t = 10)]
     pub purge_interval_ms: u64,
-    /// Whether committing threads help purge (every 8th commit, up to 16 history entries).
+    /// Whether committing threads help purge (every 8th commit, up to 16 history entries,
+    /// while the running transactions fill the CPUs).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub commit_purge: bool,
     /// Bytes of the hybrid global active set's bitmap window (default: the engine's, 65,536).

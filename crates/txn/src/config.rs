@@ -78,11 +78,12 @@ pub struct EngineConfig {
     /// Whether committing threads help purge (while purge runs at all: `purge_interval` is
     /// `Some`). After every 8th commit, a thread visits up to 16 transactions' records from
     /// the history list (PostgreSQL's backends prune the pages they visit in the same
-    /// spirit). On by default: with as many clients as CPUs, a purge thread is one thread
-    /// too many, and a lock holder it preempts, or a woken waiter it delays, holds up the
-    /// others; and a client frees the old versions of the rows it just wrote while they are
-    /// still in its cache. With a CPU to spare, the purge thread alone costs clients less
-    /// (see the README's measurements).
+    /// spirit), if the transactions reading at that moment and itself fill the CPUs. On by
+    /// default: with as many clients as CPUs, a purge thread is one thread too many, and a
+    /// lock holder it preempts, or a woken waiter it delays, holds up the others; and a
+    /// client frees the old versions of the rows it just wrote while they are still in its
+    /// cache. With a CPU to spare, the purge thread runs there and the commits leave purge
+    /// to it (see the README's measurements).
     pub commit_purge: bool,
     /// Bytes of the hybrid global active set's bitmap window (65,536 in the book).
     pub hybrid_global_window_bytes: usize,

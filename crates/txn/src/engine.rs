@@ -43,6 +43,9 @@ pub(crate) struct Shared {
     pub(crate) pipeline: Arc<dyn CommitPipeline>,
     /// Committed (and rolled-back) transactions' records, waiting for purge.
     pub(crate) history: History,
+    /// The CPUs this process may use: committing threads help purge only while the
+    /// transactions running fill them.
+    cpus: usize,
 }
 
 /// What one purge pass did.
@@ -54,12 +57,20 @@ pub struct PurgeReport {
     pub versions: u64,
 }
 
-/// A committing thread helps purge after every this many of its commits
+/// A committing thread considers a purge step after every this many of its commits
 /// ([`EngineConfig::commit_purge`])...
 const COMMIT_PURGE_EVERY: u64 = 8;
-/// ...visiting at most this many history entries: twice its share, so that the clients keep
-/// the list short and the purge thread finds little left.
+/// ...which visits at most this many history entries: twice its share, so that the clients
+/// keep the list short and the purge thread finds little left.
 const COMMIT_PURGE_ENTRIES: usize = 16;
+
+/// Whether a committing thread takes a purge step, with `readers` other transactions
+/// reading (views open) on `cpus` CPUs: only while they and it fill the CPUs. With a CPU
+/// to spare, the purge thread runs there without delaying anyone, and a step would only
+/// lengthen this thread's path.
+fn commit_purge_due(readers: usize, cpus: usize) -> bool {
+    readers + 1 >= cpus
+}
 
 impl Shared {
     fn purge(&self) -> PurgeReport {
@@ -71,7 +82,7 @@ impl Shared {
     }
 
     /// After a commit: every [`COMMIT_PURGE_EVERY`]th commit of this thread, one bounded
-    /// purge step, if [`EngineConfig::commit_purge`] is on.
+    /// purge step, if [`EngineConfig::commit_purge`] is on and [`commit_purge_due`].
     pub(crate) fn help_purge(&self) {
         thread_local! {
             static COMMITS: Cell<u64> = const { Cell::new(0) };
@@ -87,7 +98,10 @@ impl Shared {
         if !due || self.history.is_empty() {
             return;
         }
-        let horizon = self.trx_sys.purge_horizon();
+        let (horizon, readers) = self.trx_sys.purge_horizon_and_readers();
+        if !commit_purge_due(readers, self.cpus) {
+            return;
+        }
         let versions = self.history.purge_some(horizon, COMMIT_PURGE_ENTRIES);
         self.stats.incr(Counter::CommitPurges);
         self.stats.add(Counter::VersionsPurged, versions);
@@ -259,6 +273,7 @@ impl Engine {
             catalog_version: AtomicU64::new(0),
             pipeline,
             history: History::default(),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             config,
         });
         let purge = shared
@@ -525,6 +540,17 @@ mod tests {
     use crate::key::Key;
     use crate::schema::{Column, ColumnType};
     use crate::table::KeyRange;
+
+    #[test]
+    fn commits_help_purge_only_while_the_transactions_fill_the_cpus() {
+        // One client on two CPUs: the purge thread has the other one.
+        assert!(!commit_purge_due(0, 2));
+        // Two clients on two CPUs: a purge thread would be a third runnable thread.
+        assert!(commit_purge_due(1, 2));
+        assert!(commit_purge_due(63, 2));
+        assert!(commit_purge_due(0, 1));
+        assert!(!commit_purge_due(7, 64));
+    }
 
     #[test]
     fn a_dropped_table_lives_only_as_long_as_its_last_handle() {

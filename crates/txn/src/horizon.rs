@@ -149,15 +149,22 @@ impl<V> ViewSlots<V> {
     /// `min(upto, the limit of every open view)`: the purge horizon when `upto` is the limit a
     /// view opened now would get. Vector/Hybrid callers hold the trx-sys latch.
     pub fn horizon(&self, upto: u64) -> u64 {
+        self.horizon_and_open(upto).0
+    }
+
+    /// [`ViewSlots::horizon`], and how many views the scan found open.
+    pub fn horizon_and_open(&self, upto: u64) -> (u64, usize) {
         let mut horizon = upto;
+        let mut open = 0;
         for shard in self.shards.iter() {
             for slot in shard.lock().all.iter() {
                 if let Some(limit) = slot.limit() {
                     horizon = horizon.min(limit);
+                    open += 1;
                 }
             }
         }
-        horizon
+        (horizon, open)
     }
 
     /// How many views are open now.

@@ -264,16 +264,22 @@ impl TrxSys {
     /// The purge horizon: no open or future view needs a version shadowed by a commit
     /// numbered below it. Csn also lets the log forget ids every snapshot sees.
     pub(crate) fn purge_horizon(&self) -> u64 {
+        self.purge_horizon_and_readers().0
+    }
+
+    /// [`TrxSys::purge_horizon`], and how many views were open when it was taken: the
+    /// transactions reading at that moment.
+    pub(crate) fn purge_horizon_and_readers(&self) -> (u64, usize) {
         match self.kind {
             SnapshotKind::Csn => {
                 let upto = self.csn.last_csn().get() + 1;
-                let horizon = self.slots.horizon(upto);
+                let (horizon, open) = self.slots.horizon_and_open(upto);
                 self.csn.purge(Csn(horizon - 1));
-                horizon
+                (horizon, open)
             }
             _ => {
                 let latched = self.lock();
-                self.slots.horizon(latched.next_id.get())
+                self.slots.horizon_and_open(latched.next_id.get())
             }
         }
     }
