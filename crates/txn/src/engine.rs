@@ -1,5 +1,6 @@
 //! The engine: configuration, catalog, transaction system, lock table, commit pipeline, and
-//! the background purge.
+//! purge: the background thread, and the steps committing threads take while the running
+//! transactions fill the CPUs.
 
 use std::cell::Cell;
 use std::path::Path;
