@@ -2,10 +2,27 @@
 //! (`Transaction::get`, `get_for_update`, `scan_index`, `update`, `insert`, `delete`), in
 //! process, with no SQL in the way. It is the upper bound of what the engine can do for
 //! this workload, and the place to read how each transaction touches the tables.
+//!
+//! Two transactions take their steps in another order than the spec lists them, and than
+//! the SQL backend's text does: each locks its hottest row last. A row lock is held until
+//! commit, so a lock taken first is held for the whole transaction, and one taken last only
+//! for what is left of it.
+//!
+//! - NewOrder updates each line's stock, then takes the district's next order id
+//!   (`D_NEXT_O_ID`), then inserts the order, its NEW_ORDER row and its lines. Every NewOrder
+//!   and Payment of a district locks the district's row.
+//! - Payment charges the customer, then adds to the district's and the warehouse's
+//!   year-to-date. Every Payment of a warehouse locks the warehouse's row.
+//!
+//! The reads and writes are the same, so are their results: a test runs the same inputs
+//! through both backends and compares every row. With one warehouse and two clients the
+//! row-lock waits halved, and throughput rose by about 8% (see the README).
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
+
+use smallvec::SmallVec;
 
 use waterline_txn::{
     Decimal, Engine, Isolation, Key, KeyRange, LockMode, Row, ScanOptions, Table, Transaction,
@@ -121,8 +138,8 @@ impl NativeDb {
         }
     }
 
-    /// NewOrder (spec 2.4.2): take the district's next order id, enter the order, and for
-    /// each line read the item, update its stock and insert the line.
+    /// NewOrder (spec 2.4.2): for each line read the item and update its stock, then take
+    /// the district's next order id and enter the order and its lines.
     fn new_order(&self, trx: &mut Transaction, input: &NewOrder) -> Result<Outcome, Failure> {
         let &NewOrder {
             w_id,
@@ -135,36 +152,15 @@ impl NativeDb {
         // the terminal; there is no terminal here, so the total is not computed.
         trx.get_with(&self.warehouse, [w_id], |w| w[col::W_TAX].clone())?
             .ok_or_else(|| missing("warehouse"))?;
-        let o_id = trx
-            .modify(&self.district, [w_id, d_id], |district| {
-                let o_id = int_of(&district[col::D_NEXT_O_ID])?;
-                district[col::D_NEXT_O_ID] = Value::Int(o_id + 1);
-                Ok::<_, Failure>(o_id)
-            })?
-            .ok_or_else(|| missing("district"))?;
         trx.get_with(&self.customer, [w_id, d_id, c_id], |c| {
             c[col::C_DISCOUNT].clone()
         })?
         .ok_or_else(|| missing("customer"))?;
-        let all_local = lines.iter().all(|l| l.supply_w_id == w_id);
-        trx.insert(
-            &self.orders,
-            vec![
-                Value::Int(w_id),
-                Value::Int(d_id),
-                Value::Int(o_id),
-                Value::Int(c_id),
-                Value::DateTime(entry_d),
-                Value::Null,
-                Value::Int(lines.len() as i64),
-                Value::Int(i64::from(all_local)),
-            ],
-        )?;
-        trx.insert(
-            &self.new_order,
-            vec![Value::Int(w_id), Value::Int(d_id), Value::Int(o_id)],
-        )?;
-        for (number, line) in (1..).zip(lines) {
+        // Every line's stock first, the district last: its row is this district's order
+        // counter, which every NewOrder and Payment of the district must lock, and a lock
+        // taken last is held only for the inserts and the commit (see the module page).
+        let mut priced: SmallVec<[(i64, Value); 15]> = SmallVec::new();
+        for line in lines {
             let price = trx.get_with(&self.item, [line.i_id], |i| cents_of(&i[col::I_PRICE]))?;
             let Some(price) = price else {
                 // An unused item id: the 1% of NewOrders that roll back (spec 2.4.2.3).
@@ -188,6 +184,34 @@ impl NativeDb {
                     Ok::<_, Failure>(stock[col::S_DIST_01 + d_id as usize - 1].clone())
                 })?
                 .ok_or_else(|| missing("stock"))?;
+            priced.push((line.quantity * price, dist_info));
+        }
+        let o_id = trx
+            .modify(&self.district, [w_id, d_id], |district| {
+                let o_id = int_of(&district[col::D_NEXT_O_ID])?;
+                district[col::D_NEXT_O_ID] = Value::Int(o_id + 1);
+                Ok::<_, Failure>(o_id)
+            })?
+            .ok_or_else(|| missing("district"))?;
+        let all_local = lines.iter().all(|l| l.supply_w_id == w_id);
+        trx.insert(
+            &self.orders,
+            vec![
+                Value::Int(w_id),
+                Value::Int(d_id),
+                Value::Int(o_id),
+                Value::Int(c_id),
+                Value::DateTime(entry_d),
+                Value::Null,
+                Value::Int(lines.len() as i64),
+                Value::Int(i64::from(all_local)),
+            ],
+        )?;
+        trx.insert(
+            &self.new_order,
+            vec![Value::Int(w_id), Value::Int(d_id), Value::Int(o_id)],
+        )?;
+        for ((number, line), (amount, dist_info)) in (1..).zip(lines).zip(priced) {
             trx.insert(
                 &self.order_line,
                 vec![
@@ -199,7 +223,7 @@ impl NativeDb {
                     Value::Int(line.supply_w_id),
                     Value::Null,
                     Value::Int(line.quantity),
-                    cents(line.quantity * price),
+                    cents(amount),
                     dist_info,
                 ],
             )?;
@@ -240,8 +264,8 @@ impl NativeDb {
         }
     }
 
-    /// Payment (spec 2.5.2): add the amount to the warehouse's and district's year-to-date,
-    /// charge the customer, and record it in HISTORY.
+    /// Payment (spec 2.5.2): charge the customer, add the amount to the district's and the
+    /// warehouse's year-to-date, and record it in HISTORY.
     fn payment(&self, trx: &mut Transaction, input: &Payment) -> Result<Outcome, Failure> {
         let &Payment {
             w_id,
@@ -252,18 +276,9 @@ impl NativeDb {
             amount_cents: amount,
             date,
         } = input;
-        let w_name = trx
-            .modify(&self.warehouse, [w_id], |warehouse| {
-                warehouse[col::W_YTD] = cents(cents_of(&warehouse[col::W_YTD])? + amount);
-                Ok::<_, Failure>(text(warehouse, col::W_NAME).to_owned())
-            })?
-            .ok_or_else(|| missing("warehouse"))?;
-        let d_name = trx
-            .modify(&self.district, [w_id, d_id], |district| {
-                district[col::D_YTD] = cents(cents_of(&district[col::D_YTD])? + amount);
-                Ok::<_, Failure>(text(district, 2).to_owned())
-            })?
-            .ok_or_else(|| missing("district"))?;
+        // The customer first and the warehouse last: with few warehouses, every Payment
+        // of a warehouse locks its row, and a lock taken last is held only for the HISTORY
+        // insert and the commit (see the module page).
         let key = self.find_customer(trx, c_w_id, c_d_id, customer)?;
         let c_id = trx
             .modify(&self.customer, key, |row| {
@@ -281,6 +296,18 @@ impl NativeDb {
                 Ok::<_, Failure>(c_id)
             })?
             .ok_or_else(|| missing("customer"))?;
+        let d_name = trx
+            .modify(&self.district, [w_id, d_id], |district| {
+                district[col::D_YTD] = cents(cents_of(&district[col::D_YTD])? + amount);
+                Ok::<_, Failure>(text(district, 2).to_owned())
+            })?
+            .ok_or_else(|| missing("district"))?;
+        let w_name = trx
+            .modify(&self.warehouse, [w_id], |warehouse| {
+                warehouse[col::W_YTD] = cents(cents_of(&warehouse[col::W_YTD])? + amount);
+                Ok::<_, Failure>(text(warehouse, col::W_NAME).to_owned())
+            })?
+            .ok_or_else(|| missing("warehouse"))?;
         trx.insert(
             &self.history,
             vec![
