@@ -17,7 +17,7 @@ use crate::hash_index::{Clustered, hash_of};
 use crate::index_stats::{DIVE, IndexStats, StatsSlot};
 use crate::key::Key;
 use crate::schema::{TableSchema, project};
-use crate::value::{Row, Value};
+use crate::value::Value;
 use crate::version::{Chain, Record};
 
 /// A table's id (its position in the catalog).
@@ -435,14 +435,14 @@ impl Table {
 
     /// After undo popped a version with image `row` from `chain` (whose latch the caller
     /// holds): drops the secondary entries only that image had.
-    pub(crate) fn unindex_undone(&self, pk: &Key, row: &Row, chain: &Chain) {
+    pub(crate) fn unindex_undone(&self, pk: &Key, row: &[Value], chain: &Chain) {
         let kept = chain.rows();
-        let kept: Vec<&Row> = kept.iter().collect();
+        let kept: Vec<&[Value]> = kept.iter().map(Vec::as_slice).collect();
         self.unindex(pk, &[row], &kept);
     }
 
     /// Drops secondary entries of `removed` row images that no `kept` image shares.
-    fn unindex(&self, pk: &Key, removed: &[&Row], kept: &[&Row]) {
+    fn unindex(&self, pk: &Key, removed: &[&[Value]], kept: &[&[Value]]) {
         if let Some(next) = self.0.successor.get() {
             return next.unindex(pk, removed, kept);
         }

@@ -33,7 +33,7 @@ use crate::spare::{self, Spares};
 use crate::stats::{Counter, thread_hint};
 use crate::table::{KeyRange, Table};
 use crate::trx_sys::View;
-use crate::value::Row;
+use crate::value::{Row, Value};
 use crate::version::{Record, Version};
 
 /// How a scan walks and whether it locks.
@@ -60,7 +60,7 @@ thread_local! {
 pub(crate) struct Undo {
     table: u32,
     record: Arc<Record>,
-    version: Arc<Version>,
+    version: Version,
 }
 
 impl Undo {
@@ -69,7 +69,7 @@ impl Undo {
     fn apply(&self, tables: &[Table]) -> Option<Touched> {
         let mut chain = self.record.write();
         chain.pop(&self.version);
-        if let Some(row) = &self.version.row {
+        if let Some(row) = self.version.row() {
             tables[self.table as usize].unindex_undone(&self.record.key, row, &chain);
         }
         chain.is_empty().then(|| self.touched())
@@ -95,7 +95,7 @@ fn undo_all<'a>(
 
 /// A row's newest version under its writer's exclusive lock: the writer's id, the record,
 /// and the version (a row, not a delete mark).
-type Newest = (TrxId, Arc<Record>, Arc<Version>);
+type Newest = (TrxId, Arc<Record>, Version);
 
 /// What ending a read-write transaction needs: its id, undo, and locks.
 #[derive(Debug)]
@@ -355,7 +355,7 @@ impl Transaction {
 
     /// The row with primary key `key`, as this transaction's view sees it.
     pub fn get(&mut self, table: &Table, key: impl Into<Key>) -> Result<Option<Row>, TxnError> {
-        self.get_with(table, key, |row| row.clone())
+        self.get_with(table, key, <[Value]>::to_vec)
     }
 
     /// `f` of the row with primary key `key`, as this transaction's view sees it: a read
@@ -364,14 +364,14 @@ impl Transaction {
         &mut self,
         table: &Table,
         key: impl Into<Key>,
-        f: impl FnOnce(&Row) -> R,
+        f: impl FnOnce(&[Value]) -> R,
     ) -> Result<Option<R>, TxnError> {
         let key = table.check_primary_key(key.into())?;
         self.statement(|trx| {
             let me = trx.id;
             let view = trx.read_view();
             let version = table.record(&key).and_then(|r| r.visible_version(view, me));
-            Ok(version.and_then(|v| v.row.as_ref().map(f)))
+            Ok(version.and_then(|v| v.row().map(f)))
         })
     }
 
@@ -418,7 +418,9 @@ impl Transaction {
         range: KeyRange,
         options: ScanOptions,
     ) -> Result<Vec<(Key, Row)>, TxnError> {
-        self.scan_map(table, range, options, |key, row| (key.clone(), row.clone()))
+        self.scan_map(table, range, options, |key, row| {
+            (key.clone(), row.to_vec())
+        })
     }
 
     /// `f` of each row whose primary key lies in `range`, as `options` say: a scan that
@@ -429,7 +431,7 @@ impl Transaction {
         table: &Table,
         range: KeyRange,
         options: ScanOptions,
-        mut f: impl FnMut(&Key, &Row) -> T,
+        mut f: impl FnMut(&Key, &[Value]) -> T,
     ) -> Result<Vec<T>, TxnError> {
         let range = range.try_map(|k| table.check_primary_key(k))?;
         self.statement(|trx| {
@@ -450,7 +452,7 @@ impl Transaction {
         options: ScanOptions,
     ) -> Result<Vec<(Key, Row)>, TxnError> {
         self.scan_index_map(table, index, range, options, |key, row| {
-            (key.clone(), row.clone())
+            (key.clone(), row.to_vec())
         })
     }
 
@@ -464,7 +466,7 @@ impl Transaction {
         index: &str,
         range: KeyRange,
         options: ScanOptions,
-        mut f: impl FnMut(&Key, &Row) -> T,
+        mut f: impl FnMut(&Key, &[Value]) -> T,
     ) -> Result<Vec<T>, TxnError> {
         let schema = table.schema();
         let position = schema
@@ -495,17 +497,17 @@ impl Transaction {
         candidates: impl Iterator<Item = (Option<Key>, Key, Option<Arc<Record>>)>,
         columns: Option<&Vec<usize>>,
         options: ScanOptions,
-        f: &mut dyn FnMut(&Key, &Row) -> T,
+        f: &mut dyn FnMut(&Key, &[Value]) -> T,
     ) -> Result<Vec<T>, TxnError> {
-        let still_matches = |index_key: &Option<Key>, row: &Row| match (columns, index_key) {
+        let still_matches = |index_key: &Option<Key>, row: &[Value]| match (columns, index_key) {
             (Some(columns), Some(index_key)) => project(row, columns) == *index_key,
             _ => true,
         };
         let early_limit = if options.reverse { None } else { options.limit };
         let mut rows = Vec::new();
         // Takes the row `version` holds, if it still matches; says whether the walk is done.
-        let mut take = |pk: &Key, index_key: &Option<Key>, version: Option<Arc<Version>>| {
-            let row = version.as_ref().and_then(|v| v.row.as_ref());
+        let mut take = |pk: &Key, index_key: &Option<Key>, version: Option<Version>| {
+            let row = version.as_ref().and_then(Version::row);
             if let Some(row) = row.filter(|r| still_matches(index_key, r)) {
                 rows.push(f(pk, row));
             }
@@ -601,14 +603,14 @@ impl Transaction {
         &mut self,
         table: &Table,
         key: impl Into<Key>,
-        f: impl FnOnce(&Row) -> Row,
+        f: impl FnOnce(&[Value]) -> Row,
     ) -> Result<bool, TxnError> {
         let key = table.check_primary_key(key.into())?;
         self.statement(|trx| {
             let Some((id, record, old)) = trx.lock_newest(table, &key)? else {
                 return Ok(false);
             };
-            let old = old.row.as_ref().expect("lock_newest returns a row");
+            let old = old.row().expect("lock_newest returns a row");
             let new = f(old);
             trx.write_update(table, key, id, record, old, new)?;
             Ok(true)
@@ -623,7 +625,7 @@ impl Transaction {
         key: Key,
         id: TrxId,
         record: Arc<Record>,
-        old: &Row,
+        old: &[Value],
         new: Row,
     ) -> Result<(), TxnError> {
         let new = table.schema().check_update(old, new)?;
@@ -661,8 +663,8 @@ impl Transaction {
             let Some((id, record, old)) = trx.lock_newest(table, &key)? else {
                 return Ok(None);
             };
-            let old = old.row.as_ref().expect("lock_newest returns a row");
-            let mut new = old.clone();
+            let old = old.row().expect("lock_newest returns a row");
+            let mut new = old.to_vec();
             let result = match f(&mut new) {
                 Ok(result) => result,
                 Err(error) => return Ok(Some(Err(error))),
@@ -681,7 +683,7 @@ impl Transaction {
                 return Ok(false);
             };
             // Lock the unique values it frees: an inserter of one must wait for our outcome.
-            let old = old.row.as_ref().expect("lock_newest returns a row");
+            let old = old.row().expect("lock_newest returns a row");
             trx.lock_unique_keys(table, &key, Some(old), old)?;
             let version = record.write().push(id, None);
             trx.log(table, record, version);
@@ -707,8 +709,8 @@ impl Transaction {
         &mut self,
         table: &Table,
         pk: &Key,
-        old: Option<&Row>,
-        new: &Row,
+        old: Option<&[Value]>,
+        new: &[Value],
     ) -> Result<(), TxnError> {
         for (i, def) in table.schema().indexes.iter().enumerate() {
             if !def.unique {
@@ -748,12 +750,12 @@ impl Transaction {
         Ok(())
     }
 
-    fn log(&mut self, table: &Table, record: Arc<Record>, version: Arc<Version>) {
+    fn log(&mut self, table: &Table, record: Arc<Record>, version: Version) {
         if self.keeps_redo {
             self.redo.push(RedoRecord {
                 table: table.id(),
                 key: record.key.clone(),
-                after: version.row.clone(),
+                after: version.row().map(<[Value]>::to_vec),
             });
         }
         let position = match self.tables.iter().position(|t| t.same(table)) {

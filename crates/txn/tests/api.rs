@@ -143,7 +143,7 @@ fn modify_writes_once_and_get_with_reads_without_a_copy() {
     load.insert(&t, customer(1, 1, "ABLE", "10.00")).unwrap();
     load.insert(&t, customer(1, 2, "BAKER", "20.00")).unwrap();
     load.commit().unwrap();
-    let balance = |row: &Vec<Value>| row[3].as_decimal().unwrap().to_string();
+    let balance = |row: &[Value]| row[3].as_decimal().unwrap().to_string();
 
     let mut trx = engine.begin(Isolation::RepeatableRead);
     // f's value comes back; the row is written once, with its index entries.
@@ -277,7 +277,7 @@ fn scans_walk_ranges_in_order_forwards_and_backwards_with_limits() {
         4
     );
     // scan_map hands each row to the caller in place, with the same order, limit and view.
-    let ids = |key: &Key, row: &Vec<Value>| (key.values()[1].as_int(), row[1].as_int());
+    let ids = |key: &Key, row: &[Value]| (key.values()[1].as_int(), row[1].as_int());
     assert_eq!(
         trx.scan_map(&t, KeyRange::Prefix(Key::one(2)), last_two, ids)
             .unwrap(),

@@ -30,7 +30,7 @@ fn transfer(engine: &Engine, table: &waterline_txn::Table, rng: &mut Rng) -> Res
     };
     let mut trx = engine.begin(isolation);
     let add = |delta: i64| {
-        move |row: &Vec<waterline_txn::Value>| {
+        move |row: &[waterline_txn::Value]| {
             vec![row[0].clone(), (row[1].as_int().unwrap() + delta).into()]
         }
     };

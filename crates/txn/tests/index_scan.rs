@@ -58,9 +58,8 @@ fn updates_of_other_columns_never_hide_a_row_from_an_index_scan() {
             let mut i = 0i64;
             while !stop.load(Ordering::Relaxed) {
                 let mut trx = engine.begin(Isolation::ReadCommitted);
-                let bump = |row: &Vec<waterline_txn::Value>| {
-                    vec![row[0].clone(), row[1].clone(), (i).into()]
-                };
+                let bump =
+                    |row: &[waterline_txn::Value]| vec![row[0].clone(), row[1].clone(), (i).into()];
                 assert!(trx.update_with(&table, Key::one(i % ROWS), bump).unwrap());
                 trx.commit().unwrap();
                 i += 1;
