@@ -7,7 +7,7 @@
 //! orders the keys for range scans, and this map only finds a key's record.
 //!
 //! ```text
-//!  lookup:  shard[hash(key)].read()  ──► Arc<Record>
+//!  lookup:  shard[hash(key)].read()  ──► RecordRef
 //!  insert:  shard.write() { skip list get-or-insert; map insert }   one key's insert and
 //!  unlink:  shard.write() { skip list remove; map remove }          unlink never interleave
 //! ```
@@ -16,7 +16,6 @@
 //! whenever nobody holds it: a record a lookup finds is the one the skip list holds.
 
 use std::hash::{BuildHasher, Hash};
-use std::sync::Arc;
 
 use crossbeam_skiplist::SkipMap;
 use crossbeam_utils::CachePadded;
@@ -26,7 +25,7 @@ use rustc_hash::FxBuildHasher;
 
 use crate::flat_map::FlatMap;
 use crate::key::Key;
-use crate::version::Record;
+use crate::version::{Record, RecordRef};
 
 /// Shards per table: enough that two cores rarely meet on one latch.
 const SHARDS: usize = 64;
@@ -76,7 +75,7 @@ impl<K: Eq, V> HashedMap<K, V> {
 /// One shard of the hash map: each record with its key's hash, side by side (see
 /// [`FlatMap`]). A probe compares the full hash first, then the key the record holds (the
 /// record is what it returns, so that line is read anyway).
-type Shard = CachePadded<RwLock<FlatMap<Arc<Record>>>>;
+type Shard = CachePadded<RwLock<FlatMap<RecordRef>>>;
 
 /// The hash every sharded table of the engine uses for `key` (this index's, and the lock
 /// table's): computed once per lookup, for the shard and for the probe.
@@ -95,7 +94,7 @@ pub(crate) fn shard_of(hash: u64, shards: usize) -> usize {
 #[derive(Debug)]
 pub(crate) struct Clustered {
     /// Key order, for range scans and statistics.
-    pub(crate) ordered: SkipMap<Key, Arc<Record>>,
+    pub(crate) ordered: SkipMap<Key, RecordRef>,
     shards: Box<[Shard]>,
 }
 
@@ -109,44 +108,44 @@ impl Default for Clustered {
 }
 
 impl Clustered {
-    fn shard(&self, hash: u64) -> &RwLock<FlatMap<Arc<Record>>> {
+    fn shard(&self, hash: u64) -> &RwLock<FlatMap<RecordRef>> {
         &self.shards[shard_of(hash, SHARDS)]
     }
 
     /// The record for `key`, whose [`hash_of`] is `hash`, if the index has one.
-    pub(crate) fn get(&self, key: &Key, hash: u64) -> Option<Arc<Record>> {
+    pub(crate) fn get(&self, key: &Key, hash: u64) -> Option<RecordRef> {
         let map = self.shard(hash).read();
-        map.find(hash, |record| record.key == *key).map(Arc::clone)
+        map.find(hash, |record| record.key == *key).cloned()
     }
 
     /// The record for `key` (whose [`hash_of`] is `hash`), created empty in both structures
     /// if absent.
-    pub(crate) fn get_or_insert(&self, key: &Key, hash: u64) -> Arc<Record> {
+    pub(crate) fn get_or_insert(&self, key: &Key, hash: u64) -> RecordRef {
         let shard = self.shard(hash);
-        let same = |record: &Arc<Record>| record.key == *key;
+        let same = |record: &RecordRef| record.key == *key;
         if let Some(record) = shard.read().find(hash, same) {
-            return Arc::clone(record);
+            return RecordRef::clone(record);
         }
         let mut map = shard.write();
         if let Some(record) = map.find(hash, same) {
-            return Arc::clone(record);
+            return RecordRef::clone(record);
         }
         let entry = self
             .ordered
-            .get_or_insert_with(key.clone(), || Arc::new(Record::new(key.clone())));
-        let record = Arc::clone(entry.value());
-        map.insert_unique(hash, Arc::clone(&record));
+            .get_or_insert_with(key.clone(), || RecordRef::new(Record::new(key.clone())));
+        let record = RecordRef::clone(entry.value());
+        map.insert_unique(hash, RecordRef::clone(&record));
         record
     }
 
     /// Removes `record`'s entry from both structures if it is still the one for its key.
-    pub(crate) fn remove(&self, record: &Arc<Record>) {
+    pub(crate) fn remove(&self, record: &RecordRef) {
         let key = &record.key;
         let hash = hash_of(key);
         let mut map = self.shard(hash).write();
-        map.remove(hash, |r| Arc::ptr_eq(r, record));
+        map.remove(hash, |r| RecordRef::ptr_eq(r, record));
         if let Some(entry) = self.ordered.get(key)
-            && Arc::ptr_eq(entry.value(), record)
+            && RecordRef::ptr_eq(entry.value(), record)
         {
             entry.remove();
         }
@@ -166,11 +165,11 @@ mod tests {
     fn both_structures_agree_after_inserts_and_removals() {
         let index = Clustered::default();
         let keys: Vec<Key> = (0..1000).map(Key::one).collect();
-        let records: Vec<Arc<Record>> = keys
+        let records: Vec<RecordRef> = keys
             .iter()
             .map(|k| index.get_or_insert(k, hash_of(k)))
             .collect();
-        assert!(Arc::ptr_eq(
+        assert!(RecordRef::ptr_eq(
             &index.get_or_insert(&keys[7], hash_of(&keys[7])),
             &records[7]
         ));
@@ -183,7 +182,7 @@ mod tests {
         assert!(
             index
                 .get(&keys[0], hash_of(&keys[0]))
-                .is_some_and(|r| Arc::ptr_eq(&r, &fresh))
+                .is_some_and(|r| RecordRef::ptr_eq(&r, &fresh))
         );
         for (i, key) in keys.iter().enumerate().skip(1) {
             let in_map = index.get(key, hash_of(key)).is_some();

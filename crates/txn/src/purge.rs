@@ -19,16 +19,15 @@
 //! InnoDB's history list length grows when purge lags.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use crate::table::Table;
-use crate::version::Record;
+use crate::version::RecordRef;
 
 /// A record to visit, with its table's position in the transaction's [`Tables`] (the
 /// record may have left the index since, which the visit notices).
-pub(crate) type Touched = (u32, Arc<Record>);
+pub(crate) type Touched = (u32, RecordRef);
 
 /// The tables a transaction changed, each held once: its undo records and history entries
 /// name them by position. A handle per change would add and drop a reference on the table's
@@ -57,8 +56,8 @@ impl History {
         if records.is_empty() {
             return;
         }
-        records.sort_by_key(|(_, record)| Arc::as_ptr(record));
-        records.dedup_by(|a, b| Arc::ptr_eq(&a.1, &b.1));
+        records.sort_by_key(|(_, record)| RecordRef::as_ptr(record));
+        records.dedup_by(|a, b| RecordRef::ptr_eq(&a.1, &b.1));
         self.list.lock().push_back(Entry {
             no,
             tables,

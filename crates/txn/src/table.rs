@@ -18,7 +18,7 @@ use crate::index_stats::{DIVE, IndexStats, StatsSlot};
 use crate::key::Key;
 use crate::schema::{TableSchema, project};
 use crate::value::Value;
-use crate::version::{Chain, Record};
+use crate::version::{Chain, RecordRef};
 
 /// A table's id (its position in the catalog).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -332,25 +332,25 @@ impl Table {
     }
 
     /// The record for `key`, if the clustered index has one.
-    pub(crate) fn record(&self, key: &Key) -> Option<Arc<Record>> {
+    pub(crate) fn record(&self, key: &Key) -> Option<RecordRef> {
         self.0.clustered.get(key, hash_of(key))
     }
 
     /// [`Table::record`], for a caller that has the key's [`hash_of`] already (it locked
     /// the row by it).
-    pub(crate) fn record_hashed(&self, key: &Key, hash: u64) -> Option<Arc<Record>> {
+    pub(crate) fn record_hashed(&self, key: &Key, hash: u64) -> Option<RecordRef> {
         self.0.clustered.get(key, hash)
     }
 
     /// The record for `key` (whose [`hash_of`] is `hash`), created empty if absent. The
     /// caller holds the row lock; it must check `removed` under the record's latch and call
     /// again if set.
-    pub(crate) fn record_for_insert(&self, key: &Key, hash: u64) -> Arc<Record> {
+    pub(crate) fn record_for_insert(&self, key: &Key, hash: u64) -> RecordRef {
         self.0.clustered.get_or_insert(key, hash)
     }
 
     /// Unlinks `record` from the clustered index if it is still the entry for its key.
-    pub(crate) fn unlink(&self, record: &Arc<Record>) {
+    pub(crate) fn unlink(&self, record: &RecordRef) {
         self.0.clustered.remove(record);
     }
 
@@ -376,7 +376,7 @@ impl Table {
     fn clustered_in<'a>(
         &'a self,
         range: &'a KeyRange,
-    ) -> impl Iterator<Item = crossbeam_skiplist::map::Entry<'a, Key, Arc<Record>>> {
+    ) -> impl Iterator<Item = crossbeam_skiplist::map::Entry<'a, Key, RecordRef>> {
         self.0
             .clustered
             .ordered
@@ -389,9 +389,9 @@ impl Table {
     pub(crate) fn keys_in<'a>(
         &'a self,
         range: &'a KeyRange,
-    ) -> impl Iterator<Item = (Key, Arc<Record>)> + 'a {
+    ) -> impl Iterator<Item = (Key, RecordRef)> + 'a {
         self.clustered_in(range)
-            .map(|e| (e.key().clone(), Arc::clone(e.value())))
+            .map(|e| (e.key().clone(), RecordRef::clone(e.value())))
     }
 
     /// Entries of secondary index `index` in `range`, ascending.
@@ -421,7 +421,7 @@ impl Table {
 
     /// Purges one record (see `purge.rs`): returns the versions unlinked. A record left dead
     /// leaves the clustered index.
-    pub(crate) fn purge_record(&self, record: &Arc<Record>, horizon: u64) -> u64 {
+    pub(crate) fn purge_record(&self, record: &RecordRef, horizon: u64) -> u64 {
         let pk = &record.key;
         let purged = record.purge(horizon, |removed, kept| self.unindex(pk, removed, kept));
         let Some(purged) = purged else {

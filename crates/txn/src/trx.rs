@@ -34,7 +34,7 @@ use crate::stats::{Counter, thread_hint};
 use crate::table::{KeyRange, Table};
 use crate::trx_sys::View;
 use crate::value::{Row, Value};
-use crate::version::{Record, Version};
+use crate::version::{RecordRef, Version};
 
 /// How a scan walks and whether it locks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,7 +59,7 @@ thread_local! {
 #[derive(Debug)]
 pub(crate) struct Undo {
     table: u32,
-    record: Arc<Record>,
+    record: RecordRef,
     version: Version,
 }
 
@@ -76,7 +76,7 @@ impl Undo {
     }
 
     fn touched(&self) -> Touched {
-        (self.table, Arc::clone(&self.record))
+        (self.table, RecordRef::clone(&self.record))
     }
 }
 
@@ -95,7 +95,7 @@ fn undo_all<'a>(
 
 /// A row's newest version under its writer's exclusive lock: the writer's id, the record,
 /// and the version (a row, not a delete mark).
-type Newest = (TrxId, Arc<Record>, Version);
+type Newest = (TrxId, RecordRef, Version);
 
 /// What ending a read-write transaction needs: its id, undo, and locks.
 #[derive(Debug)]
@@ -494,7 +494,7 @@ impl Transaction {
     fn read_candidates<T>(
         &mut self,
         table: &Table,
-        candidates: impl Iterator<Item = (Option<Key>, Key, Option<Arc<Record>>)>,
+        candidates: impl Iterator<Item = (Option<Key>, Key, Option<RecordRef>)>,
         columns: Option<&Vec<usize>>,
         options: ScanOptions,
         f: &mut dyn FnMut(&Key, &[Value]) -> T,
@@ -624,7 +624,7 @@ impl Transaction {
         table: &Table,
         key: Key,
         id: TrxId,
-        record: Arc<Record>,
+        record: RecordRef,
         old: &[Value],
         new: Row,
     ) -> Result<(), TxnError> {
@@ -750,7 +750,7 @@ impl Transaction {
         Ok(())
     }
 
-    fn log(&mut self, table: &Table, record: Arc<Record>, version: Version) {
+    fn log(&mut self, table: &Table, record: RecordRef, version: Version) {
         if self.keeps_redo {
             self.redo.push(RedoRecord {
                 table: table.id(),

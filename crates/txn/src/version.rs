@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::{RwLock, RwLockWriteGuard};
 use smallvec::SmallVec;
-use triomphe::HeaderSlice;
+use triomphe::ThinArc;
 use waterline_readview::TrxId;
 
 use crate::key::Key;
@@ -44,9 +44,11 @@ pub(crate) struct Header {
 ///
 /// Each version used to be two: the version, and the vector of the row's values it
 /// pointed to. Every read paid a second pointer chase (a likely cache miss) to reach the
-/// values, and every write a second allocation, and purge a second free.
+/// values, and every write a second allocation, and purge a second free. The handle is
+/// one pointer (the length lives in the allocation), which keeps a [`Record`] within one
+/// cache line.
 #[derive(Clone, Debug)]
-pub(crate) struct Version(triomphe::Arc<HeaderSlice<Header, [Value]>>);
+pub(crate) struct Version(ThinArc<Header, Value>);
 
 impl Version {
     /// A version by `trx_id` with image `row` (`None`: a delete mark) over `prev`.
@@ -57,51 +59,55 @@ impl Version {
             deleted: row.is_none(),
             prev: RwLock::new(prev),
         };
-        Version(triomphe::Arc::from_header_and_vec(
+        Version(ThinArc::from_header_and_iter(
             header,
-            row.unwrap_or_default(),
+            row.unwrap_or_default().into_iter(),
         ))
+    }
+
+    fn header(&self) -> &Header {
+        &self.0.header.header
     }
 
     /// The writer.
     pub(crate) fn trx_id(&self) -> TrxId {
-        self.0.header.trx_id
+        self.header().trx_id
     }
 
     /// The row image; `None` for a delete mark.
     pub(crate) fn row(&self) -> Option<&[Value]> {
-        (!self.0.header.deleted).then_some(&self.0.slice)
+        (!self.header().deleted).then_some(&self.0.slice)
     }
 
     /// Whether both handles are the same version.
     pub(crate) fn same(&self, other: &Version) -> bool {
-        triomphe::Arc::ptr_eq(&self.0, &other.0)
+        std::ptr::eq(&*self.0, &*other.0)
     }
 
     /// Stamps the writer's commit number (after the commit is visible).
     pub(crate) fn set_committed(&self, no: u64) {
         // Release: purge's Acquire load sees a commit number only after the commit.
-        self.0.header.no.store(no, Ordering::Release);
+        self.header().no.store(no, Ordering::Release);
     }
 
     fn committed_before(&self, horizon: u64) -> bool {
         // Acquire: pairs with `set_committed`.
-        let no = self.0.header.no.load(Ordering::Acquire);
+        let no = self.header().no.load(Ordering::Acquire);
         no != UNCOMMITTED && no < horizon
     }
 
     /// Whether an older version hangs below this one (purge may have cut it since).
     pub(crate) fn has_prev(&self) -> bool {
-        self.0.header.prev.read().is_some()
+        self.header().prev.read().is_some()
     }
 
     fn prev(&self) -> Option<Version> {
-        self.0.header.prev.read().clone()
+        self.header().prev.read().clone()
     }
 
     /// Unlinks and returns the versions below this one.
     fn take_prev(&self) -> Option<Version> {
-        self.0.header.prev.write().take()
+        self.header().prev.write().take()
     }
 }
 
@@ -112,7 +118,7 @@ impl Drop for Header {
         while let Some(version) = next {
             // The last handle to it: unlink its tail first, so that dropping it recurses
             // no further. Nobody else can clone a version nobody else holds.
-            next = if version.0.is_unique() {
+            next = if ThinArc::strong_count(&version.0) == 1 {
                 version.take_prev()
             } else {
                 None
@@ -170,6 +176,11 @@ impl Chain {
         self.head = version.prev();
     }
 }
+
+/// A shared handle to a record. triomphe's `Arc` keeps no weak count, and with the
+/// one-pointer [`Version`] handle a record takes one 64-byte allocation: a lookup that
+/// compares its key and then reads its chain touches one cache line, not two.
+pub(crate) type RecordRef = triomphe::Arc<Record>;
 
 /// A clustered index entry: one row's primary key and version chain.
 #[derive(Debug)]
@@ -316,6 +327,13 @@ mod tests {
         assert_eq!(chain.latest_row(), None);
         chain.pop(&mark);
         assert!(chain.head.as_ref().is_some_and(|h| h.same(&first)));
+    }
+
+    #[test]
+    fn a_record_fits_one_cache_line() {
+        // The reference count, the key, the chain's latch, head and flag.
+        assert_eq!(std::mem::size_of::<Version>(), 8);
+        assert_eq!(std::mem::size_of::<Record>() + 8, 64);
     }
 
     #[test]
