@@ -14,6 +14,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use waterline::planner::PlannerMode;
 use waterline::throttle::{AdaptiveConfig, Policy};
+use waterline::tpcc::native::StepOrder;
 use waterline::txn::{CommitConfig, FlushPolicy, GroupCommitConfig, Recovery, Wakeup};
 use waterline::{Engine, EngineConfig, Isolation, SnapshotKind, ViewClose};
 
@@ -93,6 +94,24 @@ fn parse_admission(s: &str) -> Result<Policy, String> {
     }
 }
 
+/// [`StepOrder`] as a flag value.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum StepOrderArg {
+    /// The hottest row last.
+    HotLast,
+    /// The spec's order: the hottest row first.
+    Spec,
+}
+
+impl From<StepOrderArg> for StepOrder {
+    fn from(order: StepOrderArg) -> StepOrder {
+        match order {
+            StepOrderArg::HotLast => StepOrder::HotLast,
+            StepOrderArg::Spec => StepOrder::Spec,
+        }
+    }
+}
+
 /// What a session runs with: the isolation level, the planner, and the engine's knobs.
 /// Shared by `serve` and `tpcc` (whose `--compare` varies one of them).
 #[derive(Clone, Debug, Args)]
@@ -103,6 +122,11 @@ pub struct Knobs {
     /// Range analysis: fixed, or legacy8027 (MySQL 8.0.27's regression).
     #[arg(long, default_value = "fixed")]
     pub planner: PlannerMode,
+    /// `waterline tpcc --backend native` only: where NewOrder and Payment lock their
+    /// hottest row (the district's, the warehouse's): hot-last, or spec (first, in the
+    /// order the spec lists the steps, as the SQL text does).
+    #[arg(long, value_enum, default_value = "hot-last")]
+    pub step_order: StepOrderArg,
     /// The engine.
     #[command(flatten)]
     pub engine: EngineArgs,

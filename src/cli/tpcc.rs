@@ -12,7 +12,7 @@ use waterline::tpcc::{
     run_point_on,
 };
 
-use super::Knobs;
+use super::{Knobs, StepOrderArg};
 
 /// What a command of this module returns.
 pub type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
@@ -128,6 +128,7 @@ fn settings(knobs: &Knobs, data_dir: Option<PathBuf>) -> Settings {
         data_dir,
         isolation: knobs.isolation.into(),
         planner: knobs.planner,
+        order: knobs.step_order.into(),
     }
 }
 
@@ -299,7 +300,24 @@ impl Loaded {
     ) -> Report {
         Report {
             info: RunInfo {
-                backend: args.backend.to_string(),
+                backend: match args.backend {
+                    // Which order NewOrder and Payment ran in (see `StepOrderArg`).
+                    BackendKind::Native => format!(
+                        "native ({} step order)",
+                        match args.knobs.step_order {
+                            _ if args
+                                .compare
+                                .as_ref()
+                                .is_some_and(|c| c.starts_with("step-order=")) =>
+                            {
+                                "each config's"
+                            }
+                            StepOrderArg::HotLast => "hot-last",
+                            StepOrderArg::Spec => "spec",
+                        }
+                    ),
+                    ref other => other.to_string(),
+                },
                 scale: args.scale(),
                 seed: args.seed,
                 warmup_secs: args.warmup,

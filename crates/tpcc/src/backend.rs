@@ -20,7 +20,7 @@ use crate::check::Facts;
 use crate::client::{Client, Failure};
 use crate::conn::{EmbeddedConn, MysqlConn};
 use crate::load::{LoadReport, load};
-use crate::native::{NativeClient, NativeDb, NativeSink};
+use crate::native::{NativeClient, NativeDb, NativeSink, StepOrder};
 use crate::schema::Scale;
 use crate::sql::{SqlClient, SqlConn, SqlSink, create_tables};
 
@@ -88,6 +88,8 @@ pub struct Settings {
     pub isolation: Isolation,
     /// The planner's range analysis (embedded SQL backend).
     pub planner: PlannerMode,
+    /// Where the native backend's NewOrder and Payment lock their hottest row.
+    pub order: StepOrder,
 }
 
 impl Default for Settings {
@@ -97,6 +99,7 @@ impl Default for Settings {
             data_dir: None,
             isolation: Isolation::RepeatableRead,
             planner: PlannerMode::Fixed,
+            order: StepOrder::default(),
         }
     }
 }
@@ -163,7 +166,11 @@ impl Target {
             BackendKind::Native => {
                 let (settings, pool) = split_pool(settings)?;
                 let engine = open_engine(&settings)?;
-                let db = Arc::new(NativeDb::create(engine, settings.isolation)?.with_pool(pool));
+                let db = Arc::new(
+                    NativeDb::create(engine, settings.isolation)?
+                        .with_pool(pool)
+                        .with_order(settings.order),
+                );
                 let report = load(scale, seed, threads, || Ok(NativeSink(Arc::clone(&db))))?;
                 Ok((Target::Native(db), report))
             }
