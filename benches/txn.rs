@@ -12,6 +12,10 @@
 //!   get, commit) and point updates (begin, `v = v + 1`, commit) on 10,000 rows, 1 and 2
 //!   threads. `baseline` is vector views closed under the latch with one registry shard;
 //!   `hybrid` is the default engine; `csn` uses CSN snapshots.
+//! * `batched_reads/{one-by-one,prefetched}/{16,64}`: one REPEATABLE READ transaction reads
+//!   a column of 16 or 64 random rows of a 100,000-row table with ten CHAR(24) columns (a
+//!   TPC-C STOCK table, larger than the cache), with [`Transaction::prefetch`] for the batch
+//!   first or without. The element time is per row read.
 //!
 //! All configurations are set up first and run back to back for each parameter, so that drift
 //! on a noisy machine does not land on one configuration. After measuring, each runs a fixed
@@ -185,5 +189,70 @@ fn point_ops(c: &mut Criterion) {
     save("point_ops", &file);
 }
 
-criterion_group!(benches, view_open_close, point_ops);
+/// Rows of `batched_reads`' table: with its string columns, about 60 MB of versions, well
+/// over this machine's cache (a TPC-C STOCK table at one warehouse).
+const WIDE_ROWS: i64 = 100_000;
+
+fn batched_reads(c: &mut Criterion) {
+    let (engine, _) = engine(SnapshotKind::Hybrid, ViewClose::LatchFree, 256, true);
+    let mut columns = vec![
+        Column::new("w", ColumnType::BigInt),
+        Column::new("id", ColumnType::BigInt),
+        Column::new("quantity", ColumnType::BigInt),
+    ];
+    columns.extend((1..=10).map(|d| Column::new(format!("dist_{d:02}"), ColumnType::Char(24))));
+    let schema = TableSchema::new("stock", columns)
+        .primary_key(&["w", "id"])
+        .expect("the columns exist");
+    let table = engine.create_table(schema).expect("a new table");
+    let mut load = engine.begin(Isolation::ReadCommitted);
+    for id in 0..WIDE_ROWS {
+        let mut row = vec![1.into(), id.into(), (id % 100).into()];
+        row.extend((1..=10).map(|d| format!("{id:0>16}-dist-{d:02}").into()));
+        load.insert(&table, row).expect("a new key");
+    }
+    load.commit().expect("the load commits");
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut keys = move |n: usize| -> Vec<[i64; 2]> {
+        (0..n)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                [1, (state % WIDE_ROWS as u64) as i64]
+            })
+            .collect()
+    };
+    let mut group = group(c, "batched_reads");
+    for batch in [16usize, 64] {
+        group.throughput(Throughput::Elements(batch as u64));
+        for prefetch in [false, true] {
+            let name = if prefetch { "prefetched" } else { "one-by-one" };
+            group.bench_function(BenchmarkId::new(name, batch), |b| {
+                b.iter_batched(
+                    || keys(batch),
+                    |keys| {
+                        let mut trx = engine.begin(Isolation::RepeatableRead);
+                        if prefetch {
+                            trx.prefetch(&table, keys.iter().copied());
+                        }
+                        let mut sum = 0;
+                        for key in keys {
+                            sum += trx
+                                .get_with(&table, key, |row| row[2].as_int().unwrap_or(0))
+                                .expect("a read succeeds")
+                                .expect("the row exists");
+                        }
+                        trx.commit().expect("the commit succeeds");
+                        sum
+                    },
+                    criterion::BatchSize::SmallInput,
+                );
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, view_open_close, point_ops, batched_reads);
 criterion_main!(benches);

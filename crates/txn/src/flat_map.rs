@@ -73,6 +73,29 @@ impl<V> FlatMap<V> {
         self.slots[i].as_ref().map(|(_, value)| value)
     }
 
+    /// Asks for the cache line of the slot a probe for `hash` starts at (see
+    /// `prefetch.rs`).
+    pub(crate) fn prefetch_home(&self, hash: u64) {
+        if self.len > 0 {
+            crate::prefetch::line(&self.slots[self.home(hash)]);
+        }
+    }
+
+    /// Calls `f` on each value stored with hash `hash`, without looking into any value: a
+    /// caller that only wants to prefetch them must not wait for their lines.
+    pub(crate) fn for_each_with_hash(&self, hash: u64, mut f: impl FnMut(&V)) {
+        if self.len == 0 {
+            return;
+        }
+        let mut i = self.home(hash);
+        while let Some((h, value)) = &self.slots[i] {
+            if *h == hash {
+                f(value);
+            }
+            i = (i + 1) & self.mask();
+        }
+    }
+
     /// Adds `value`, whose hash is `hash`; the caller knows the table does not hold it.
     pub(crate) fn insert_unique(&mut self, hash: u64, value: V) {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
@@ -183,6 +206,18 @@ mod tests {
                     Op::Find(k) => {
                         let got = map.find(crowded_hash(k), |v| v.0 == k).map(|v| v.1);
                         prop_assert_eq!(got, model.get(&k).copied());
+                        // The prefetch walk visits exactly the entries stored with that hash.
+                        let mut with_hash = Vec::new();
+                        map.for_each_with_hash(crowded_hash(k), |v| with_hash.push(v.0));
+                        with_hash.sort_unstable();
+                        let mut expected: Vec<u16> = model
+                            .keys()
+                            .copied()
+                            .filter(|&other| crowded_hash(other) == crowded_hash(k))
+                            .collect();
+                        expected.sort_unstable();
+                        prop_assert_eq!(with_hash, expected);
+                        map.prefetch_home(crowded_hash(k));
                     }
                 }
                 prop_assert_eq!(map.len(), model.len());

@@ -118,6 +118,31 @@ impl Clustered {
         map.find(hash, |record| record.key == *key).cloned()
     }
 
+    /// Prefetches, level by level, what lookups of keys with these [`hash_of`]s will read:
+    /// every key's hash slot first, then the records they hold, then each record's newest
+    /// version's header, then its values (see `prefetch.rs`).
+    pub(crate) fn prefetch(&self, hashes: &[u64]) {
+        for &hash in hashes {
+            self.shard(hash).read().prefetch_home(hash);
+        }
+        for &hash in hashes {
+            // The stored hash alone picks the records: comparing keys would wait for them.
+            self.shard(hash)
+                .read()
+                .for_each_with_hash(hash, |record| crate::prefetch::line(&**record));
+        }
+        for &hash in hashes {
+            self.shard(hash)
+                .read()
+                .for_each_with_hash(hash, |record| record.prefetch_newest());
+        }
+        for &hash in hashes {
+            self.shard(hash)
+                .read()
+                .for_each_with_hash(hash, |record| record.prefetch_newest_row());
+        }
+    }
+
     /// The record for `key` (whose [`hash_of`] is `hash`), created empty in both structures
     /// if absent.
     pub(crate) fn get_or_insert(&self, key: &Key, hash: u64) -> RecordRef {

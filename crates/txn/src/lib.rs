@@ -67,6 +67,7 @@ pub mod horizon;
 mod index_stats;
 mod key;
 mod lock;
+mod prefetch;
 mod purge;
 mod redo;
 mod schema;

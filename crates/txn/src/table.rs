@@ -336,6 +336,12 @@ impl Table {
         self.0.clustered.get(key, hash_of(key))
     }
 
+    /// Prefetches what lookups of keys with these [`hash_of`]s will read (see
+    /// `prefetch.rs`).
+    pub(crate) fn prefetch(&self, hashes: &[u64]) {
+        self.0.clustered.prefetch(hashes);
+    }
+
     /// [`Table::record`], for a caller that has the key's [`hash_of`] already (it locked
     /// the row by it).
     pub(crate) fn record_hashed(&self, key: &Key, hash: u64) -> Option<RecordRef> {

@@ -212,6 +212,21 @@ impl Record {
         }
     }
 
+    /// Prefetches the first line of the newest version: its header (see `prefetch.rs`).
+    pub(crate) fn prefetch_newest(&self) {
+        if let Some(head) = &self.chain.read().head {
+            crate::prefetch::line(head.header());
+        }
+    }
+
+    /// Prefetches the newest version's values: their length is in its header, so this
+    /// waits for the line [`Record::prefetch_newest`] asked for.
+    pub(crate) fn prefetch_newest_row(&self) {
+        if let Some(head) = &self.chain.read().head {
+            crate::prefetch::lines(&head.0.slice);
+        }
+    }
+
     /// The chain, for a writer.
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Chain> {
         self.chain.write()

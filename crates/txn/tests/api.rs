@@ -136,6 +136,38 @@ fn secondary_hits_are_rechecked_against_the_visible_version() {
 }
 
 #[test]
+fn prefetch_is_only_a_hint() {
+    let engine = Engine::open(config()).unwrap();
+    let t = customers(&engine);
+    let mut load = engine.begin(Isolation::ReadCommitted);
+    for id in 1..=50 {
+        load.insert(&t, customer(1, id, "ABLE", "10.00")).unwrap();
+    }
+    load.commit().unwrap();
+    let mut trx = engine.begin(Isolation::RepeatableRead);
+    // Present rows, missing rows, a key in the wrong types, a partial key, no keys at all:
+    // nothing fails, nothing is read into the transaction or locked.
+    trx.prefetch(&t, (1..=60).map(|id| [1, id]));
+    trx.prefetch(&t, [Key::one("not an int"), Key::one(1)]);
+    trx.prefetch(&t, std::iter::empty::<Key>());
+    assert_eq!(
+        trx.id(),
+        None,
+        "a prefetch does not make the transaction read-write"
+    );
+    let mut other = engine.begin(Isolation::RepeatableRead);
+    other
+        .update(&t, Key::from([1, 7]), customer(1, 7, "BAKER", "1.00"))
+        .unwrap();
+    other.commit().unwrap();
+    // What the lookups then read is what they would have read without it.
+    let last = trx.get_with(&t, Key::from([1, 7]), |row| row[2].clone());
+    assert_eq!(last.unwrap(), Some("BAKER".into()));
+    assert_eq!(trx.get(&t, Key::from([1, 55])).unwrap(), None);
+    trx.commit().unwrap();
+}
+
+#[test]
 fn modify_writes_once_and_get_with_reads_without_a_copy() {
     let engine = Engine::open(config()).unwrap();
     let t = customers(&engine);
