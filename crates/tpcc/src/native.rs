@@ -241,6 +241,11 @@ impl NativeDb {
                 Ok::<_, Failure>(o_id)
             })?
             .ok_or_else(|| missing("district"))?;
+        // The lines' keys are new: what their inserts will probe is the hash slots.
+        trx.prefetch(
+            &self.order_line,
+            (1..=lines.len() as i64).map(|number| [w_id, d_id, o_id, number]),
+        );
         let all_local = lines.iter().all(|l| l.supply_w_id == w_id);
         trx.insert(
             &self.orders,

@@ -117,13 +117,23 @@ impl Key {
     }
 
     /// Each value's bytes, tag first.
-    fn spans(&self) -> Spans<'_> {
+    pub(crate) fn spans(&self) -> Spans<'_> {
         Spans(&self.0)
     }
 }
 
 /// The values' byte spans of a key.
-struct Spans<'a>(&'a [u8]);
+pub(crate) struct Spans<'a>(&'a [u8]);
+
+/// How many significant bytes the INT whose bytes (tag first) are `span` has; `None` if it
+/// is not an INT. A key checker tells by it whether the value fits a column without
+/// decoding it.
+pub(crate) fn int_width(span: &[u8]) -> Option<usize> {
+    let tag = span[0];
+    (INT_ZERO - 8..=INT_ZERO + 8)
+        .contains(&tag)
+        .then_some(span.len() - 1)
+}
 
 impl<'a> Iterator for Spans<'a> {
     type Item = &'a [u8];
@@ -245,7 +255,7 @@ fn encode_decimal(out: &mut SmallVec<[u8; INLINE_KEY_BYTES]>, d: Decimal) {
 }
 
 /// The value whose bytes are `span` (one of [`Spans`]).
-fn decode(span: &[u8]) -> Value {
+pub(crate) fn decode(span: &[u8]) -> Value {
     let (tag, body) = (span[0], &span[1..]);
     match tag {
         NULL => Value::Null,

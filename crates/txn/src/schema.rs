@@ -2,7 +2,7 @@
 //! A row is checked (and coerced, as MySQL stores into a column) before it is written.
 
 use crate::error::TxnError;
-use crate::key::Key;
+use crate::key::{Key, decode, int_width};
 use crate::value::{Decimal, Row, Value};
 
 /// A column's type.
@@ -253,10 +253,21 @@ impl TableSchema {
         // kind (an INT into a DECIMAL column) makes a new key, and the common key that
         // needs none is not encoded again.
         let mut stored: Option<Key> = None;
-        for (i, value) in key.iter().enumerate() {
+        for (i, span) in key.spans().enumerate() {
             let Some(&c) = columns.get(i) else {
                 return Err(self.error("*", "key has more values than the index has columns"));
             };
+            // The common value needs no decoding: an INT fits a BIGINT column, and an INT
+            // column if it has at most three significant bytes (below 2^24 in magnitude).
+            let fits = match (self.columns[c].ty, int_width(span)) {
+                (ColumnType::BigInt, Some(_)) => true,
+                (ColumnType::Int, Some(width)) => width <= 3,
+                _ => false,
+            };
+            if fits && stored.is_none() {
+                continue;
+            }
+            let value = decode(span);
             let coerced = self.coerce(&self.columns[c], true, value.clone())?;
             if stored.is_none() && coerced != value {
                 stored = Some(key.iter().take(i).collect());
@@ -372,6 +383,62 @@ mod tests {
             let error = schema.check_row(row.clone()).unwrap_err();
             assert!(matches!(error, TxnError::Schema { .. }), "{row:?}: {error}");
         }
+    }
+
+    #[test]
+    fn keys_are_checked_with_or_without_decoding() {
+        let schema = TableSchema::new(
+            "t",
+            vec![
+                Column::new("small", ColumnType::Int),
+                Column::new("big", ColumnType::BigInt),
+                Column::new(
+                    "money",
+                    ColumnType::Decimal {
+                        precision: 6,
+                        scale: 2,
+                    },
+                ),
+                Column::new("small2", ColumnType::Int),
+            ],
+        );
+        let check = |values: &[Value]| {
+            let mut key = Key::default();
+            values.iter().for_each(|v| key.push(v));
+            schema.check_key(&[0, 1, 2, 3], key)
+        };
+        // INTs that fit pass as they are, however many bytes they take.
+        for (small, big) in [
+            (0, 0),
+            (-1, -1),
+            (16_777_215, i64::MAX),
+            (-16_777_216, i64::MIN),
+        ] {
+            let key = check(&[small.into(), big.into()]).unwrap();
+            assert_eq!(key.values(), vec![small.into(), big.into()]);
+        }
+        // Four significant bytes take the decoding path: in range, or a clear error.
+        for fits in [i64::from(i32::MAX), i64::from(i32::MIN), 1 << 24] {
+            assert_eq!(check(&[fits.into()]).unwrap().values(), vec![fits.into()]);
+        }
+        for bad in [1i64 << 31, -(1 << 31) - 1, 1 << 40] {
+            assert!(matches!(check(&[bad.into()]), Err(TxnError::Schema { .. })));
+        }
+        // An INT for a DECIMAL column becomes a decimal key; the INT after it is carried over.
+        let key = check(&[1.into(), 2.into(), 3.into(), 4.into()]).unwrap();
+        assert_eq!(
+            key.values(),
+            vec![
+                1.into(),
+                2.into(),
+                Value::Decimal("3".parse().unwrap()),
+                4.into()
+            ]
+        );
+        // Not an INT at all, and too many values.
+        assert!(check(&["x".into()]).is_err());
+        let five = [1.into(), 2.into(), 3.into(), 4.into(), 5.into()];
+        assert!(check(&five).is_err());
     }
 
     #[test]
