@@ -227,6 +227,20 @@ impl Record {
         }
     }
 
+    /// Prefetches the header of the version below the newest one (what purge cuts), or,
+    /// with `values`, its values (whose length that header holds).
+    pub(crate) fn prefetch_below_newest(&self, values: bool) {
+        if let Some(head) = &self.chain.read().head
+            && let Some(below) = &*head.header().prev.read()
+        {
+            if values {
+                crate::prefetch::lines(&below.0.slice);
+            } else {
+                crate::prefetch::line(below.header());
+            }
+        }
+    }
+
     /// The chain, for a writer.
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Chain> {
         self.chain.write()
