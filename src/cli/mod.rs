@@ -154,6 +154,10 @@ pub struct EngineArgs {
     /// than there are CPUs (0: sleep at once, as InnoDB does)
     #[arg(long, default_value_t = 30)]
     pub lock_spin_us: u64,
+    /// Whether an insert locks its row implicitly (its uncommitted version is the lock, as
+    /// in InnoDB) instead of entering the lock table (false: the baseline).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub implicit_insert_locks: bool,
     /// Purge every this many milliseconds (0: no purge thread, and no purge at all).
     #[arg(long, default_value_t = 10)]
     pub purge_interval_ms: u64,
@@ -207,6 +211,7 @@ impl EngineArgs {
             trx_shards: self.trx_shards,
             lock_wait_timeout: Duration::from_secs(self.lock_wait_timeout),
             lock_spin: Duration::from_micros(self.lock_spin_us),
+            implicit_insert_locks: self.implicit_insert_locks,
             purge_interval: (self.purge_interval_ms > 0)
                 .then(|| Duration::from_millis(self.purge_interval_ms)),
             commit_purge: self.commit_purge,

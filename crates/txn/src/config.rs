@@ -71,6 +71,12 @@ pub struct EngineConfig {
     /// 2-CPU machine, TPC-C's hot rows are held for about that long, and a sleep and
     /// wake-up costs more (see the README's measurements).
     pub lock_spin: Duration,
+    /// Whether an insert locks its new row implicitly, as InnoDB's inserts do: the row's
+    /// uncommitted version is the lock, and the lock table gets no entry unless someone
+    /// already holds or awaits the key. A transaction that locks the row meanwhile waits
+    /// for the inserter to end. On by default; `false` enters every insert's lock in the
+    /// lock table (the baseline).
+    pub implicit_insert_locks: bool,
     /// How often the background purge runs; `None` runs no purge at all, neither the thread
     /// nor the commits' steps ([`EngineConfig::commit_purge`]): call [`crate::Engine::purge`]
     /// yourself.
@@ -131,6 +137,7 @@ impl Default for EngineConfig {
             trx_shards: 256,
             lock_wait_timeout: Duration::from_secs(50),
             lock_spin: Duration::from_micros(30),
+            implicit_insert_locks: true,
             purge_interval: Some(Duration::from_millis(10)),
             commit_purge: true,
             hybrid_global_window_bytes: GLOBAL_WINDOW_BYTES,

@@ -345,6 +345,84 @@ impl LockManager {
         outcome
     }
 
+    /// Whether `trx` could take `key` (whose [`lock_hash`] is `hash`) exclusively without
+    /// waiting: nobody else holds it or waits for it. An insert that finds its key free
+    /// takes no lock-table entry (its uncommitted version locks the row implicitly).
+    pub(crate) fn is_free_for(&self, trx: TrxId, key: &LockKey, hash: u64) -> bool {
+        let mut locks = self.shard(hash).locks.lock();
+        locks.get_mut(hash, key).is_none_or(|lock| {
+            lock.waiters.is_empty() && lock.holders.iter().all(|&(t, _)| t == trx)
+        })
+    }
+
+    /// Waits, up to `timeout`, while `pending()` says `writer`'s uncommitted insert still
+    /// locks the row `key` of `table_name` implicitly (see `trx.rs`). The wait is an edge
+    /// `trx -> writer` in the wait-for graph, so a cycle through it is a deadlock as any
+    /// other; `trx` is its victim when its own edge closes the cycle.
+    ///
+    /// A lock-table waiter sleeps until the releaser wakes it; an implicit lock has no
+    /// entry to queue on, so this waiter polls, spinning first, then sleeping a little
+    /// longer each time (up to a millisecond). Such waits are rare: only a row another
+    /// transaction has just inserted and not committed is locked this way.
+    pub(crate) fn wait_for_writer(
+        &self,
+        trx: TrxId,
+        writer: TrxId,
+        timeout: Duration,
+        (table_name, key): (&str, &Key),
+        pending: impl Fn() -> bool,
+    ) -> Result<(), TxnError> {
+        if !pending() {
+            return Ok(());
+        }
+        let timed_out = || {
+            self.stats.incr(Counter::LockWaitTimeouts);
+            TxnError::LockWaitTimeout {
+                waiter: trx,
+                blocker: writer,
+                table: table_name.to_owned(),
+                key: key.clone(),
+            }
+        };
+        // As for a lock-table request: a zero timeout fails before any wait-for edge.
+        if timeout.is_zero() {
+            return Err(timed_out());
+        }
+        self.stats.incr(Counter::LockWaits);
+        let deadline = Instant::now() + timeout;
+        if let Some(cycle) = self.wait_for(trx, vec![writer]) {
+            self.stats.incr(Counter::Deadlocks);
+            return Err(TxnError::Deadlock {
+                victim: trx,
+                blocker: cycle.get(1).copied().unwrap_or(writer),
+                cycle,
+                table: table_name.to_owned(),
+                key: key.clone(),
+            });
+        }
+        let spin_until = Instant::now() + self.spin;
+        let mut pause = Duration::from_micros(20);
+        let outcome = loop {
+            if !pending() {
+                break Ok(());
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break Err(timed_out());
+            }
+            if now < spin_until && self.spins() {
+                for _ in 0..64 {
+                    std::hint::spin_loop();
+                }
+            } else {
+                std::thread::sleep(pause.min(deadline - now));
+                pause = (pause * 2).min(Duration::from_millis(1));
+            }
+        };
+        self.waits_for.lock().remove(&trx);
+        outcome
+    }
+
     /// Whether a queued request spins before it sleeps.
     fn spins(&self) -> bool {
         !self.spin.is_zero() && self.waiting.load(Ordering::Relaxed) < self.spin_below

@@ -302,14 +302,15 @@ impl Transaction {
     }
 
     /// Takes lock `target` on `table` in `mode`; `key_hash` is the [`hash_of`] of the
-    /// target's key, which the caller's record lookup reuses.
+    /// target's key, which the caller's record lookup reuses. `Ok(true)` if newly taken
+    /// (it is the last of `self.locks`), `Ok(false)` if held already.
     fn lock(
         &mut self,
         table: &Table,
         target: LockTarget,
         key_hash: u64,
         mode: LockMode,
-    ) -> Result<(), TxnError> {
+    ) -> Result<bool, TxnError> {
         let trx = self.ensure_id()?;
         let hash = lock_hash(table.id(), &target, key_hash);
         let key: LockKey = (table.id(), target);
@@ -325,9 +326,9 @@ impl Transaction {
             Ok(true) => {
                 spare::reserve(&LOCKS, &mut self.locks);
                 self.locks.push((hash, key));
-                Ok(())
+                Ok(true)
             }
-            Ok(false) => Ok(()),
+            Ok(false) => Ok(false),
             Err(error) => {
                 if error.rolled_back_transaction() {
                     self.end_by_rollback();
@@ -343,6 +344,68 @@ impl Transaction {
         let hash = hash_of(key);
         self.lock(table, LockTarget::Row(key.clone()), hash, mode)?;
         Ok(hash)
+    }
+
+    /// Releases the lock [`Transaction::lock`] has just taken (the last of `self.locks`).
+    fn unlock_last(&mut self) {
+        if let (Some(id), Some(held)) = (self.id, self.locks.pop()) {
+            self.shared
+                .locks
+                .release_all(id, std::slice::from_ref(&held));
+        }
+    }
+
+    /// Waits while `pending`, another transaction's uncommitted version of `record`,
+    /// locks the row implicitly (see [`crate::EngineConfig::implicit_insert_locks`]).
+    fn wait_for_writer(
+        &mut self,
+        table: &Table,
+        record: &RecordRef,
+        pending: &Version,
+    ) -> Result<(), TxnError> {
+        let me = self.ensure_id()?;
+        let waited = self.shared.locks.wait_for_writer(
+            me,
+            pending.trx_id(),
+            self.shared.config.lock_wait_timeout,
+            (table.name(), &record.key),
+            || record.still_pending(pending),
+        );
+        if let Err(error) = &waited
+            && error.rolled_back_transaction()
+        {
+            self.end_by_rollback();
+        }
+        waited
+    }
+
+    /// Locks row `key` of `table` in `mode` and finds its record. If another transaction's
+    /// uncommitted insert still locks the row implicitly, the lock just taken is given
+    /// back while this waits for the inserter, then taken again: a waiter that times out
+    /// must not keep the row (InnoDB makes the implicit lock explicit and queues behind
+    /// it; here the inserter's version is the queue's head). (Any other uncommitted version
+    /// is by a holder of the row's lock-table lock, whom the lock itself waited for.)
+    fn lock_record(
+        &mut self,
+        table: &Table,
+        key: &Key,
+        mode: LockMode,
+    ) -> Result<Option<RecordRef>, TxnError> {
+        let me = self.ensure_id()?;
+        let hash = hash_of(key);
+        loop {
+            let newly = self.lock(table, LockTarget::Row(key.clone()), hash, mode)?;
+            let Some(record) = table.record_hashed(key, hash) else {
+                return Ok(None);
+            };
+            let Some(pending) = record.pending_other(me) else {
+                return Ok(Some(record));
+            };
+            if newly {
+                self.unlock_last();
+            }
+            self.wait_for_writer(table, &record, &pending)?;
+        }
     }
 
     /// Opens the consistent-read view now instead of at the first read, as `START
@@ -416,8 +479,8 @@ impl Transaction {
     ) -> Result<Option<Row>, TxnError> {
         let key = table.check_primary_key(key)?;
         self.statement(|trx| {
-            let hash = trx.lock_row(table, &key, mode)?;
-            Ok(table.record_hashed(&key, hash).and_then(|r| r.latest_row()))
+            let record = trx.lock_record(table, &key, mode)?;
+            Ok(record.and_then(|r| r.latest_row()))
         })
     }
 
@@ -546,10 +609,8 @@ impl Transaction {
                 // ref-counted entry in between; and a limited walk (Delivery's oldest
                 // NEW_ORDER) stops after its first rows instead of copying every key.
                 for (index_key, pk, _) in candidates {
-                    let hash = self.lock_row(table, &pk, mode)?;
-                    let version = table
-                        .record_hashed(&pk, hash)
-                        .and_then(|r| r.latest_version());
+                    let record = self.lock_record(table, &pk, mode)?;
+                    let version = record.and_then(|r| r.latest_version());
                     if take(&pk, &index_key, version) {
                         break;
                     }
@@ -574,7 +635,14 @@ impl Transaction {
     fn insert_at(&mut self, table: &Table, pk: Key, row: Row) -> Result<Key, TxnError> {
         self.statement(|trx| {
             let id = trx.ensure_id()?;
-            let hash = trx.lock_row(table, &pk, LockMode::Exclusive)?;
+            let hash = hash_of(&pk);
+            // With implicit insert locks, the row lock is taken (and waited for) only if
+            // someone else holds or awaits the key; otherwise the version pushed below is
+            // the lock (InnoDB's implicit lock: the row's trx id is an active transaction).
+            let mut explicit = !trx.shared.config.implicit_insert_locks;
+            if explicit {
+                trx.lock_row(table, &pk, LockMode::Exclusive)?;
+            }
             trx.lock_unique_keys(table, &pk, None, &row)?;
             loop {
                 let record = table.record_for_insert(&pk, hash);
@@ -584,12 +652,33 @@ impl Transaction {
                     table.unlink(&record);
                     continue;
                 }
+                if let Some(pending) = chain.pending_other(id).cloned() {
+                    // Another transaction's uncommitted insert or delete: its outcome decides
+                    // whether the key is taken.
+                    drop(chain);
+                    trx.wait_for_writer(table, &record, &pending)?;
+                    continue;
+                }
                 if chain.latest_row().is_some() {
                     return Err(TxnError::DuplicateKey {
                         table: table.name().to_owned(),
                         index: "PRIMARY".to_owned(),
                         key: pk,
                     });
+                }
+                if !explicit {
+                    // Checked under the record's latch: a transaction that locks the key
+                    // after this check finds the version pushed below when it reads the
+                    // record (under the latch too), and waits for this one.
+                    let target = LockTarget::Row(pk.clone());
+                    let lock_key: LockKey = (table.id(), target);
+                    let lock_hash = lock_hash(table.id(), &lock_key.1, hash);
+                    if !trx.shared.locks.is_free_for(id, &lock_key, lock_hash) {
+                        drop(chain);
+                        trx.lock(table, lock_key.1, hash, LockMode::Exclusive)?;
+                        explicit = true;
+                        continue;
+                    }
                 }
                 table.index(&row, &pk, None);
                 let version = chain.push(id, Some(row));
@@ -710,8 +799,8 @@ impl Transaction {
     /// a row (not a delete mark). `None` if no live row has that key.
     fn lock_newest(&mut self, table: &Table, key: &Key) -> Result<Option<Newest>, TxnError> {
         let id = self.ensure_id()?;
-        let hash = self.lock_row(table, key, LockMode::Exclusive)?;
-        let newest = table.record_hashed(key, hash).and_then(|record| {
+        let record = self.lock_record(table, key, LockMode::Exclusive)?;
+        let newest = record.and_then(|record| {
             let version = record.latest_version()?;
             Some((id, record, version))
         });

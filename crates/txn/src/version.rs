@@ -96,6 +96,11 @@ impl Version {
         no != UNCOMMITTED && no < horizon
     }
 
+    /// Whether the writer has not committed yet (it is still running, or rolling back).
+    pub(crate) fn is_uncommitted(&self) -> bool {
+        self.header().no.load(Ordering::Acquire) == UNCOMMITTED
+    }
+
     /// Whether an older version hangs below this one (purge may have cut it since).
     pub(crate) fn has_prev(&self) -> bool {
         self.header().prev.read().is_some()
@@ -141,6 +146,14 @@ impl Chain {
     /// lock); `None` if deleted or never committed.
     pub(crate) fn latest_row(&self) -> Option<&[Value]> {
         self.head.as_ref().and_then(Version::row)
+    }
+
+    /// The newest version if another transaction than `me` wrote it and has not committed:
+    /// that transaction's insert locks the row implicitly (see `trx.rs`).
+    pub(crate) fn pending_other(&self, me: TrxId) -> Option<&Version> {
+        self.head
+            .as_ref()
+            .filter(|v| v.trx_id() != me && v.is_uncommitted())
     }
 
     /// Pushes a new head written by `trx_id` (the caller holds the row lock).
@@ -239,6 +252,18 @@ impl Record {
                 crate::prefetch::line(below.header());
             }
         }
+    }
+
+    /// See [`Chain::pending_other`].
+    pub(crate) fn pending_other(&self, me: TrxId) -> Option<Version> {
+        self.chain.read().pending_other(me).cloned()
+    }
+
+    /// Whether `version` is still the newest version and still uncommitted: a waiter for
+    /// its writer waits while this holds (a commit stamps it, a rollback pops it).
+    pub(crate) fn still_pending(&self, version: &Version) -> bool {
+        let chain = self.chain.read();
+        chain.head.as_ref().is_some_and(|h| h.same(version)) && version.is_uncommitted()
     }
 
     /// The chain, for a writer.

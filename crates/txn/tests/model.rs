@@ -1,6 +1,6 @@
 //! Random interleavings of a few transactions, executed step by step on one thread, checked
-//! against a reference model of READ COMMITTED and REPEATABLE READ, for every snapshot kind
-//! and both view-close modes.
+//! against a reference model of READ COMMITTED and REPEATABLE READ, for every snapshot kind,
+//! both view-close modes, and inserts locking implicitly or in the lock table.
 //!
 //! The model: the committed state is a map; a READ COMMITTED read sees the committed state at
 //! the time of the read, a REPEATABLE READ read sees it as of the transaction's first
@@ -126,10 +126,14 @@ fn is_timeout(result: &Result<impl std::fmt::Debug, TxnError>) -> bool {
     matches!(result, Err(TxnError::LockWaitTimeout { .. }))
 }
 
-fn run(kind: SnapshotKind, close: ViewClose, ops: &[Op]) -> Result<(), TestCaseError> {
+fn run(
+    (kind, close, implicit): (SnapshotKind, ViewClose, bool),
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
     let config = EngineConfig {
         snapshot: kind,
         view_close: close,
+        implicit_insert_locks: implicit,
         lock_wait_timeout: Duration::ZERO,
         purge_interval: None,
         ..EngineConfig::default().with_tiny_windows()
@@ -289,10 +293,12 @@ fn v_of(op: &Op) -> i64 {
     }
 }
 
-fn kinds() -> impl Strategy<Value = (SnapshotKind, ViewClose)> {
+/// A snapshot kind, a view-close mode, and whether inserts lock implicitly.
+fn kinds() -> impl Strategy<Value = (SnapshotKind, ViewClose, bool)> {
     (
         prop::sample::select(SnapshotKind::ALL.to_vec()),
         prop::sample::select(ViewClose::ALL.to_vec()),
+        any::<bool>(),
     )
 }
 
@@ -301,9 +307,9 @@ proptest! {
 
     #[test]
     fn interleavings_match_the_isolation_model(
-        (kind, close) in kinds(),
+        config in kinds(),
         ops in prop::collection::vec(op(), 1..60),
     ) {
-        run(kind, close, &ops)?;
+        run(config, &ops)?;
     }
 }
