@@ -1,0 +1,183 @@
+//! A transaction's row locks: taking them in the lock table, and waiting for an inserter
+//! whose uncommitted version locks a row implicitly (see
+//! [`crate::EngineConfig::implicit_insert_locks`]); the write prologue that locks a row and
+//! finds its newest version; and the locks on unique secondary values.
+
+use super::*;
+
+impl Transaction {
+    /// Takes lock `target` on `table` in `mode`; `key_hash` is the [`hash_of`] of the
+    /// target's key, which the caller's record lookup reuses. `Ok(true)` if newly taken
+    /// (it is the last of `self.locks`), `Ok(false)` if held already.
+    pub(super) fn lock(
+        &mut self,
+        table: &Table,
+        target: LockTarget,
+        key_hash: u64,
+        mode: LockMode,
+    ) -> Result<bool, TxnError> {
+        let trx = self.ensure_id()?;
+        let hash = lock_hash(table.id(), &target, key_hash);
+        let key: LockKey = (table.id(), target);
+        let request = Request {
+            trx,
+            key: key.clone(),
+            hash,
+            mode,
+            timeout: self.shared.config.lock_wait_timeout,
+            table_name: table.name(),
+        };
+        match self.shared.locks.acquire(request) {
+            Ok(true) => {
+                spare::reserve(&LOCKS, &mut self.locks);
+                self.locks.push((hash, key));
+                Ok(true)
+            }
+            Ok(false) => Ok(false),
+            Err(error) => {
+                if error.rolled_back_transaction() {
+                    self.end_by_rollback();
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Locks row `key` of `table` in `mode`; returns the key's [`hash_of`], for the record
+    /// lookup that follows the lock.
+    pub(super) fn lock_row(
+        &mut self,
+        table: &Table,
+        key: &Key,
+        mode: LockMode,
+    ) -> Result<u64, TxnError> {
+        let hash = hash_of(key);
+        self.lock(table, LockTarget::Row(key.clone()), hash, mode)?;
+        Ok(hash)
+    }
+
+    /// Releases the lock [`Transaction::lock`] has just taken (the last of `self.locks`).
+    pub(super) fn unlock_last(&mut self) {
+        if let (Some(id), Some(held)) = (self.id, self.locks.pop()) {
+            self.shared
+                .locks
+                .release_all(id, std::slice::from_ref(&held));
+        }
+    }
+
+    /// Waits while `pending`, another transaction's uncommitted version of `record`,
+    /// locks the row implicitly (see [`crate::EngineConfig::implicit_insert_locks`]).
+    pub(super) fn wait_for_writer(
+        &mut self,
+        table: &Table,
+        record: &RecordRef,
+        pending: &Version,
+    ) -> Result<(), TxnError> {
+        let me = self.ensure_id()?;
+        let waited = self.shared.locks.wait_for_writer(
+            me,
+            pending.trx_id(),
+            self.shared.config.lock_wait_timeout,
+            (table.name(), &record.key),
+            || record.still_pending(pending),
+        );
+        if let Err(error) = &waited
+            && error.rolled_back_transaction()
+        {
+            self.end_by_rollback();
+        }
+        waited
+    }
+
+    /// Locks row `key` of `table` in `mode` and finds its record. If another transaction's
+    /// uncommitted insert still locks the row implicitly, the lock just taken is given
+    /// back while this waits for the inserter, then taken again: a waiter that times out
+    /// must not keep the row (InnoDB makes the implicit lock explicit and queues behind
+    /// it; here the inserter's version is the queue's head). (Any other uncommitted version
+    /// is by a holder of the row's lock-table lock, whom the lock itself waited for.)
+    pub(super) fn lock_record(
+        &mut self,
+        table: &Table,
+        key: &Key,
+        mode: LockMode,
+    ) -> Result<Option<RecordRef>, TxnError> {
+        let me = self.ensure_id()?;
+        let hash = hash_of(key);
+        loop {
+            let newly = self.lock(table, LockTarget::Row(key.clone()), hash, mode)?;
+            let Some(record) = table.record_hashed(key, hash) else {
+                return Ok(None);
+            };
+            let Some(pending) = record.pending_other(me) else {
+                return Ok(Some(record));
+            };
+            if newly {
+                self.unlock_last();
+            }
+            self.wait_for_writer(table, &record, &pending)?;
+        }
+    }
+
+    /// The write prologue: takes the row's exclusive lock, then finds its newest version,
+    /// a row (not a delete mark). `None` if no live row has that key.
+    pub(super) fn lock_newest(
+        &mut self,
+        table: &Table,
+        key: &Key,
+    ) -> Result<Option<Newest>, TxnError> {
+        let id = self.ensure_id()?;
+        let record = self.lock_record(table, key, LockMode::Exclusive)?;
+        let newest = record.and_then(|record| {
+            let version = record.latest_version()?;
+            Some((id, record, version))
+        });
+        Ok(newest)
+    }
+
+    /// Locks the unique secondary values `new` takes and `old` gives up, and checks that no
+    /// other live row holds one of `new`'s.
+    pub(super) fn lock_unique_keys(
+        &mut self,
+        table: &Table,
+        pk: &Key,
+        old: Option<&[Value]>,
+        new: &[Value],
+    ) -> Result<(), TxnError> {
+        for (i, def) in table.schema().indexes.iter().enumerate() {
+            if !def.unique {
+                continue;
+            }
+            let new_key = project(new, &def.columns);
+            let old_key = old.map(|row| project(row, &def.columns));
+            for key in [Some(&new_key), old_key.as_ref()].into_iter().flatten() {
+                if !key.has_null() {
+                    self.lock(
+                        table,
+                        LockTarget::Unique(i, key.clone()),
+                        hash_of(key),
+                        LockMode::Exclusive,
+                    )?;
+                }
+            }
+            if new_key.has_null() || old_key.as_ref() == Some(&new_key) {
+                continue;
+            }
+            for (index_key, other) in table.index_entries(i, &KeyRange::Prefix(new_key.clone())) {
+                let taken = other != *pk
+                    && index_key == new_key
+                    && table
+                        .record(&other)
+                        .and_then(|r| r.latest_row())
+                        .is_some_and(|row| project(&row, &def.columns) == new_key);
+                if taken {
+                    return Err(TxnError::DuplicateKey {
+                        table: table.name().to_owned(),
+                        index: def.name.clone(),
+                        key: new_key,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
