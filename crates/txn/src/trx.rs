@@ -374,8 +374,9 @@ impl Transaction {
     ) -> Result<Option<Row>, TxnError> {
         let key = table.check_primary_key(key)?;
         self.statement(|trx| {
-            let record = trx.lock_record(table, &key, mode)?;
-            Ok(record.and_then(|r| r.latest_row()))
+            let found = trx.lock_record(table, &key, mode)?;
+            let newest = found.and_then(|(_, version)| version);
+            Ok(newest.and_then(|v| v.row().map(<[Value]>::to_vec)))
         })
     }
 
@@ -504,8 +505,8 @@ impl Transaction {
                 // ref-counted entry in between; and a limited walk (Delivery's oldest
                 // NEW_ORDER) stops after its first rows instead of copying every key.
                 for (index_key, pk, _) in candidates {
-                    let record = self.lock_record(table, &pk, mode)?;
-                    let version = record.and_then(|r| r.latest_version());
+                    let found = self.lock_record(table, &pk, mode)?;
+                    let version = found.and_then(|(_, version)| version);
                     if take(&pk, &index_key, version) {
                         break;
                     }
@@ -567,8 +568,8 @@ impl Transaction {
                     // record (under the latch too), and waits for this one.
                     let target = LockTarget::Row(pk.clone());
                     let lock_key: LockKey = (table.id(), target);
-                    let lock_hash = lock_hash(table.id(), &lock_key.1, hash);
-                    if !trx.shared.locks.is_free_for(id, &lock_key, lock_hash) {
+                    let key_lock_hash = lock_hash(table.id(), &lock_key.1, hash);
+                    if !trx.shared.locks.is_free_for(id, &lock_key, key_lock_hash) {
                         drop(chain);
                         trx.lock(table, lock_key.1, hash, LockMode::Exclusive)?;
                         explicit = true;

@@ -254,9 +254,15 @@ impl Record {
         }
     }
 
-    /// See [`Chain::pending_other`].
-    pub(crate) fn pending_other(&self, me: TrxId) -> Option<Version> {
-        self.chain.read().pending_other(me).cloned()
+    /// Under one latch: `Err` with the newest version if it is another transaction's
+    /// uncommitted one (see [`Chain::pending_other`]), else the newest version if it is a
+    /// row and not a delete mark (what [`Record::latest_row`] copies, shared instead).
+    pub(crate) fn latest_unless_pending(&self, me: TrxId) -> Result<Option<Version>, Version> {
+        let chain = self.chain.read();
+        if let Some(pending) = chain.pending_other(me) {
+            return Err(pending.clone());
+        }
+        Ok(chain.head.as_ref().filter(|v| v.row().is_some()).cloned())
     }
 
     /// Whether `version` is still the newest version and still uncommitted: a waiter for
@@ -279,13 +285,6 @@ impl Record {
     /// The newest row image (see [`Chain::latest_row`]).
     pub(crate) fn latest_row(&self) -> Option<Row> {
         self.chain.read().latest_row().map(<[Value]>::to_vec)
-    }
-
-    /// The newest version, if it is a row and not a delete mark: what
-    /// [`Record::latest_row`] copies, shared instead.
-    pub(crate) fn latest_version(&self) -> Option<Version> {
-        let chain = self.chain.read();
-        chain.head.as_ref().filter(|v| v.row().is_some()).cloned()
     }
 
     /// The version `view` sees: the newest written by `me` or by a transaction the view

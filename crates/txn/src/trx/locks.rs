@@ -89,7 +89,8 @@ impl Transaction {
         waited
     }
 
-    /// Locks row `key` of `table` in `mode` and finds its record. If another transaction's
+    /// Locks row `key` of `table` in `mode` and finds its record and newest version (a
+    /// row, not a delete mark; read under the same latch as the check below). If another transaction's
     /// uncommitted insert still locks the row implicitly, the lock just taken is given
     /// back while this waits for the inserter, then taken again: a waiter that times out
     /// must not keep the row (InnoDB makes the implicit lock explicit and queues behind
@@ -100,7 +101,7 @@ impl Transaction {
         table: &Table,
         key: &Key,
         mode: LockMode,
-    ) -> Result<Option<RecordRef>, TxnError> {
+    ) -> Result<Option<(RecordRef, Option<Version>)>, TxnError> {
         let me = self.ensure_id()?;
         let hash = hash_of(key);
         loop {
@@ -108,8 +109,9 @@ impl Transaction {
             let Some(record) = table.record_hashed(key, hash) else {
                 return Ok(None);
             };
-            let Some(pending) = record.pending_other(me) else {
-                return Ok(Some(record));
+            let pending = match record.latest_unless_pending(me) {
+                Ok(newest) => return Ok(Some((record, newest))),
+                Err(pending) => pending,
             };
             if newly {
                 self.unlock_last();
@@ -126,12 +128,8 @@ impl Transaction {
         key: &Key,
     ) -> Result<Option<Newest>, TxnError> {
         let id = self.ensure_id()?;
-        let record = self.lock_record(table, key, LockMode::Exclusive)?;
-        let newest = record.and_then(|record| {
-            let version = record.latest_version()?;
-            Some((id, record, version))
-        });
-        Ok(newest)
+        let found = self.lock_record(table, key, LockMode::Exclusive)?;
+        Ok(found.and_then(|(record, version)| Some((id, record, version?))))
     }
 
     /// Locks the unique secondary values `new` takes and `old` gives up, and checks that no
