@@ -140,6 +140,21 @@ impl Key {
         self.0[..n].cmp(&prefix.0[..n]).then(n.cmp(&prefix.0.len()))
     }
 
+    /// The least byte string above every key that starts with this one, as an exclusive
+    /// upper bound for a backward walk of a prefix; `None` when no key is above them all
+    /// (an empty key, or one of `ff` bytes only). Not a key of values: its last byte may
+    /// stop mid-value.
+    pub(crate) fn prefix_end(&self) -> Option<Key> {
+        let mut bytes = self.0.clone();
+        while let Some(last) = bytes.pop() {
+            if last < u8::MAX {
+                bytes.push(last + 1);
+                return Some(Key(bytes));
+            }
+        }
+        None
+    }
+
     /// How many leading values this key and `other` share.
     pub fn common_prefix(&self, other: &Key) -> usize {
         self.spans()
@@ -446,6 +461,29 @@ mod tests {
             let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
             prop_assert_eq!(ka.common_prefix(&kb), common);
         }
+
+        #[test]
+        fn the_prefix_end_bounds_exactly_the_keys_with_that_prefix(a in values(), b in values()) {
+            let (ka, kb) = (Key::from(a), Key::from(b));
+            match ka.prefix_end() {
+                // Below the end: the keys that start with the prefix, and those below it.
+                Some(end) => prop_assert_eq!(kb < end, kb.cmp_prefix(&ka).is_le()),
+                None => prop_assert!(ka.is_empty()),
+            }
+        }
+    }
+
+    #[test]
+    fn the_prefix_end_carries_past_ff_bytes() {
+        let end = |bytes: &[u8]| {
+            Key(bytes.into())
+                .prefix_end()
+                .map(|k| k.as_bytes().to_vec())
+        };
+        assert_eq!(end(&[0x19, 0x03]), Some(vec![0x19, 0x04]));
+        assert_eq!(end(&[0x19, 0xff, 0xff]), Some(vec![0x1a]));
+        assert_eq!(end(&[0xff]), None);
+        assert_eq!(end(&[]), None);
     }
 
     #[test]

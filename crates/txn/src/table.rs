@@ -53,6 +53,18 @@ impl KeyRange {
         }
     }
 
+    /// Where a descending walk starts: a bound above every key of the range (an inclusive
+    /// prefix bound ends below the next prefix, see [`Key::prefix_end`]).
+    fn end(&self) -> Bound<Key> {
+        match self {
+            KeyRange::All | KeyRange::Between(_, Bound::Unbounded) => Bound::Unbounded,
+            KeyRange::Prefix(p) | KeyRange::Between(_, Bound::Included(p)) => {
+                p.prefix_end().map_or(Bound::Unbounded, Bound::Excluded)
+            }
+            KeyRange::Between(_, Bound::Excluded(p)) => Bound::Excluded(p.clone()),
+        }
+    }
+
     /// Whether `key` is past the lower bound (`Excluded` skips the bound's prefix).
     fn after_start(&self, key: &Key) -> bool {
         match self {
@@ -400,6 +412,21 @@ impl Table {
             .map(|e| (e.key().clone(), RecordRef::clone(e.value())))
     }
 
+    /// Primary keys of clustered entries in `range`, descending: the walk starts at the
+    /// range's high end, so `ORDER BY pk DESC LIMIT 1` reads one entry, not the range.
+    pub(crate) fn keys_in_rev<'a>(
+        &'a self,
+        range: &'a KeyRange,
+    ) -> impl Iterator<Item = (Key, RecordRef)> + 'a {
+        self.0
+            .clustered
+            .ordered
+            .range((range.start(), range.end()))
+            .rev()
+            .take_while(|e| !range.is_before(e.key()))
+            .map(|e| (e.key().clone(), RecordRef::clone(e.value())))
+    }
+
     /// Entries of secondary index `index` in `range`, ascending.
     fn secondary_in<'a>(
         &'a self,
@@ -414,6 +441,26 @@ impl Table {
             .range((start, Bound::Unbounded))
             .skip_while(|e| !range.after_start(&e.value().0))
             .take_while(|e| range.before_end(&e.value().0))
+    }
+
+    /// `(secondary key, primary key)` entries of index `index` in `range`, descending (see
+    /// [`Table::keys_in_rev`]).
+    pub(crate) fn index_entries_rev<'a>(
+        &'a self,
+        index: usize,
+        range: &'a KeyRange,
+    ) -> impl Iterator<Item = (Key, Key)> + 'a {
+        let bound = |b: Bound<Key>| match b {
+            Bound::Included(k) => Bound::Included((k, Key::default())),
+            // Every entry whose secondary key is below `k` sorts below `(k, no key)`.
+            Bound::Excluded(k) => Bound::Excluded((k, Key::default())),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        self.0.secondary[index]
+            .range((bound(range.start()), bound(range.end())))
+            .rev()
+            .take_while(|e| !range.is_before(&e.value().0))
+            .map(|e| e.value().clone())
     }
 
     /// `(secondary key, primary key)` entries of index `index` in `range`, ascending.

@@ -45,7 +45,7 @@ mod locks;
 pub struct ScanOptions {
     /// Stop after this many rows.
     pub limit: Option<usize>,
-    /// Walk from the high end (the range is read ascending, then reversed).
+    /// Walk from the high end, descending (a limit counts from there).
     pub reverse: bool,
     /// Lock every row read (FOR SHARE / FOR UPDATE) and read its newest version.
     pub lock: Option<LockMode>,
@@ -409,10 +409,14 @@ impl Transaction {
     ) -> Result<Vec<T>, TxnError> {
         let range = range.try_map(|k| table.check_primary_key(k))?;
         self.statement(|trx| {
-            let candidates = table
-                .keys_in(&range)
-                .map(|(pk, record)| (None, pk, Some(record)));
-            trx.read_candidates(table, candidates, None, options, &mut f)
+            let candidate = |(pk, record)| (None, pk, Some(record));
+            if options.reverse {
+                let candidates = table.keys_in_rev(&range).map(candidate);
+                trx.read_candidates(table, candidates, None, options, &mut f)
+            } else {
+                let candidates = table.keys_in(&range).map(candidate);
+                trx.read_candidates(table, candidates, None, options, &mut f)
+            }
         })
     }
 
@@ -454,10 +458,14 @@ impl Transaction {
         let columns = &schema.indexes[position].columns;
         let range = range.try_map(|k| schema.check_key(columns, k))?;
         self.statement(|trx| {
-            let candidates = table
-                .index_entries(position, &range)
-                .map(|(index_key, pk)| (Some(index_key), pk, None));
-            trx.read_candidates(table, candidates, Some(columns), options, &mut f)
+            let candidate = |(index_key, pk)| (Some(index_key), pk, None);
+            if options.reverse {
+                let candidates = table.index_entries_rev(position, &range).map(candidate);
+                trx.read_candidates(table, candidates, Some(columns), options, &mut f)
+            } else {
+                let candidates = table.index_entries(position, &range).map(candidate);
+                trx.read_candidates(table, candidates, Some(columns), options, &mut f)
+            }
         })
     }
 
@@ -477,7 +485,9 @@ impl Transaction {
             (Some(columns), Some(index_key)) => project(row, columns) == *index_key,
             _ => true,
         };
-        let early_limit = if options.reverse { None } else { options.limit };
+        if options.limit == Some(0) {
+            return Ok(Vec::new());
+        }
         let mut rows = Vec::new();
         // Takes the row `version` holds, if it still matches; says whether the walk is done.
         let mut take = |pk: &Key, index_key: &Option<Key>, version: Option<Version>| {
@@ -485,7 +495,7 @@ impl Transaction {
             if let Some(row) = row.filter(|r| still_matches(index_key, r)) {
                 rows.push(f(pk, row));
             }
-            early_limit.is_some_and(|n| rows.len() >= n)
+            options.limit.is_some_and(|n| rows.len() >= n)
         };
         match options.lock {
             None => {
@@ -512,10 +522,6 @@ impl Transaction {
                     }
                 }
             }
-        }
-        if options.reverse {
-            rows.reverse();
-            rows.truncate(options.limit.unwrap_or(usize::MAX));
         }
         Ok(rows)
     }
