@@ -92,7 +92,7 @@ fn missing(what: &str) -> Failure {
     Failure::Fatal(format!("{what} not found"))
 }
 
-fn text(row: &Row, i: usize) -> &str {
+fn text(row: &[Value], i: usize) -> &str {
     row[i].as_str().unwrap_or_default()
 }
 

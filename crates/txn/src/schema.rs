@@ -191,12 +191,19 @@ impl TableSchema {
         if row.len() != self.columns.len() || old.len() != row.len() {
             return self.check_row(row);
         }
+        self.check_changed(old, &mut row)?;
+        Ok(row)
+    }
+
+    /// [`TableSchema::check_update`] in place, for `row`, a copy of the stored row `old`
+    /// with some values changed (so as long as the table's columns).
+    pub(crate) fn check_changed(&self, old: &[Value], row: &mut [Value]) -> Result<(), TxnError> {
         for ((value, column), before) in row.iter_mut().zip(&self.columns).zip(old) {
             if !value.is_stored_as(before) {
                 self.store(column, value)?;
             }
         }
-        Ok(row)
+        Ok(())
     }
 
     /// Replaces a row's `value` by its stored form in `column` (see [`TableSchema::coerce`]).

@@ -36,7 +36,7 @@ use crate::stats::{Counter, thread_hint};
 use crate::table::{KeyRange, Table};
 use crate::trx_sys::View;
 use crate::value::{Row, Value};
-use crate::version::{RecordRef, Version};
+use crate::version::{Draft, RecordRef, Version};
 
 mod locks;
 
@@ -617,8 +617,8 @@ impl Transaction {
                 return Ok(false);
             };
             let old = old.row().expect("lock_newest returns a row");
-            let new = f(old);
-            trx.write_update(table, key, id, record, old, new)?;
+            let new = table.schema().check_update(old, f(old))?;
+            trx.write_update(table, key, record, old, Draft::of(id, new))?;
             Ok(true)
         })
     }
@@ -629,14 +629,13 @@ impl Transaction {
         &mut self,
         table: &Table,
         key: Key,
-        id: TrxId,
         record: RecordRef,
         old: &[Value],
-        new: Row,
+        new: Draft,
     ) -> Result<(), TxnError> {
-        let new = table.schema().check_update(old, new)?;
+        let row = new.values();
         if let Some(columns) = &table.schema().primary_key
-            && columns.iter().any(|&c| new[c] != old[c])
+            && columns.iter().any(|&c| row[c] != old[c])
         {
             return Err(TxnError::Schema {
                 table: table.name().to_owned(),
@@ -644,10 +643,10 @@ impl Transaction {
                 reason: "an update cannot change the primary key; delete and insert".into(),
             });
         }
-        self.lock_unique_keys(table, &key, Some(old), &new)?;
+        self.lock_unique_keys(table, &key, Some(old), row)?;
         let mut chain = record.write();
-        table.index(&new, &key, Some(old));
-        let version = chain.push(id, Some(new));
+        table.index(row, &key, Some(old));
+        let version = chain.push_draft(new);
         drop(chain);
         self.log(table, record, version);
         Ok(())
@@ -658,11 +657,13 @@ impl Transaction {
     /// (same key), once: what [`Transaction::get_for_update`] then
     /// [`Transaction::update`] do with two lookups and two copies. `Ok(None)` if there is no
     /// such row. If `f` fails, nothing is written (the lock stays) and its error is returned.
+    ///
+    /// The copy `f` changes is the new version itself, not a row vector moved into one.
     pub fn modify<R, E: From<TxnError>>(
         &mut self,
         table: &Table,
         key: impl Into<Key>,
-        f: impl FnOnce(&mut Row) -> Result<R, E>,
+        f: impl FnOnce(&mut [Value]) -> Result<R, E>,
     ) -> Result<Option<R>, E> {
         let key = table.check_primary_key(key.into())?;
         let outcome = self.statement(|trx| {
@@ -670,12 +671,13 @@ impl Transaction {
                 return Ok(None);
             };
             let old = old.row().expect("lock_newest returns a row");
-            let mut new = old.to_vec();
-            let result = match f(&mut new) {
+            let mut new = Draft::copy_of(id, old);
+            let result = match new.change(f) {
                 Ok(result) => result,
                 Err(error) => return Ok(Some(Err(error))),
             };
-            trx.write_update(table, key, id, record, old, new)?;
+            new.change(|row| table.schema().check_changed(old, row))?;
+            trx.write_update(table, key, record, old, new)?;
             Ok(Some(Ok(result)))
         })?;
         outcome.transpose()

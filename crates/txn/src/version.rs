@@ -53,12 +53,7 @@ pub(crate) struct Version(ThinArc<Header, Value>);
 impl Version {
     /// A version by `trx_id` with image `row` (`None`: a delete mark) over `prev`.
     fn new(trx_id: TrxId, row: Option<Row>, prev: Option<Version>) -> Version {
-        let header = Header {
-            trx_id,
-            no: AtomicU64::new(UNCOMMITTED),
-            deleted: row.is_none(),
-            prev: RwLock::new(prev),
-        };
+        let header = Header::new(trx_id, row.is_none(), prev);
         Version(ThinArc::from_header_and_iter(
             header,
             row.unwrap_or_default().into_iter(),
@@ -116,6 +111,53 @@ impl Version {
     }
 }
 
+impl Header {
+    fn new(trx_id: TrxId, deleted: bool, prev: Option<Version>) -> Header {
+        Header {
+            trx_id,
+            no: AtomicU64::new(UNCOMMITTED),
+            deleted,
+            prev: RwLock::new(prev),
+        }
+    }
+}
+
+/// A row version its writer is still filling in. It is the only handle to its allocation,
+/// so its values change in place until [`Chain::push_draft`] makes it a chain's head: an
+/// update copies the newest row straight into its new version, with no row vector in
+/// between to allocate, fill, move out of and free.
+#[derive(Debug)]
+pub(crate) struct Draft(Version);
+
+impl Draft {
+    /// A copy of `row`, by `trx_id`.
+    pub(crate) fn copy_of(trx_id: TrxId, row: &[Value]) -> Draft {
+        let header = Header::new(trx_id, false, None);
+        Draft(Version(ThinArc::from_header_and_iter(
+            header,
+            row.iter().cloned(),
+        )))
+    }
+
+    /// A version of `row`, by `trx_id`.
+    pub(crate) fn of(trx_id: TrxId, row: Row) -> Draft {
+        Draft(Version::new(trx_id, Some(row), None))
+    }
+
+    /// The values.
+    pub(crate) fn values(&self) -> &[Value] {
+        &self.0.0.slice
+    }
+
+    /// Runs `f` on the values, which it may change.
+    pub(crate) fn change<R>(&mut self, f: impl FnOnce(&mut [Value]) -> R) -> R {
+        self.0.0.with_arc_mut(|arc| {
+            let only = triomphe::Arc::get_mut(arc).expect("a draft has no other handle");
+            f(only.slice_mut())
+        })
+    }
+}
+
 impl Drop for Header {
     /// Drops an unlinked tail iteratively: a long chain must not recurse once per version.
     fn drop(&mut self) {
@@ -154,6 +196,14 @@ impl Chain {
         self.head
             .as_ref()
             .filter(|v| v.trx_id() != me && v.is_uncommitted())
+    }
+
+    /// Pushes `draft` as the new head (the caller holds the row lock).
+    pub(crate) fn push_draft(&mut self, draft: Draft) -> Version {
+        let Draft(version) = draft;
+        *version.header().prev.write() = self.head.take();
+        self.head = Some(version.clone());
+        version
     }
 
     /// Pushes a new head written by `trx_id` (the caller holds the row lock).

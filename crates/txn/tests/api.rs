@@ -205,6 +205,21 @@ fn modify_writes_once_and_get_with_reads_without_a_copy() {
         Ok::<_, TxnError>(())
     });
     assert!(matches!(moved, Err(TxnError::Schema { .. })), "{moved:?}");
+    // The changed copy is checked against the schema: a value of the wrong type is refused,
+    // and one of another type the column takes is stored in the column's type.
+    let mistyped = trx.modify(&t, Key::from([1, 2]), |row| {
+        row[3] = "lots".into();
+        Ok::<_, TxnError>(())
+    });
+    assert!(
+        matches!(mistyped, Err(TxnError::Schema { .. })),
+        "{mistyped:?}"
+    );
+    trx.modify(&t, Key::from([1, 2]), |row| {
+        row[3] = 20.into();
+        Ok::<_, TxnError>(())
+    })
+    .unwrap();
     assert_eq!(
         trx.get_with(&t, Key::from([1, 2]), balance)
             .unwrap()
