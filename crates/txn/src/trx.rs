@@ -623,8 +623,8 @@ impl Transaction {
         })
     }
 
-    /// An update's write, under the row's exclusive lock: `new` (checked against the schema)
-    /// replaces `old`, the record's newest version.
+    /// An update's write, under the row's exclusive lock: `new`, which the caller checked
+    /// against the schema, replaces `old`, the record's newest version.
     fn write_update(
         &mut self,
         table: &Table,
