@@ -124,6 +124,16 @@ impl KeyRange {
     }
 }
 
+/// A bound on secondary keys as a bound on `(secondary key, primary key)` entries: an
+/// entry sorts at or above `(k, no key)` exactly when its secondary key is at or above `k`.
+fn entry_bound(bound: Bound<Key>) -> Bound<(Key, Key)> {
+    match bound {
+        Bound::Included(k) => Bound::Included((k, Key::default())),
+        Bound::Excluded(k) => Bound::Excluded((k, Key::default())),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
 /// One statistics slot per index: the clustered index, then the secondary ones.
 fn stats_slots(schema: &TableSchema) -> Box<[StatsSlot]> {
     (0..=schema.indexes.len())
@@ -433,12 +443,8 @@ impl Table {
         index: usize,
         range: &'a KeyRange,
     ) -> impl Iterator<Item = crossbeam_skiplist::set::Entry<'a, (Key, Key)>> {
-        let start = match range.start() {
-            Bound::Included(k) => Bound::Included((k, Key::default())),
-            _ => Bound::Unbounded,
-        };
         self.0.secondary[index]
-            .range((start, Bound::Unbounded))
+            .range((entry_bound(range.start()), Bound::Unbounded))
             .skip_while(|e| !range.after_start(&e.value().0))
             .take_while(|e| range.before_end(&e.value().0))
     }
@@ -450,14 +456,8 @@ impl Table {
         index: usize,
         range: &'a KeyRange,
     ) -> impl Iterator<Item = (Key, Key)> + 'a {
-        let bound = |b: Bound<Key>| match b {
-            Bound::Included(k) => Bound::Included((k, Key::default())),
-            // Every entry whose secondary key is below `k` sorts below `(k, no key)`.
-            Bound::Excluded(k) => Bound::Excluded((k, Key::default())),
-            Bound::Unbounded => Bound::Unbounded,
-        };
         self.0.secondary[index]
-            .range((bound(range.start()), bound(range.end())))
+            .range((entry_bound(range.start()), entry_bound(range.end())))
             .rev()
             .take_while(|e| !range.is_before(&e.value().0))
             .map(|e| e.value().clone())
