@@ -16,6 +16,10 @@
 //!   a column of 16 or 64 random rows of a 100,000-row table with ten CHAR(24) columns (a
 //!   TPC-C STOCK table, larger than the cache), with [`Transaction::prefetch`] for the batch
 //!   first or without. The element time is per row read.
+//! * `row_copy/{to_vec,copy_row}/stock`: a copy of a TPC-C STOCK row (seventeen values, ten
+//!   of them CHAR(24) text kept inline), as every update makes of the row it changes:
+//!   `<[Value]>::to_vec`, the baseline, against [`copy_row`], which pushes the clones one by
+//!   one (see its page for why that is faster). The element time is per value.
 //!
 //! All configurations are set up first and run back to back for each parameter, so that drift
 //! on a noisy machine does not land on one configuration. After measuring, each runs a fixed
@@ -32,7 +36,7 @@ use common::{CounterFile, group, per_thread, rounds, save};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use waterline::txn::{
     Column, ColumnType, Counter, Engine, EngineConfig, Isolation, Key, SnapshotKind, Table,
-    TableSchema, Transaction, ViewClose,
+    TableSchema, Transaction, Value, ViewClose, copy_row,
 };
 
 const THREADS: [usize; 4] = [2, 8, 64, 256];
@@ -254,5 +258,24 @@ fn batched_reads(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, view_open_close, point_ops, batched_reads);
+/// A way to copy a row.
+type RowCopy = fn(&[Value]) -> Vec<Value>;
+
+fn row_copy(c: &mut Criterion) {
+    let mut row: Vec<Value> = vec![17.into(), 1.into(), 55.into()];
+    row.extend((1..=10).map(|d| format!("{d:0>16}-dist-{d:02}").into()));
+    row.extend([Value::from(100), Value::from(3), Value::from(0)]);
+    row.push("original data, short".into());
+    let mut group = group(c, "row_copy");
+    group.throughput(Throughput::Elements(row.len() as u64));
+    let copies: [(&str, RowCopy); 2] = [("to_vec", <[Value]>::to_vec), ("copy_row", copy_row)];
+    for (name, copy) in copies {
+        group.bench_function(BenchmarkId::new(name, "stock"), |b| {
+            b.iter(|| copy(std::hint::black_box(&row)));
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, view_open_close, point_ops, batched_reads, row_copy);
 criterion_main!(benches);

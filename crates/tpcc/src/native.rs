@@ -30,7 +30,7 @@ use smallvec::SmallVec;
 
 use waterline_txn::{
     Decimal, Engine, Isolation, Key, KeyRange, LockMode, Row, ScanOptions, Table, Transaction,
-    Value,
+    Value, copy_row,
 };
 
 use crate::Error;
@@ -475,7 +475,7 @@ impl NativeDb {
                 &self.order_line,
                 KeyRange::Prefix(Key::from([w_id, d_id, o_id])),
                 ScanOptions::default(),
-                |_, line| line[col::OL_I_ID..=col::OL_AMOUNT].to_vec(),
+                |_, line| copy_row(&line[col::OL_I_ID..=col::OL_AMOUNT]),
             )?;
             debug_assert!(!lines.is_empty());
         }

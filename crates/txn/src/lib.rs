@@ -93,7 +93,7 @@ pub use stats::{Counter, Stats, StatsSnapshot};
 pub use table::{KeyRange, Table, TableId};
 pub use trx::{Savepoint, ScanOptions, Transaction};
 pub use trx_sys::{TrxInfo, TrxSys};
-pub use value::{DateTime, Decimal, MAX_DECIMAL_SCALE, Row, Text, Value};
+pub use value::{DateTime, Decimal, MAX_DECIMAL_SCALE, Row, Text, Value, copy_row};
 pub use waterline_commit::{FlushPolicy, GroupCommitConfig, GroupCommitStats, Lsn, Tail, Wakeup};
 pub use waterline_readview::{SnapshotKind, TrxId};
 pub use waterline_throttle::{AdaptiveConfig, Admission, Metrics as AdmissionMetrics, Policy};

@@ -35,7 +35,7 @@ use crate::spare::{self, Spares};
 use crate::stats::{Counter, thread_hint};
 use crate::table::{KeyRange, Table};
 use crate::trx_sys::View;
-use crate::value::{Row, Value};
+use crate::value::{Row, Value, copy_row};
 use crate::version::{Draft, RecordRef, Version};
 
 mod locks;
@@ -315,7 +315,7 @@ impl Transaction {
 
     /// The row with primary key `key`, as this transaction's view sees it.
     pub fn get(&mut self, table: &Table, key: impl Into<Key>) -> Result<Option<Row>, TxnError> {
-        self.get_with(table, key, <[Value]>::to_vec)
+        self.get_with(table, key, copy_row)
     }
 
     /// `f` of the row with primary key `key`, as this transaction's view sees it: a read
@@ -376,7 +376,7 @@ impl Transaction {
         self.statement(|trx| {
             let found = trx.lock_record(table, &key, mode)?;
             let newest = found.and_then(|(_, version)| version);
-            Ok(newest.and_then(|v| v.row().map(<[Value]>::to_vec)))
+            Ok(newest.and_then(|v| v.row().map(copy_row)))
         })
     }
 
@@ -393,7 +393,7 @@ impl Transaction {
         options: ScanOptions,
     ) -> Result<Vec<(Key, Row)>, TxnError> {
         self.scan_map(table, range, options, |key, row| {
-            (key.clone(), row.to_vec())
+            (key.clone(), copy_row(row))
         })
     }
 
@@ -430,7 +430,7 @@ impl Transaction {
         options: ScanOptions,
     ) -> Result<Vec<(Key, Row)>, TxnError> {
         self.scan_index_map(table, index, range, options, |key, row| {
-            (key.clone(), row.to_vec())
+            (key.clone(), copy_row(row))
         })
     }
 
@@ -704,7 +704,7 @@ impl Transaction {
             self.redo.push(RedoRecord {
                 table: table.id(),
                 key: record.key.clone(),
-                after: version.row().map(<[Value]>::to_vec),
+                after: version.row().map(copy_row),
             });
         }
         let position = match self.tables.iter().position(|t| t.same(table)) {

@@ -17,12 +17,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::{RwLock, RwLockWriteGuard};
 use smallvec::SmallVec;
-use triomphe::ThinArc;
+use triomphe::{Arc, HeaderWithLength, ThinArc};
 use waterline_readview::TrxId;
 
 use crate::key::Key;
 use crate::trx_sys::View;
-use crate::value::{Row, Value};
+use crate::value::{Row, Value, copy_row};
 
 /// Commit number of a version whose writer has not committed.
 const UNCOMMITTED: u64 = 0;
@@ -52,12 +52,16 @@ pub(crate) struct Version(ThinArc<Header, Value>);
 
 impl Version {
     /// A version by `trx_id` with image `row` (`None`: a delete mark) over `prev`.
+    ///
+    /// The row's values are copied into the version as one block of bytes
+    /// (`from_header_and_vec`). Moved one at a time out of an iterator, each value passed
+    /// through the stack in pieces that stalled the next read of them (see
+    /// [`crate::value::copy_row`]).
     fn new(trx_id: TrxId, row: Option<Row>, prev: Option<Version>) -> Version {
         let header = Header::new(trx_id, row.is_none(), prev);
-        Version(ThinArc::from_header_and_iter(
-            header,
-            row.unwrap_or_default().into_iter(),
-        ))
+        let row = row.unwrap_or_default();
+        let header = HeaderWithLength::new(header, row.len());
+        Version(Arc::into_thin(Arc::from_header_and_vec(header, row)))
     }
 
     fn header(&self) -> &Header {
@@ -130,13 +134,11 @@ impl Header {
 pub(crate) struct Draft(Version);
 
 impl Draft {
-    /// A copy of `row`, by `trx_id`.
+    /// A copy of `row`, by `trx_id`: copied into a vector first, then into the version as
+    /// one block (see [`Version::new`]). Two allocations, the vector's freed at once and
+    /// reused by the next copy, cost less than cloning straight into the version did.
     pub(crate) fn copy_of(trx_id: TrxId, row: &[Value]) -> Draft {
-        let header = Header::new(trx_id, false, None);
-        Draft(Version(ThinArc::from_header_and_iter(
-            header,
-            row.iter().cloned(),
-        )))
+        Draft(Version::new(trx_id, Some(copy_row(row)), None))
     }
 
     /// A version of `row`, by `trx_id`.
@@ -152,7 +154,7 @@ impl Draft {
     /// Runs `f` on the values, which it may change.
     pub(crate) fn change<R>(&mut self, f: impl FnOnce(&mut [Value]) -> R) -> R {
         self.0.0.with_arc_mut(|arc| {
-            let only = triomphe::Arc::get_mut(arc).expect("a draft has no other handle");
+            let only = Arc::get_mut(arc).expect("a draft has no other handle");
             f(only.slice_mut())
         })
     }
@@ -223,7 +225,7 @@ impl Chain {
         let mut rows = Vec::new();
         let mut next = self.head.clone();
         while let Some(version) = next {
-            rows.extend(version.row().map(<[Value]>::to_vec));
+            rows.extend(version.row().map(copy_row));
             next = version.prev();
         }
         rows
@@ -243,7 +245,7 @@ impl Chain {
 /// A shared handle to a record. triomphe's `Arc` keeps no weak count, and with the
 /// one-pointer [`Version`] handle a record takes one 64-byte allocation: a lookup that
 /// compares its key and then reads its chain touches one cache line, not two.
-pub(crate) type RecordRef = triomphe::Arc<Record>;
+pub(crate) type RecordRef = Arc<Record>;
 
 /// A clustered index entry: one row's primary key and version chain.
 #[derive(Debug)]
@@ -334,7 +336,7 @@ impl Record {
 
     /// The newest row image (see [`Chain::latest_row`]).
     pub(crate) fn latest_row(&self) -> Option<Row> {
-        self.chain.read().latest_row().map(<[Value]>::to_vec)
+        self.chain.read().latest_row().map(copy_row)
     }
 
     /// The version `view` sees: the newest written by `me` or by a transaction the view
