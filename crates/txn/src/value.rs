@@ -483,6 +483,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn copy_row_copies_every_kind_of_value() {
+        let long = "a text longer than the twenty-four bytes kept inline";
+        let row = vec![
+            Value::Null,
+            Value::Int(-7),
+            Value::Decimal(Decimal::new(-12_345, 2).unwrap()),
+            Value::Double(0.5),
+            Value::from("inline, 24 bytes exactly"),
+            Value::from(long),
+            Value::DateTime(DateTime(1_700_000_000_000_000)),
+        ];
+        let copy = copy_row(&row);
+        assert_eq!(copy.len(), row.len());
+        for (a, b) in copy.iter().zip(&row) {
+            assert_eq!(
+                format!("{a:?}"),
+                format!("{b:?}"),
+                "the same kind and value"
+            );
+        }
+        drop(row);
+        assert_eq!(
+            copy[5].as_str(),
+            Some(long),
+            "the long text is the copy's own"
+        );
+        assert!(copy_row(&[]).is_empty());
+    }
+
+    #[test]
     fn a_value_is_three_words() {
         // Rows and keys are vectors of values: their size is the engine's memory footprint.
         assert_eq!(std::mem::size_of::<Value>(), 24);
