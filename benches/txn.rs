@@ -19,7 +19,8 @@
 //! * `row_copy/{to_vec,copy_row}/stock`: a copy of a TPC-C STOCK row (seventeen values, ten
 //!   of them CHAR(24) text kept inline), as every update makes of the row it changes:
 //!   `<[Value]>::to_vec`, the baseline, against [`copy_row`], which pushes the clones one by
-//!   one (see its page for why that is faster). The element time is per value.
+//!   one (see its page for why that is faster). Criterion's time is per row; its
+//!   throughput counts values.
 //!
 //! All configurations are set up first and run back to back for each parameter, so that drift
 //! on a noisy machine does not land on one configuration. After measuring, each runs a fixed
