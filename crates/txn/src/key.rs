@@ -28,16 +28,122 @@
 //! Up to [`INLINE_KEY_BYTES`] bytes are stored inside the `Key` (every TPC-C primary key
 //! takes at most 12). Before this, a key was a vector of 32-byte values on the heap: every
 //! comparison in a skip-list descent, and every hash probe, read a second cache line for it.
+//!
+//! An inline key is a length byte and a fixed array, zero past the length, so copying one
+//! moves all 32 bytes as two 16-byte words. A vector with inline storage (the `SmallVec` the
+//! key was before) copies only the length's bytes, in pieces of 8, 4, 2 and 1; the next
+//! 16-byte read of the copy (moving the key into a lock list or an index entry) spans
+//! several of those stores, which the processor cannot forward, and waits for them to reach
+//! the cache (see `copy_row` in `value.rs` for the same stall on values).
 
 use std::cmp::Ordering;
 use std::fmt;
-
-use smallvec::SmallVec;
+use std::hash::{Hash, Hasher};
 
 use crate::value::{DateTime, Decimal, Value};
 
 /// Key bytes stored without a heap allocation.
-pub const INLINE_KEY_BYTES: usize = 24;
+pub const INLINE_KEY_BYTES: usize = 30;
+
+/// A key's bytes: inline up to [`INLINE_KEY_BYTES`] (32 bytes in all, with the tag and the
+/// length), else on the heap. The inline array is zero past `len`, so two inline keys are
+/// equal exactly when their arrays and lengths are.
+#[derive(Clone)]
+enum Bytes {
+    Inline {
+        len: u8,
+        bytes: [u8; INLINE_KEY_BYTES],
+    },
+    Heap(Vec<u8>),
+}
+
+impl Default for Bytes {
+    fn default() -> Self {
+        Bytes::Inline {
+            len: 0,
+            bytes: [0; INLINE_KEY_BYTES],
+        }
+    }
+}
+
+impl Bytes {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Bytes::Heap(bytes) => bytes,
+        }
+    }
+
+    fn push(&mut self, byte: u8) {
+        match self {
+            Bytes::Inline { len, bytes } if usize::from(*len) < INLINE_KEY_BYTES => {
+                bytes[usize::from(*len)] = byte;
+                *len += 1;
+            }
+            Bytes::Inline { bytes, .. } => {
+                let mut heap = Vec::with_capacity(2 * INLINE_KEY_BYTES);
+                heap.extend_from_slice(bytes);
+                heap.push(byte);
+                *self = Bytes::Heap(heap);
+            }
+            Bytes::Heap(bytes) => bytes.push(byte),
+        }
+    }
+
+    fn extend_from_slice(&mut self, more: &[u8]) {
+        for &byte in more {
+            self.push(byte);
+        }
+    }
+
+    /// Takes the last byte off (a heap key stays on the heap).
+    fn pop(&mut self) -> Option<u8> {
+        match self {
+            Bytes::Inline { len: 0, .. } => None,
+            Bytes::Inline { len, bytes } => {
+                *len -= 1;
+                Some(std::mem::take(&mut bytes[usize::from(*len)]))
+            }
+            Bytes::Heap(bytes) => bytes.pop(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.as_slice().is_empty()
+    }
+}
+
+impl PartialEq for Bytes {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            // Whole arrays: a fixed-size comparison, no call.
+            (Bytes::Inline { len: a, bytes: x }, Bytes::Inline { len: b, bytes: y }) => {
+                a == b && x == y
+            }
+            _ => self.as_slice() == other.as_slice(),
+        }
+    }
+}
+
+impl Eq for Bytes {}
+
+impl Hash for Bytes {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
 
 const NULL: u8 = 0x01;
 /// An INT with no significant bytes: 0, or -1 one below it.
@@ -54,7 +160,7 @@ const EXPONENT_BIAS: i32 = 64;
 /// A key: the values of an index's columns, compared column by column. See the module page
 /// for how it is stored.
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
-pub struct Key(SmallVec<[u8; INLINE_KEY_BYTES]>);
+pub struct Key(Bytes);
 
 impl Ord for Key {
     /// Byte order, as `memcmp` gives it, but eight bytes at a time inline: a skip-list
@@ -225,7 +331,7 @@ fn string_end(bytes: &[u8]) -> usize {
 }
 
 /// Appends `value`'s bytes.
-fn encode(out: &mut SmallVec<[u8; INLINE_KEY_BYTES]>, value: &Value) {
+fn encode(out: &mut Bytes, value: &Value) {
     match value {
         Value::Null => out.push(NULL),
         Value::Int(n) => encode_int(out, *n),
@@ -259,7 +365,7 @@ fn encode(out: &mut SmallVec<[u8; INLINE_KEY_BYTES]>, value: &Value) {
 
 /// An INT in as few bytes as it needs: small ids (TPC-C's warehouse, district, order line)
 /// take two bytes with their tag.
-fn encode_int(out: &mut SmallVec<[u8; INLINE_KEY_BYTES]>, n: i64) {
+fn encode_int(out: &mut Bytes, n: i64) {
     let bytes = n.to_be_bytes();
     let k = if n >= 0 {
         let k = 8 - (n.leading_zeros() / 8) as usize;
@@ -272,14 +378,14 @@ fn encode_int(out: &mut SmallVec<[u8; INLINE_KEY_BYTES]>, n: i64) {
         k
     };
     // Byte by byte: a `memmove` call costs more than the one to three bytes of a small id.
-    out.extend(bytes[8 - k..].iter().copied());
+    out.extend_from_slice(&bytes[8 - k..]);
 }
 
 /// A DECIMAL as sign, exponent and digits: |d| = 0.d1d2...dk × 10^e with d1 ≠ 0 and dk ≠ 0,
 /// so a larger exponent is a larger magnitude, then the digits decide. A negative one has
 /// every byte after the tag complemented (larger magnitudes sort first), its terminator
 /// included.
-fn encode_decimal(out: &mut SmallVec<[u8; INLINE_KEY_BYTES]>, d: Decimal) {
+fn encode_decimal(out: &mut Bytes, d: Decimal) {
     let units = d.units();
     if units == 0 {
         out.push(DECIMAL_ZERO);
@@ -476,14 +582,45 @@ mod tests {
     #[test]
     fn the_prefix_end_carries_past_ff_bytes() {
         let end = |bytes: &[u8]| {
-            Key(bytes.into())
-                .prefix_end()
-                .map(|k| k.as_bytes().to_vec())
+            let mut key = Key::default();
+            key.0.extend_from_slice(bytes);
+            key.prefix_end().map(|k| k.as_bytes().to_vec())
         };
         assert_eq!(end(&[0x19, 0x03]), Some(vec![0x19, 0x04]));
         assert_eq!(end(&[0x19, 0xff, 0xff]), Some(vec![0x1a]));
         assert_eq!(end(&[0xff]), None);
         assert_eq!(end(&[]), None);
+    }
+
+    #[test]
+    fn long_keys_spill_to_the_heap_and_compare_and_hash_by_their_bytes() {
+        use std::hash::BuildHasher;
+        let hash = |key: &Key| rustc_hash::FxBuildHasher.hash_one(key);
+        assert_eq!(std::mem::size_of::<Key>(), 32);
+        // 29 text bytes with the tag and terminator: 32, past the inline 30.
+        let text = "a text of twenty-nine bytes..";
+        let long = Key::from([text]);
+        assert!(long.as_bytes().len() > INLINE_KEY_BYTES);
+        assert_eq!(long.values(), vec![Value::from(text)]);
+        assert_eq!(long.clone(), long);
+        assert_eq!(hash(&long.clone()), hash(&long));
+        // A spilled key cut back to the inline size equals (and hashes as) the inline one.
+        let mut cut = long.clone();
+        while cut.0.len() > 2 {
+            cut.0.pop();
+        }
+        let mut short = Key::default();
+        short.0.extend_from_slice(&long.as_bytes()[..2]);
+        assert!(matches!(cut.0, Bytes::Heap(_)) && matches!(short.0, Bytes::Inline { .. }));
+        assert_eq!(cut, short);
+        assert_eq!(hash(&cut), hash(&short));
+        assert_eq!(cut.cmp(&short), Ordering::Equal);
+        // Popping keeps an inline key's array zero past its length.
+        let mut popped = Key::from([1, 2]);
+        popped.0.pop();
+        let mut pushed = Key::from([1]);
+        pushed.0.push(0x19);
+        assert_eq!(popped, pushed);
     }
 
     #[test]
