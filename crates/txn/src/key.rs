@@ -166,26 +166,59 @@ impl Ord for Key {
     /// Byte order, as `memcmp` gives it, but eight bytes at a time inline: a skip-list
     /// descent compares at every level, and most keys are a dozen bytes, for which the
     /// call to the C library's `memcmp` cost more than the comparison.
+    ///
+    /// Two inline keys compare their arrays word by word, whatever their lengths: past its
+    /// length an array is zero, and a zero there orders as a key that ends there does
+    /// (before any byte of the longer key, or equal to a zero byte of it, when the lengths
+    /// decide). So the common comparison has no slicing and no tail loop.
     fn cmp(&self, other: &Self) -> Ordering {
-        let (a, b) = (self.as_bytes(), other.as_bytes());
-        let mut a_words = a.chunks_exact(8);
-        let mut b_words = b.chunks_exact(8);
-        for (x, y) in (&mut a_words).zip(&mut b_words) {
-            let x = u64::from_be_bytes(x.try_into().expect("eight bytes"));
-            let y = u64::from_be_bytes(y.try_into().expect("eight bytes"));
-            if x != y {
-                return x.cmp(&y);
+        match (&self.0, &other.0) {
+            (Bytes::Inline { len: la, bytes: a }, Bytes::Inline { len: lb, bytes: b }) => {
+                let longest = usize::from(*la.max(lb));
+                // The last word overlaps the one before it: its first bytes compared equal.
+                for start in [0, 8, 16, INLINE_KEY_BYTES - 8] {
+                    let x = word_at(a, start);
+                    let y = word_at(b, start);
+                    if x != y {
+                        return x.cmp(&y);
+                    }
+                    if start + 8 >= longest {
+                        break;
+                    }
+                }
+                la.cmp(lb)
             }
+            _ => cmp_bytes(self.as_bytes(), other.as_bytes()),
         }
-        // The rest, byte by byte, up to the shorter key's end; then the shorter one first.
-        let done = a.len().min(b.len()) / 8 * 8;
-        for (x, y) in a[done..].iter().zip(&b[done..]) {
-            if x != y {
-                return x.cmp(y);
-            }
-        }
-        a.len().cmp(&b.len())
     }
+}
+
+/// The eight bytes of `bytes` from `start` on, as a number that orders as they do.
+fn word_at(bytes: &[u8; INLINE_KEY_BYTES], start: usize) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(&bytes[start..start + 8]);
+    u64::from_be_bytes(word)
+}
+
+/// Byte order of two byte strings (a shorter prefix first), eight bytes at a time.
+fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    let mut a_words = a.chunks_exact(8);
+    let mut b_words = b.chunks_exact(8);
+    for (x, y) in (&mut a_words).zip(&mut b_words) {
+        let x = u64::from_be_bytes(x.try_into().expect("eight bytes"));
+        let y = u64::from_be_bytes(y.try_into().expect("eight bytes"));
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    // The rest, byte by byte, up to the shorter key's end; then the shorter one first.
+    let done = a.len().min(b.len()) / 8 * 8;
+    for (x, y) in a[done..].iter().zip(&b[done..]) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 impl PartialOrd for Key {
@@ -243,7 +276,7 @@ impl Key {
     /// of the leading bytes.
     pub fn cmp_prefix(&self, prefix: &Key) -> Ordering {
         let n = self.0.len().min(prefix.0.len());
-        self.0[..n].cmp(&prefix.0[..n]).then(n.cmp(&prefix.0.len()))
+        cmp_bytes(&self.0[..n], &prefix.0[..n]).then(n.cmp(&prefix.0.len()))
     }
 
     /// The least byte string above every key that starts with this one, as an exclusive
@@ -547,6 +580,25 @@ mod tests {
             prop_assert_eq!(ka == kb, a == b);
             // The word-at-a-time comparison is byte order.
             prop_assert_eq!(ka.cmp(&kb), ka.as_bytes().cmp(kb.as_bytes()));
+        }
+
+        #[test]
+        fn keys_compare_in_byte_order_inline_or_not(
+            a in proptest::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(0xffu8), any::<u8>()], 0..40),
+            b in proptest::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(0xffu8), any::<u8>()], 0..40),
+            shared in 0usize..40,
+        ) {
+            // Raw byte strings (not keys of values): zero bytes, shared prefixes and every
+            // length on either side of the inline size.
+            let b: Vec<u8> = a.iter().take(shared).chain(&b).copied().collect();
+            let key = |bytes: &[u8]| {
+                let mut key = Key::default();
+                key.0.extend_from_slice(bytes);
+                key
+            };
+            let (ka, kb) = (key(&a), key(&b));
+            prop_assert_eq!(ka.cmp(&kb), a.cmp(&b));
+            prop_assert_eq!(ka == kb, a == b);
         }
 
         #[test]
