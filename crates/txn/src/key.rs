@@ -107,14 +107,6 @@ impl Bytes {
             Bytes::Heap(bytes) => bytes.pop(),
         }
     }
-
-    fn len(&self) -> usize {
-        self.as_slice().len()
-    }
-
-    fn is_empty(&self) -> bool {
-        self.as_slice().is_empty()
-    }
 }
 
 impl PartialEq for Bytes {
