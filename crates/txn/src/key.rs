@@ -541,6 +541,13 @@ impl fmt::Display for Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A key of these raw bytes (not necessarily a key of values).
+    fn raw(bytes: &[u8]) -> Key {
+        let mut key = Key::default();
+        key.0.extend_from_slice(bytes);
+        key
+    }
     use proptest::prelude::*;
 
     fn value() -> impl Strategy<Value = Value> {
@@ -583,12 +590,7 @@ mod tests {
             // Raw byte strings (not keys of values): zero bytes, shared prefixes and every
             // length on either side of the inline size.
             let b: Vec<u8> = a.iter().take(shared).chain(&b).copied().collect();
-            let key = |bytes: &[u8]| {
-                let mut key = Key::default();
-                key.0.extend_from_slice(bytes);
-                key
-            };
-            let (ka, kb) = (key(&a), key(&b));
+            let (ka, kb) = (raw(&a), raw(&b));
             prop_assert_eq!(ka.cmp(&kb), a.cmp(&b));
             prop_assert_eq!(ka == kb, a == b);
         }
@@ -625,11 +627,7 @@ mod tests {
 
     #[test]
     fn the_prefix_end_carries_past_ff_bytes() {
-        let end = |bytes: &[u8]| {
-            let mut key = Key::default();
-            key.0.extend_from_slice(bytes);
-            key.prefix_end().map(|k| k.as_bytes().to_vec())
-        };
+        let end = |bytes: &[u8]| raw(bytes).prefix_end().map(|k| k.as_bytes().to_vec());
         assert_eq!(end(&[0x19, 0x03]), Some(vec![0x19, 0x04]));
         assert_eq!(end(&[0x19, 0xff, 0xff]), Some(vec![0x1a]));
         assert_eq!(end(&[0xff]), None);
@@ -653,8 +651,7 @@ mod tests {
         while cut.0.len() > 2 {
             cut.0.pop();
         }
-        let mut short = Key::default();
-        short.0.extend_from_slice(&long.as_bytes()[..2]);
+        let short = raw(&long.as_bytes()[..2]);
         assert!(matches!(cut.0, Bytes::Heap(_)) && matches!(short.0, Bytes::Inline { .. }));
         assert_eq!(cut, short);
         assert_eq!(hash(&cut), hash(&short));
