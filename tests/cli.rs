@@ -153,6 +153,46 @@ fn tpcc_runs_a_comparison_and_writes_its_report() {
 }
 
 #[test]
+fn tpcc_reports_the_transparent_huge_pages_in_force() {
+    let run = |setting: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new(BIN)
+            .args([
+                "--transparent-huge-pages",
+                setting,
+                "tpcc",
+                "--items",
+                "300",
+            ])
+            .args(["--customers", "30", "--warmup", "0", "--count", "50"])
+            .arg("--report-dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let json = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), json)
+    };
+    let (off, off_json) = run("off");
+    let (on, _) = run("on");
+    // The kernel says so in /proc/<pid>/status since Linux 5.0.
+    let kernel_says = std::fs::read_to_string("/proc/self/status")
+        .is_ok_and(|status| status.contains("THP_enabled:"));
+    if kernel_says {
+        assert!(
+            off.contains("transparent huge pages: off for this process"),
+            "{off}"
+        );
+        assert!(
+            off_json.contains(r#""transparent_huge_pages": "off for this process""#),
+            "{off_json}"
+        );
+    }
+    assert!(on.contains("transparent huge pages: "), "{on}");
+    assert!(!on.contains("off for this process"), "{on}");
+}
+
+#[test]
 fn tpcc_refuses_what_cannot_work() {
     for (args, expected) in [
         (&["--compare", "snapshot=sideways"][..], "snapshot=sideways"),

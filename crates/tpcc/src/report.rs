@@ -98,6 +98,32 @@ pub struct Machine {
     pub topology: Option<Topology>,
     /// How client threads were pinned and memory bound (`none` when not).
     pub pinning: String,
+    /// Whether this process's memory may be backed by transparent huge pages, as the
+    /// kernel says (see [`transparent_huge_pages`]).
+    pub huge_pages: String,
+}
+
+/// Whether this process's anonymous memory may be backed by transparent huge pages:
+/// `off for this process` (`prctl(PR_SET_THP_DISABLE)`, what `waterline` does unless told
+/// otherwise), else the system's mode, e.g. `madvise` (huge pages where the allocator asks
+/// for them, as mimalloc does); `unknown` where the kernel does not say.
+pub fn transparent_huge_pages() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("THP_enabled:"))
+        .map(str::trim);
+    if allowed == Some("0") {
+        return "off for this process".into();
+    }
+    // The selected mode is the bracketed one: `always [madvise] never`.
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .ok()
+        .and_then(|modes| {
+            let (_, rest) = modes.split_once('[')?;
+            Some(rest.split_once(']')?.0.to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into())
 }
 
 impl Machine {
@@ -107,10 +133,12 @@ impl Machine {
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             topology: None,
             pinning: "none".into(),
+            huge_pages: transparent_huge_pages(),
         }
     }
 
-    /// One line: `2 CPUs: 1 package, 1 NUMA node, 2 cores, 2 PUs (hwloc 2.9.0); pinning: none`.
+    /// One line: `2 CPUs: 1 package, 1 NUMA node, 2 cores, 2 PUs (hwloc 2.9.0); pinning: none;
+    /// transparent huge pages: off for this process`.
     pub fn describe(&self) -> String {
         let topology = match &self.topology {
             Some(t) => format!(
@@ -119,7 +147,10 @@ impl Machine {
             ),
             None => "topology unknown (built without the numa feature)".into(),
         };
-        format!("{} CPUs: {topology}; pinning: {}", self.cpus, self.pinning)
+        format!(
+            "{} CPUs: {topology}; pinning: {}; transparent huge pages: {}",
+            self.cpus, self.pinning, self.huge_pages
+        )
     }
 
     fn json(&self) -> Json {
@@ -132,7 +163,12 @@ impl Machine {
                 "hwloc": t.hwloc,
             })
         });
-        json!({ "cpus": self.cpus, "topology": topology, "pinning": self.pinning })
+        json!({
+            "cpus": self.cpus,
+            "topology": topology,
+            "pinning": self.pinning,
+            "transparent_huge_pages": self.huge_pages,
+        })
     }
 }
 
