@@ -16,12 +16,12 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Cli {
-    /// Whether the process's memory may be backed by transparent huge pages. Off by
-    /// default, as most databases advise: here the tables grow by about 4 KB per TPC-C
-    /// transaction, and the kernel's first touch of each fresh 2 MB huge page (zeroing it,
-    /// on a virtual machine also the host backing it) took a quarter of the process's CPU
-    /// time, against far less as 4 KB pages. `on` leaves the system's setting in force.
-    #[arg(long, global = true, value_enum, default_value_t = HugePages::Off)]
+    /// Whether the process's memory may be backed by transparent huge pages. `on`, the
+    /// default, leaves the system's setting in force. The tables grow by about 4 KB per
+    /// TPC-C transaction; on a 2-core VM, `off` cut the kernel's time zeroing fresh pages
+    /// by two thirds but cost user time in TLB misses, about even over a few seconds and
+    /// slower over longer runs, as the tables outgrow the TLB's reach (README, "Measured").
+    #[arg(long, global = true, value_enum, default_value_t = HugePages::On)]
     transparent_huge_pages: HugePages,
     #[command(subcommand)]
     command: Command,

@@ -104,8 +104,8 @@ pub struct Machine {
 }
 
 /// Whether this process's anonymous memory may be backed by transparent huge pages:
-/// `off for this process` (`prctl(PR_SET_THP_DISABLE)`, what `waterline` does unless told
-/// otherwise), else the system's mode, e.g. `madvise` (huge pages where the allocator asks
+/// `off for this process` (`prctl(PR_SET_THP_DISABLE)`, as `waterline
+/// --transparent-huge-pages off` sets), else the system's mode, e.g. `madvise` (huge pages where the allocator asks
 /// for them, as mimalloc does); `unknown` where the kernel does not say.
 pub fn transparent_huge_pages() -> String {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
