@@ -19,7 +19,8 @@
 //! - [`native`] and [`sql`]: the transactions, over the typed API and as SQL.
 //! - [`driver`]: clients as OS threads or tokio tasks, retries, latency histograms.
 //! - [`check`]: the consistency conditions; a violation fails the run.
-//! - [`report`]: what each number means, and the files; [`plot`]: the lab's other charts.
+//! - [`report`]: what each number means, and the files; [`plot`]: the lab's other charts;
+//!   [`process`]: the CPU time and memory the process spent over the measured window.
 //!
 //! What "lite" leaves out of TPC-C: keying and think times (clients send back to back),
 //! terminals bound to a district, the deferred Delivery queue (Delivery is one transaction),
@@ -34,6 +35,7 @@ pub mod input;
 pub mod load;
 pub mod native;
 pub mod plot;
+pub mod process;
 pub mod random;
 pub mod report;
 pub mod run;

@@ -7,6 +7,8 @@
 //!   not a TPC-C result and not comparable with published tpmC figures.
 //! - `txn_per_sec`: transactions of all five types completed per second of measured time.
 //! - latencies: from the first try to the end, retries included, in milliseconds.
+//! - `process`: this process's CPU time (user and kernel) and resident-memory growth over
+//!   the measured time, per transaction (see [`crate::process`]).
 
 use std::fmt::Write as _;
 use std::fs;
@@ -20,10 +22,11 @@ use waterline_txn::{Counter, GroupCommitStats, StatsSnapshot};
 use crate::driver::{Limit, Measurement, Runtime};
 use crate::input::Kind;
 use crate::plot::{Labels, category_chart, draw_legend, draw_line};
+use crate::process::Spent;
 use crate::schema::Scale;
 
 /// The definitions above, as the JSON report carries them.
-pub const DEFINITIONS: [(&str, &str); 3] = [
+pub const DEFINITIONS: [(&str, &str); 4] = [
     (
         "tpmc",
         "NewOrder transactions completed per minute of measured time, including the 1% that \
@@ -36,6 +39,12 @@ pub const DEFINITIONS: [(&str, &str); 3] = [
     (
         "latency",
         "milliseconds from a transaction's first try to its end, retries included",
+    ),
+    (
+        "process",
+        "this process's CPU time in user mode and in the kernel, and its resident memory's \
+         growth, over the measured time, from /proc/self: the engine's and the driver's for \
+         an in-process backend, the driver's alone for mysql://",
     ),
 ];
 
@@ -53,6 +62,9 @@ pub struct Point {
     /// The group-commit pipeline's counters over the measured time (in-process backends
     /// with `--data-dir`: an in-memory engine has no pipeline).
     pub commit: Option<GroupCommitStats>,
+    /// What the process spent over the measured time (`None` where `/proc/self` cannot
+    /// tell).
+    pub process: Option<Spent>,
     /// ORDER_LINE rows after the run (from the consistency check's count).
     pub order_lines: i64,
     /// Consistency conditions that failed after the run (empty: all held).
@@ -63,6 +75,19 @@ impl Point {
     /// Whether the run was clean: no errors, every condition held.
     pub fn ok(&self) -> bool {
         self.violations.is_empty() && self.measurement.error_count == 0
+    }
+
+    /// CPU µs per transaction, the kernel's share of it, and resident-memory growth in
+    /// bytes per transaction.
+    fn per_txn(&self) -> Option<(f64, f64, f64)> {
+        let n = self.measurement.completed();
+        self.process.map(|p| {
+            (
+                p.cpu_us_per_txn(n),
+                p.system_share(),
+                p.resident_growth_per_txn(n),
+            )
+        })
     }
 
     fn consistency(&self) -> Json {
@@ -258,6 +283,14 @@ impl Report {
                     "order_lines": p.order_lines,
                     "engine_stats": stats,
                     "group_commit": p.commit.map(|c| commit_json(&c)),
+                    "process": p.process.zip(p.per_txn()).map(|(s, (cpu, share, growth))| json!({
+                        "user_secs": s.user.as_secs_f64(),
+                        "system_secs": s.system.as_secs_f64(),
+                        "cpu_us_per_txn": cpu,
+                        "system_share": share,
+                        "resident_growth_bytes": s.resident_growth,
+                        "resident_growth_bytes_per_txn": growth,
+                    })),
                 })
             })
             .collect();
@@ -299,6 +332,7 @@ impl Report {
             );
         }
         out.push_str(",deadlock_retries,lock_wait_timeout_retries,errors,consistency,order_lines");
+        out.push_str(",cpu_us_per_txn,system_share,resident_growth_bytes_per_txn");
         for c in Counter::ALL {
             let _ = write!(out, ",{}", c.name());
         }
@@ -338,6 +372,12 @@ impl Report {
                 ",{},{},{},{consistency},{}",
                 m.deadlock_retries, m.timeout_retries, m.error_count, p.order_lines
             );
+            match p.per_txn() {
+                Some((cpu, share, growth)) => {
+                    let _ = write!(out, ",{cpu:.2},{share:.4},{growth:.0}");
+                }
+                None => out.push_str(",,,"),
+            }
             for c in Counter::ALL {
                 match p.stats {
                     Some(s) => {
@@ -443,15 +483,33 @@ impl Report {
         let _ = writeln!(out, "machine: {}", info.machine.describe());
         let _ = writeln!(
             out,
-            "{:<28} {:>7} {:>11} {:>10} {:>9} {:>9} {:>8} {:>8}  consistency",
-            "config", "clients", "tpmC", "txn/s", "NO p50ms", "NO p99ms", "retries", "errors"
+            "{:<28} {:>7} {:>11} {:>10} {:>9} {:>9} {:>8} {:>8} {:>10} {:>6} {:>8}  consistency",
+            "config",
+            "clients",
+            "tpmC",
+            "txn/s",
+            "NO p50ms",
+            "NO p99ms",
+            "retries",
+            "errors",
+            "CPU µs/txn",
+            "kernel",
+            "KiB/txn"
         );
         for p in &self.points {
             let m = &p.measurement;
             let no = &m.kinds[Kind::NewOrder.index()];
+            let (cpu, kernel, growth) = match p.per_txn() {
+                Some((cpu, share, growth)) => (
+                    format!("{cpu:.1}"),
+                    format!("{:.0}%", share * 100.0),
+                    format!("{:.1}", growth / 1024.0),
+                ),
+                None => ("-".into(), "-".into(), "-".into()),
+            };
             let _ = writeln!(
                 out,
-                "{:<28} {:>7} {:>11.0} {:>10.0} {:>9.2} {:>9.2} {:>8} {:>8}  {}",
+                "{:<28} {:>7} {:>11.0} {:>10.0} {:>9.2} {:>9.2} {:>8} {:>8} {cpu:>10} {kernel:>6} {growth:>8}  {}",
                 p.config,
                 p.clients,
                 m.tpmc(),

@@ -1,5 +1,6 @@
 //! One measured point: run the driver against a loaded [`Target`], read the engine's
-//! counters (and the group-commit pipeline's) over the measured time, then check consistency.
+//! counters (and the group-commit pipeline's) and the process's CPU time and memory over the
+//! measured time, then check consistency.
 
 use parking_lot::Mutex;
 use waterline_txn::{GroupCommitStats, StatsSnapshot};
@@ -7,10 +8,15 @@ use waterline_txn::{GroupCommitStats, StatsSnapshot};
 use crate::Error;
 use crate::backend::Target;
 use crate::driver::{DriverOptions, OnThreadStart, Runtime, run_tasks, run_threads};
+use crate::process::Usage;
 use crate::report::Point;
 
-/// The counters at one moment: the engine's, and its group-commit pipeline's.
-type Reading = (Option<StatsSnapshot>, Option<GroupCommitStats>);
+/// The counters at one moment: the engine's, its group-commit pipeline's, the process's.
+type Reading = (
+    Option<StatsSnapshot>,
+    Option<GroupCommitStats>,
+    Option<Usage>,
+);
 
 /// Runs `options` against `target` and checks the database afterwards.
 pub fn run_point(target: &Target, config: &str, options: &DriverOptions) -> Result<Point, Error> {
@@ -29,6 +35,7 @@ pub fn run_point_on(
         let now = (
             target.stats(),
             target.engine().and_then(|e| e.commit_stats()),
+            Usage::now(),
         );
         let mut w = window.lock();
         if starting { w.0 = now } else { w.1 = now }
@@ -52,12 +59,16 @@ pub fn run_point_on(
             run_tasks(options, workers, db, &on_measure, on_start.cloned())
         }
     };
-    let ((stats_before, commit_before), (stats_after, commit_after)) = window.into_inner();
+    let ((stats_before, commit_before, usage_before), (stats_after, commit_after, usage_after)) =
+        window.into_inner();
     let stats = stats_before
         .zip(stats_after)
         .map(|(before, after)| after.since(&before));
     let commit = commit_before
         .zip(commit_after)
+        .map(|(before, after)| after.since(&before));
+    let process = usage_before
+        .zip(usage_after)
         .map(|(before, after)| after.since(&before));
     let facts = target.facts()?;
     Ok(Point {
@@ -66,6 +77,7 @@ pub fn run_point_on(
         measurement,
         stats,
         commit,
+        process,
         order_lines: facts.districts.values().map(|d| d.order_lines).sum(),
         violations: facts.violations(),
     })

@@ -144,6 +144,30 @@ fn a_sweep_writes_csv_json_and_svg() {
         assert!(json["points"][0].get(field).is_some(), "{field}");
     }
     assert_eq!(json["points"][1]["consistency"], "ok");
+    if cfg!(target_os = "linux") {
+        // The process's CPU time and memory over the window (their values depend on the
+        // machine; that they are read and consistent does not).
+        let process = &json["points"][1]["process"];
+        let (user, system) = (
+            process["user_secs"].as_f64(),
+            process["system_secs"].as_f64(),
+        );
+        let share = process["system_share"].as_f64().unwrap();
+        assert!(user.is_some() && system.is_some(), "{process}");
+        assert!((0.0..=1.0).contains(&share), "{process}");
+        assert!(
+            process["cpu_us_per_txn"].as_f64().unwrap() >= 0.0,
+            "{process}"
+        );
+        assert!(
+            process["resident_growth_bytes_per_txn"].is_number(),
+            "{process}"
+        );
+        let header: Vec<&str> = lines[0].split(',').collect();
+        let row: Vec<&str> = lines[2].split(',').collect();
+        let cpu = header.iter().position(|&h| h == "cpu_us_per_txn").unwrap();
+        assert!(row[cpu].parse::<f64>().is_ok(), "{}", lines[2]);
+    }
     assert_eq!(
         json["run"]["scale"]["standard"], false,
         "a lite run says so"
