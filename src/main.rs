@@ -17,7 +17,7 @@ use clap::{Parser, Subcommand};
 #[command(version, about)]
 struct Cli {
     /// Whether the process's memory may be backed by transparent huge pages. `on`, the
-    /// default, leaves the system's setting in force. The tables grow by about 4 KB per
+    /// default, leaves the system's setting in force. The tables grow by about 2.6 KiB per
     /// TPC-C transaction; on a 2-core VM, `off` cut the kernel's time zeroing fresh pages
     /// by two thirds but cost user time in TLB misses, about even over a few seconds and
     /// slower over longer runs, as the tables outgrow the TLB's reach (README, "Measured").

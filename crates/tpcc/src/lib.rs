@@ -44,7 +44,8 @@ pub mod sql;
 
 pub use backend::{BackendKind, Settings, Target};
 pub use driver::{DriverOptions, Limit, Measurement, OnThreadStart, Runtime};
-pub use report::{Machine, Point, Report, RunInfo, Topology, transparent_huge_pages};
+pub use process::transparent_huge_pages;
+pub use report::{Machine, Point, Report, RunInfo, Topology};
 pub use run::{run_point, run_point_on};
 pub use schema::Scale;
 

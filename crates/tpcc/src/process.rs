@@ -1,11 +1,12 @@
 //! What this process spent over a measured window: CPU time in user mode and in the kernel,
 //! and the change in its resident memory, read from `/proc/self` (Linux; elsewhere nothing
-//! is read and the report leaves these out).
+//! is read and the report leaves these out). Also whether its memory may be backed by
+//! transparent huge pages, which changes what the kernel's share is.
 //!
 //! Throughput alone hides where the time goes. On the 2-core VM this engine is developed on,
-//! a quarter of the CPU time of a native run was the kernel zeroing the fresh pages the
-//! tables grow into (about 4 KB a transaction), which no profile of the engine's own code
-//! shows. Per transaction, these are the figures to compare builds by when the machine's
+//! a sixth to a quarter of the CPU time of a native run was the kernel zeroing the fresh
+//! pages the tables grow into (about 2.6 KiB a transaction), which no profile of the
+//! engine's own code shows. Per transaction, these are the figures to compare builds by when the machine's
 //! speed drifts: a run's CPU time does not count the time it waited for a CPU.
 //!
 //! For an in-process backend the process is the engine and the driver; for a `mysql://`
@@ -96,6 +97,29 @@ fn parse(stat: &str, statm: &str, ticks_per_second: u64, page_size: u64) -> Opti
         system,
         resident: resident_pages * page_size,
     })
+}
+
+/// Whether this process's anonymous memory may be backed by transparent huge pages: `off for
+/// this process` (`prctl(PR_SET_THP_DISABLE)`, as `waterline --transparent-huge-pages off`
+/// sets), else the system's mode, e.g. `madvise` (huge pages where the allocator asks for
+/// them, as mimalloc does); `unknown` where the kernel does not say.
+pub fn transparent_huge_pages() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("THP_enabled:"))
+        .map(str::trim);
+    if allowed == Some("0") {
+        return "off for this process".into();
+    }
+    // The selected mode is the bracketed one: `always [madvise] never`.
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .ok()
+        .and_then(|modes| {
+            let (_, rest) = modes.split_once('[')?;
+            Some(rest.split_once(']')?.0.to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into())
 }
 
 #[cfg(target_os = "linux")]

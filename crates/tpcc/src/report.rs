@@ -22,7 +22,7 @@ use waterline_txn::{Counter, GroupCommitStats, StatsSnapshot};
 use crate::driver::{Limit, Measurement, Runtime};
 use crate::input::Kind;
 use crate::plot::{Labels, category_chart, draw_legend, draw_line};
-use crate::process::Spent;
+use crate::process::{Spent, transparent_huge_pages};
 use crate::schema::Scale;
 
 /// The definitions above, as the JSON report carries them.
@@ -124,31 +124,8 @@ pub struct Machine {
     /// How client threads were pinned and memory bound (`none` when not).
     pub pinning: String,
     /// Whether this process's memory may be backed by transparent huge pages, as the
-    /// kernel says (see [`transparent_huge_pages`]).
+    /// kernel says (see [`crate::process::transparent_huge_pages`]).
     pub huge_pages: String,
-}
-
-/// Whether this process's anonymous memory may be backed by transparent huge pages:
-/// `off for this process` (`prctl(PR_SET_THP_DISABLE)`, as `waterline
-/// --transparent-huge-pages off` sets), else the system's mode, e.g. `madvise` (huge pages where the allocator asks
-/// for them, as mimalloc does); `unknown` where the kernel does not say.
-pub fn transparent_huge_pages() -> String {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let allowed = status
-        .lines()
-        .find_map(|l| l.strip_prefix("THP_enabled:"))
-        .map(str::trim);
-    if allowed == Some("0") {
-        return "off for this process".into();
-    }
-    // The selected mode is the bracketed one: `always [madvise] never`.
-    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
-        .ok()
-        .and_then(|modes| {
-            let (_, rest) = modes.split_once('[')?;
-            Some(rest.split_once(']')?.0.to_owned())
-        })
-        .unwrap_or_else(|| "unknown".into())
 }
 
 impl Machine {
