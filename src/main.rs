@@ -19,8 +19,8 @@ struct Cli {
     /// Whether the process's memory may be backed by transparent huge pages. `on`, the
     /// default, leaves the system's setting in force. The tables grow by about 2.6 KiB per
     /// TPC-C transaction; on a 2-core VM, `off` cut the kernel's time zeroing fresh pages
-    /// by two thirds but cost user time in TLB misses, about even over a few seconds and
-    /// slower over longer runs, as the tables outgrow the TLB's reach (README, "Measured").
+    /// by two thirds but cost user time in TLB misses: faster over 8 s runs, even over 20 s
+    /// runs, as the tables outgrow the TLB's reach (README, "Measured").
     #[arg(long, global = true, value_enum, default_value_t = HugePages::On)]
     transparent_huge_pages: HugePages,
     #[command(subcommand)]
