@@ -13,7 +13,7 @@ use std::sync::Arc;
 use waterline_planner::exec::Storage;
 use waterline_planner::{Catalog, IndexId, PlanError, TableStats};
 use waterline_txn::{
-    Key, KeyRange, LockMode, Row, ScanOptions, Table, TableSchema, Transaction, TxnError,
+    Key, KeyRange, LockMode, LockWait, Row, ScanOptions, Table, TableSchema, Transaction, TxnError,
 };
 
 /// A transaction seen as the planner's catalog and the executor's storage.
@@ -22,6 +22,8 @@ pub struct TxnAccess<'t> {
     tables: &'t [Table],
     trx: RefCell<&'t mut Transaction>,
     lock: Option<LockMode>,
+    /// What a locking read does with a row someone else holds.
+    wait: LockWait,
     /// The engine error behind the last `PlanError::Catalog`, so the session can report it
     /// with its own code (a deadlock is 1213, not 1105).
     failure: RefCell<Option<TxnError>>,
@@ -40,8 +42,15 @@ impl<'t> TxnAccess<'t> {
             tables,
             trx: RefCell::new(trx),
             lock,
+            wait: LockWait::Wait,
             failure: RefCell::new(None),
         }
+    }
+
+    /// The same access, whose locking reads do `wait` with a row another transaction holds
+    /// (`FOR UPDATE NOWAIT`, `FOR UPDATE SKIP LOCKED`).
+    pub fn waiting(self, wait: LockWait) -> TxnAccess<'t> {
+        TxnAccess { wait, ..self }
     }
 
     /// The engine error a planner or executor failure came from, if it came from one.
@@ -72,6 +81,7 @@ impl<'t> TxnAccess<'t> {
             limit,
             reverse: false,
             lock: self.lock,
+            wait: self.wait,
         }
     }
 
@@ -138,7 +148,8 @@ impl Catalog for TxnAccess<'_> {
         key: &Key,
     ) -> Result<Option<Row>, PlanError> {
         let t = self.must(table)?;
-        if index == IndexId::Primary {
+        // A point read that must not wait goes the scan's way, which skips or fails.
+        if index == IndexId::Primary && self.wait == LockWait::Wait {
             let mut trx = self.trx.borrow_mut();
             let row = match self.lock {
                 None => trx.get(t, key.clone()),

@@ -254,9 +254,8 @@ fn target_rows(
             table,
             KeyRange::All,
             ScanOptions {
-                limit: None,
-                reverse: false,
                 lock: Some(LockMode::Exclusive),
+                ..ScanOptions::default()
             },
         )?;
         let mut out = Vec::new();

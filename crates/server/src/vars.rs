@@ -316,6 +316,10 @@ pub(crate) fn show_status(
             "Waterline_lock_wait_timeouts".into(),
             counter(Counter::LockWaitTimeouts),
         ),
+        (
+            "Waterline_lock_nowaits".into(),
+            counter(Counter::LockNowaits),
+        ),
         ("Innodb_deadlocks".into(), counter(Counter::Deadlocks)),
         (
             "Waterline_versions_purged".into(),

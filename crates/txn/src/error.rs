@@ -24,6 +24,19 @@ pub enum TxnError {
         /// The row's key (or the unique secondary key value).
         key: Key,
     },
+    /// A NOWAIT locking read found a row locked by another transaction (MySQL error 3572,
+    /// `ER_LOCK_NOWAIT`). Only the failed statement is rolled back. (A SKIP LOCKED read
+    /// passes over the row instead and never returns this.)
+    #[error(
+        "statement aborted because lock(s) could not be acquired immediately and NOWAIT is \
+         set: {table} key {key} is locked by another transaction"
+    )]
+    LockNowait {
+        /// The table of the row.
+        table: String,
+        /// The row's key.
+        key: Key,
+    },
     /// Waiting would close a cycle in the wait-for graph (MySQL error 1213). The requester is
     /// the victim: its whole transaction is rolled back before this is returned.
     #[error(

@@ -34,6 +34,9 @@ pub enum Counter {
     LockSpinGrants,
     /// Lock waits that timed out.
     LockWaitTimeouts,
+    /// Row locks a NOWAIT or SKIP LOCKED read found held and did not wait for
+    /// ([`crate::LockWait`]).
+    LockNowaits,
     /// Deadlocks detected.
     Deadlocks,
     /// Row versions unlinked by purge.
@@ -60,6 +63,7 @@ impl Counter {
         Counter::LockWaits,
         Counter::LockSpinGrants,
         Counter::LockWaitTimeouts,
+        Counter::LockNowaits,
         Counter::Deadlocks,
         Counter::VersionsPurged,
         Counter::PurgeRuns,
@@ -80,6 +84,7 @@ impl Counter {
             Counter::LockWaits => "lock_waits",
             Counter::LockSpinGrants => "lock_spin_grants",
             Counter::LockWaitTimeouts => "lock_wait_timeouts",
+            Counter::LockNowaits => "lock_nowaits",
             Counter::Deadlocks => "deadlocks",
             Counter::VersionsPurged => "versions_purged",
             Counter::PurgeRuns => "purge_runs",

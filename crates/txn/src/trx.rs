@@ -28,7 +28,7 @@ use crate::error::TxnError;
 use crate::hash_index::hash_of;
 use crate::horizon::ViewSlot;
 use crate::key::Key;
-use crate::lock::{Held, LockKey, LockMode, LockTarget, Request, lock_hash};
+use crate::lock::{Held, LockKey, LockMode, LockTarget, LockWait, Request, lock_hash};
 use crate::purge::{Tables, Touched};
 use crate::schema::project;
 use crate::spare::{self, Spares};
@@ -49,6 +49,8 @@ pub struct ScanOptions {
     pub reverse: bool,
     /// Lock every row read (FOR SHARE / FOR UPDATE) and read its newest version.
     pub lock: Option<LockMode>,
+    /// With `lock`: what to do with a row another transaction holds (NOWAIT, SKIP LOCKED).
+    pub wait: LockWait,
 }
 
 thread_local! {
@@ -374,7 +376,7 @@ impl Transaction {
     ) -> Result<Option<Row>, TxnError> {
         let key = table.check_primary_key(key)?;
         self.statement(|trx| {
-            let found = trx.lock_record(table, &key, mode)?;
+            let found = trx.lock_record(table, &key, mode, LockWait::Wait)?;
             let newest = found.and_then(|(_, version)| version);
             Ok(newest.and_then(|v| v.row().map(copy_row)))
         })
@@ -515,7 +517,14 @@ impl Transaction {
                 // ref-counted entry in between; and a limited walk (Delivery's oldest
                 // NEW_ORDER) stops after its first rows instead of copying every key.
                 for (index_key, pk, _) in candidates {
-                    let found = self.lock_record(table, &pk, mode)?;
+                    let found = match self.lock_record(table, &pk, mode, options.wait) {
+                        Err(TxnError::LockNowait { .. })
+                            if options.wait == LockWait::SkipLocked =>
+                        {
+                            continue;
+                        }
+                        found => found?,
+                    };
                     let version = found.and_then(|(_, version)| version);
                     if take(&pk, &index_key, version) {
                         break;

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use waterline_txn::{
     Column, ColumnType, CommitPipeline, CommitTicket, Counter, Decimal, Engine, EngineConfig,
-    Isolation, Key, KeyRange, LockMode, RedoRecord, ScanOptions, SnapshotKind, Table, TableSchema,
-    TrxId, TxnError, Value,
+    Isolation, Key, KeyRange, LockMode, LockWait, RedoRecord, ScanOptions, SnapshotKind, Table,
+    TableSchema, TrxId, TxnError, Value,
 };
 
 fn config() -> EngineConfig {
@@ -718,4 +718,78 @@ fn planner_estimates_are_exact_for_small_ranges_and_close_for_large_ones() {
     }
     trx.commit().unwrap();
     assert_eq!(table.index_stats(Some(0)).entries, 13_300, "11% changed");
+}
+
+/// Queue consumers with `FOR UPDATE SKIP LOCKED`: each takes the oldest entry nobody else
+/// holds, deletes it and commits, and every seventh claim is rolled back instead, so that
+/// entry returns to the queue for someone to take again. Every entry is taken exactly once,
+/// and nobody waits for anybody.
+#[test]
+fn skip_locked_consumers_take_every_entry_once() {
+    const ENTRIES: i64 = 2_000;
+    let engine = Arc::new(
+        Engine::open(EngineConfig {
+            lock_wait_timeout: Duration::from_secs(30),
+            ..EngineConfig::default()
+        })
+        .unwrap(),
+    );
+    let queue = engine
+        .create_table(
+            TableSchema::new("queue", vec![Column::new("id", ColumnType::Int)])
+                .primary_key(&["id"])
+                .unwrap(),
+        )
+        .unwrap();
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    for id in 0..ENTRIES {
+        trx.insert(&queue, vec![id.into()]).unwrap();
+    }
+    trx.commit().unwrap();
+    let claim = ScanOptions {
+        limit: Some(1),
+        lock: Some(LockMode::Exclusive),
+        wait: LockWait::SkipLocked,
+        ..ScanOptions::default()
+    };
+    let consumers: Vec<_> = (0..4)
+        .map(|_| {
+            let (engine, queue) = (Arc::clone(&engine), queue.clone());
+            std::thread::spawn(move || {
+                let mut taken = Vec::new();
+                for claims in 1.. {
+                    let mut trx = engine.begin(Isolation::ReadCommitted);
+                    let Some((key, row)) =
+                        trx.scan_with(&queue, KeyRange::All, claim).unwrap().pop()
+                    else {
+                        // Nothing unclaimed: done once the queue is empty, not merely held.
+                        let left = trx.scan(&queue, KeyRange::All).unwrap().len();
+                        trx.commit().unwrap();
+                        if left == 0 {
+                            return taken;
+                        }
+                        std::thread::yield_now();
+                        continue;
+                    };
+                    assert!(trx.delete(&queue, key).unwrap());
+                    if claims % 7 == 0 {
+                        trx.rollback();
+                    } else {
+                        trx.commit().unwrap();
+                        taken.push(row[0].as_int().unwrap());
+                    }
+                }
+                unreachable!("the loop returns")
+            })
+        })
+        .collect();
+    let mut taken: Vec<i64> = consumers
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    taken.sort_unstable();
+    assert_eq!(taken, (0..ENTRIES).collect::<Vec<_>>());
+    let stats = engine.stats();
+    assert_eq!(stats.get(Counter::LockWaits), 0, "nobody waited");
+    assert_eq!(stats.get(Counter::LockWaitTimeouts), 0);
 }

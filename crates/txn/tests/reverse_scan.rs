@@ -70,8 +70,8 @@ proptest! {
             }
         }
 
-        let forward = ScanOptions { limit: None, reverse: false, lock };
-        let backward = ScanOptions { limit, reverse: true, lock };
+        let forward = ScanOptions { limit: None, reverse: false, lock, ..ScanOptions::default() };
+        let backward = ScanOptions { limit, reverse: true, lock, ..ScanOptions::default() };
         let expect = |mut all: Vec<(Key, Vec<Value>)>| {
             all.reverse();
             all.truncate(limit.unwrap_or(usize::MAX));

@@ -11,8 +11,9 @@
 //! The table is `t(id INT PRIMARY KEY, v BIGINT, tag VARCHAR(8) NULL UNIQUE)`.
 //!
 //! Commands: `tN: begin rc|rr`, `tN: get ID`, `tN: get_for_update ID`, `tN: get_for_share
-//! ID`, `tN: scan [LO HI]`, `tN: scan_for_update LO HI`, `tN: insert ID V [TAG]`, `tN: set ID
-//! V`, `tN: add ID DELTA`, `tN: delete ID`, `tN: commit`, `tN: rollback`, `tN: statement CMD;
+//! ID`, `tN: scan [LO HI]`, `tN: scan_for_update LO HI`, `tN: scan_skip_locked LO HI
+//! LIMIT|all` and `tN: scan_nowait LO HI LIMIT|all` (FOR UPDATE SKIP LOCKED / NOWAIT), `tN:
+//! insert ID V [TAG]`, `tN: set ID V`, `tN: add ID DELTA`, `tN: delete ID`, `tN: commit`, `tN: rollback`, `tN: statement CMD;
 //! CMD...` (one statement), `purge`, `wait` (until every waiting session has answered).
 
 use std::collections::BTreeMap;
@@ -23,8 +24,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
 use waterline_txn::{
-    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, ScanOptions,
-    SnapshotKind, Table, TableSchema, Transaction, TrxId, TxnError, Value, ViewClose,
+    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, LockWait,
+    ScanOptions, SnapshotKind, Table, TableSchema, Transaction, TrxId, TxnError, Value, ViewClose,
 };
 
 /// How long a command may take before it is reported as waiting.
@@ -168,6 +169,19 @@ fn step(trx: &mut Transaction, t: &Table, words: &[&str]) -> Result<Vec<String>,
         ["scan_for_update", lo, hi] => {
             let options = ScanOptions {
                 lock: Some(LockMode::Exclusive),
+                ..ScanOptions::default()
+            };
+            rows(trx.scan_with(t, between(lo, hi), options)?)
+        }
+        [kind @ ("scan_skip_locked" | "scan_nowait"), lo, hi, limit] => {
+            let options = ScanOptions {
+                lock: Some(LockMode::Exclusive),
+                wait: if kind == "scan_nowait" {
+                    LockWait::NoWait
+                } else {
+                    LockWait::SkipLocked
+                },
+                limit: (limit != "all").then(|| limit.parse().expect("a row count")),
                 ..ScanOptions::default()
             };
             rows(trx.scan_with(t, between(lo, hi), options)?)

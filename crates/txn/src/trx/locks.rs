@@ -16,6 +16,19 @@ impl Transaction {
         key_hash: u64,
         mode: LockMode,
     ) -> Result<bool, TxnError> {
+        self.lock_or_fail(table, target, key_hash, mode, false)
+    }
+
+    /// [`Transaction::lock`], or with `nowait`, [`TxnError::LockNowait`] at once where it
+    /// would wait.
+    fn lock_or_fail(
+        &mut self,
+        table: &Table,
+        target: LockTarget,
+        key_hash: u64,
+        mode: LockMode,
+        nowait: bool,
+    ) -> Result<bool, TxnError> {
         let trx = self.ensure_id()?;
         let hash = lock_hash(table.id(), &target, key_hash);
         let key: LockKey = (table.id(), target);
@@ -25,6 +38,7 @@ impl Transaction {
             hash,
             mode,
             timeout: self.shared.config.lock_wait_timeout,
+            nowait,
             table_name: table.name(),
         };
         match self.shared.locks.acquire(request) {
@@ -96,16 +110,22 @@ impl Transaction {
     /// must not keep the row (InnoDB makes the implicit lock explicit and queues behind
     /// it; here the inserter's version is the queue's head). (Any other uncommitted version
     /// is by a holder of the row's lock-table lock, whom the lock itself waited for.)
+    ///
+    /// Unless `wait` is [`LockWait::Wait`], a row held either way fails with
+    /// [`TxnError::LockNowait`] instead of waiting.
     pub(super) fn lock_record(
         &mut self,
         table: &Table,
         key: &Key,
         mode: LockMode,
+        wait: LockWait,
     ) -> Result<Option<(RecordRef, Option<Version>)>, TxnError> {
         let me = self.ensure_id()?;
         let hash = hash_of(key);
+        let nowait = wait != LockWait::Wait;
         loop {
-            let newly = self.lock(table, LockTarget::Row(key.clone()), hash, mode)?;
+            let target = LockTarget::Row(key.clone());
+            let newly = self.lock_or_fail(table, target, hash, mode, nowait)?;
             let Some(record) = table.record_hashed(key, hash) else {
                 return Ok(None);
             };
@@ -115,6 +135,13 @@ impl Transaction {
             };
             if newly {
                 self.unlock_last();
+            }
+            if nowait {
+                self.shared.stats.incr(Counter::LockNowaits);
+                return Err(TxnError::LockNowait {
+                    table: table.name().to_owned(),
+                    key: key.clone(),
+                });
             }
             self.wait_for_writer(table, &record, &pending)?;
         }
@@ -128,7 +155,7 @@ impl Transaction {
         key: &Key,
     ) -> Result<Option<Newest>, TxnError> {
         let id = self.ensure_id()?;
-        let found = self.lock_record(table, key, LockMode::Exclusive)?;
+        let found = self.lock_record(table, key, LockMode::Exclusive, LockWait::Wait)?;
         Ok(found.and_then(|(record, version)| Some((id, record, version?))))
     }
 
