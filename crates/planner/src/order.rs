@@ -40,10 +40,14 @@ fn index_order(
         // Every table is const: one row at most.
         return (true, false);
     };
-    let Some(index) = first.access.index() else {
-        return (false, false);
-    };
     let schema = &plan.select.tables[first.table].schema;
+    let index = match first.access.index() {
+        Some(index) => index,
+        // A full scan walks the clustered index: rows come in primary key order (without
+        // a primary key, in hidden row id order, which no ORDER BY names).
+        None if schema.primary_key.is_some() => IndexId::Primary,
+        None => return (false, false),
+    };
     // Columns of the first table bound to one value by an equality: any order on them holds.
     let fixed = |col: usize| {
         plan.select.conds.iter().any(|c| match c {
