@@ -123,6 +123,13 @@ impl From<TxnError> for SqlError {
                 "HY000",
                 "Lock wait timeout exceeded; try restarting transaction".to_owned(),
             ),
+            TxnError::LockNowait { .. } => (
+                3572,
+                "HY000",
+                "Statement aborted because lock(s) could not be acquired immediately and \
+                 NOWAIT is set."
+                    .to_owned(),
+            ),
             TxnError::Deadlock { .. } => (
                 1213,
                 "40001",

@@ -21,6 +21,7 @@ use crate::error::SqlError;
 use crate::session::{Response, ResultColumn, Session};
 use crate::shared::Shared;
 use crate::types::text;
+use crate::wire::Unsent;
 
 /// One connection's backend.
 pub struct Backend {
@@ -31,6 +32,9 @@ pub struct Backend {
     salt: [u8; 20],
     /// The user the handshake authenticated (`authenticate` only has `&self`).
     user: parking_lot::Mutex<String>,
+    /// Shared with the connection's writer: the error number opensrv cannot write (see
+    /// [`kind`]).
+    unsent: Unsent,
 }
 
 impl Backend {
@@ -44,11 +48,17 @@ impl Backend {
             shared,
             session: Arc::new(parking_lot::Mutex::new(session)),
             user: parking_lot::Mutex::new(String::new()),
+            unsent: Unsent::default(),
         }
     }
 }
 
 impl Backend {
+    /// The slot for an error number opensrv cannot write, for the connection's writer.
+    pub(crate) fn unsent(&self) -> Unsent {
+        Arc::clone(&self.unsent)
+    }
+
     /// The connection's session, for the packet filter.
     pub fn session(&self) -> Arc<parking_lot::Mutex<Session>> {
         Arc::clone(&self.session)
@@ -100,8 +110,17 @@ pub fn native_password_ok(password: &str, salt: &[u8], token: &[u8]) -> bool {
             .all(|(t, (a, b))| *t == a ^ b)
 }
 
-fn kind(e: &SqlError) -> ErrorKind {
-    ErrorKind::from(e.code)
+/// The error number opensrv is to write for `e`. Its `ErrorKind` knows MySQL 5.7's server
+/// errors, 1000 to 1885, and panics on any other number (MySQL 8.0's 3572, `ER_LOCK_NOWAIT`):
+/// such an error is written as 1105 and `unsent` keeps its real number and SQLSTATE, which
+/// the connection's writer puts back into the packet (see `wire.rs`).
+fn kind(e: &SqlError, unsent: &Unsent) -> ErrorKind {
+    if (1000..=1885).contains(&e.code) {
+        ErrorKind::from(e.code)
+    } else {
+        *unsent.lock() = Some((e.code, e.state));
+        ErrorKind::ER_UNKNOWN_ERROR
+    }
 }
 
 fn columns(cols: &[ResultColumn]) -> Vec<Column> {
@@ -147,9 +166,10 @@ async fn reply<W: AsyncWrite + Send + Unpin>(
     results: QueryResultWriter<'_, W>,
     binary: bool,
     in_transaction: bool,
+    unsent: &Unsent,
 ) -> io::Result<()> {
     match result {
-        Err(e) => results.error(kind(&e), e.message.as_bytes()).await,
+        Err(e) => results.error(kind(&e, unsent), e.message.as_bytes()).await,
         Ok(Response::Done {
             affected,
             last_insert_id,
@@ -245,7 +265,10 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
         self.sync_user();
         let prepared = self.session.lock().prepare(query);
         match prepared {
-            Err(e) => info.error(kind(&e), e.message.as_bytes()).await,
+            Err(e) => {
+                info.error(kind(&e, &self.unsent), e.message.as_bytes())
+                    .await
+            }
             Ok((id, params, cols)) => {
                 self.statements.prepared(id, params);
                 let params: Vec<Column> = (0..params)
@@ -273,7 +296,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
             let result = session.execute_prepared(id, &values);
             (result, session.in_transaction())
         };
-        reply(result, results, true, open).await
+        reply(result, results, true, open, &self.unsent).await
     }
 
     async fn on_close<'a>(&'a mut self, id: u32)
@@ -295,7 +318,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
             let result = session.execute(query);
             (result, session.in_transaction())
         };
-        reply(result, results, false, open).await
+        reply(result, results, false, open, &self.unsent).await
     }
 
     async fn on_init<'a>(
@@ -306,7 +329,11 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
         let selected = self.session.lock().select_database(database);
         match selected {
             Ok(()) => writer.ok().await,
-            Err(e) => writer.error(kind(&e), e.message.as_bytes()).await,
+            Err(e) => {
+                writer
+                    .error(kind(&e, &self.unsent), e.message.as_bytes())
+                    .await
+            }
         }
     }
 }

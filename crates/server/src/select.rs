@@ -17,7 +17,7 @@ use waterline_planner::exec::execute_first;
 use waterline_planner::explain::{COLUMNS, explain as explain_rows};
 use waterline_planner::value::{ArithOp, arith, sql_cmp};
 use waterline_planner::{Env, Expr, PlanError, Planner};
-use waterline_txn::{LockMode, Row, Table, Value};
+use waterline_txn::{LockMode, LockWait, Row, Table, Value};
 
 use crate::access::TxnAccess;
 use crate::error::SqlError;
@@ -656,6 +656,8 @@ pub(crate) struct BoundQuery {
     select: Arc<BoundSelect>,
     projection: Projection,
     lock: Option<LockMode>,
+    /// `NOWAIT` or `SKIP LOCKED` after the lock clause.
+    wait: LockWait,
 }
 
 impl BoundQuery {
@@ -685,6 +687,11 @@ pub(crate) fn bind(s: &Session, tables: &[Table], q: &ast::Query) -> Result<Boun
         ast::LockType::Update => LockMode::Exclusive,
         ast::LockType::Share => LockMode::Shared,
     });
+    let wait = match q.locks.first().and_then(|l| l.nonblock.as_ref()) {
+        None => LockWait::Wait,
+        Some(ast::NonBlock::Nowait) => LockWait::NoWait,
+        Some(ast::NonBlock::SkipLocked) => LockWait::SkipLocked,
+    };
     let bound = if select.from.is_empty() {
         BoundSelect::default()
     } else {
@@ -697,6 +704,7 @@ pub(crate) fn bind(s: &Session, tables: &[Table], q: &ast::Query) -> Result<Boun
         select: Arc::new(bound),
         projection,
         lock,
+        wait,
     })
 }
 
@@ -721,7 +729,7 @@ pub(crate) fn run(
     }
     let db = s.database.clone().ok_or_else(SqlError::no_database)?;
     s.with_trx(|s, trx| {
-        let access = TxnAccess::new(&db, &bound.tables, trx, bound.lock);
+        let access = TxnAccess::new(&db, &bound.tables, trx, bound.lock).waiting(bound.wait);
         let plan = Planner::new(&access)
             .mode(s.planner)
             .optimize(Arc::clone(&bound.select), params)

@@ -7,6 +7,7 @@
 //! | COM_STMT_EXECUTE with bad types or short values | panics the connection's task | error 1210 |
 //! | COM_FIELD_LIST (the mariadb CLI after USE, without `-A`) | an 8-byte EOF libmariadb rejects | the 5-byte EOF |
 //! | a packet over `max_allowed_packet` | read whole | error 1153, connection closed |
+//! | an error number above 1885 (MySQL 8.0's 3572) | panics the connection's task | written as 1105, its number and SQLSTATE put back by `Out` |
 //!
 //! A connection has a thread of its own (see `server.rs`), so its socket is read and written
 //! with blocking calls, and opensrv runs over two adapters: `Filter`, the `AsyncRead` it
@@ -265,6 +266,10 @@ fn login_of(payload: &[u8]) -> (String, bool) {
 /// refuses it.
 type Login = Arc<Mutex<(String, bool)>>;
 
+/// The number and SQLSTATE of the error the backend has just had opensrv write as 1105,
+/// because opensrv's error kinds stop at 1885 (see `protocol.rs`): `Out` puts them back.
+pub(crate) type Unsent = Arc<Mutex<Option<(u16, &'static str)>>>;
+
 /// What opensrv reads: the client's packets, filtered (see the table above).
 struct Filter {
     /// Buffered: a packet's header and payload (and a pipelined next packet) come in one
@@ -379,9 +384,32 @@ struct Out {
     /// rewritten from opensrv's 1698 to MySQL's 1045.
     handshake: bool,
     login: Login,
+    unsent: Unsent,
 }
 
 impl Out {
+    /// Writes `code` and `state` into the error packets opensrv wrote as 1105 (the only
+    /// error of a reply: each command's reply ends at its error).
+    fn restore_error_code(&mut self, (code, state): (u16, &str)) {
+        let mut at = 0;
+        while let Some(header) = self.buf.get(at..at + 4) {
+            let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
+            let payload = at + 4;
+            // 0xff, the number, '#', five bytes of SQLSTATE, then the message.
+            if len >= 9
+                && self.buf.len() >= payload + 9
+                && self.buf[payload] == 0xff
+                && self.buf[payload + 1..payload + 3] == 1105u16.to_le_bytes()
+                && self.buf[payload + 3] == b'#'
+                && state.len() == 5
+            {
+                self.buf[payload + 1..payload + 3].copy_from_slice(&code.to_le_bytes());
+                self.buf[payload + 4..payload + 9].copy_from_slice(state.as_bytes());
+            }
+            at = payload + len;
+        }
+    }
+
     /// The login reply, as MySQL words it.
     fn rewrite_handshake(&mut self) {
         let mut out = Vec::with_capacity(self.buf.len());
@@ -444,6 +472,10 @@ impl AsyncWrite for Out {
         if this.handshake {
             this.rewrite_handshake();
         }
+        let unsent = this.unsent.lock().take();
+        if let Some(error) = unsent {
+            this.restore_error_code(error);
+        }
         let sent = this.client.write_all(&this.buf);
         this.buf.clear();
         Poll::Ready(sent)
@@ -482,6 +514,7 @@ pub fn serve(stream: TcpStream, backend: Backend, statements: Arc<Statements>, m
         buf: Vec::with_capacity(16 << 10),
         handshake: true,
         login,
+        unsent: backend.unsent(),
     };
     // No I/O driver: nothing here waits on an event loop. A protocol error ends only this
     // connection.

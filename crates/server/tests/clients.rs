@@ -184,6 +184,50 @@ fn transactions_and_locks_across_connections() {
 }
 
 #[test]
+fn skip_locked_and_nowait_do_not_wait() {
+    let port = start(4);
+    let mut a = connect(port);
+    let mut b = connect(port);
+    // A queue per `k`, as TPC-C's NEW_ORDER has one per district.
+    a.query_drop("CREATE TABLE q (k INT, id INT, PRIMARY KEY (k, id))")
+        .unwrap();
+    a.query_drop("INSERT INTO q VALUES (1, 1), (1, 2), (1, 3)")
+        .unwrap();
+    // In key order with a limit, the scan stops at its first row: it locks that one only.
+    let oldest = "SELECT id FROM q WHERE k = 1 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED";
+    a.query_drop("BEGIN").unwrap();
+    let mine: Vec<i32> = a.query(oldest).unwrap();
+    assert_eq!(mine, [1]);
+    // b takes the oldest row a does not hold, at once.
+    b.query_drop("BEGIN").unwrap();
+    let theirs: Vec<i32> = b.query(oldest).unwrap();
+    assert_eq!(theirs, [2]);
+    // NOWAIT on a's row: 3572 at once, which fails the statement only.
+    let nowait = b
+        .query_drop("SELECT id FROM q WHERE k = 1 AND id = 1 FOR UPDATE NOWAIT")
+        .unwrap_err();
+    assert_eq!(code(nowait), 3572);
+    // A point read skips the row too; b still holds row 2.
+    let none: Vec<i32> = b
+        .query("SELECT id FROM q WHERE k = 1 AND id = 1 FOR UPDATE SKIP LOCKED")
+        .unwrap();
+    assert!(none.is_empty());
+    let all: Vec<i32> = b.query("SELECT id FROM q FOR UPDATE SKIP LOCKED").unwrap();
+    assert_eq!(all, [2, 3]);
+    a.query_drop("DELETE FROM q WHERE k = 1 AND id = 1")
+        .unwrap();
+    a.query_drop("COMMIT").unwrap();
+    b.query_drop("COMMIT").unwrap();
+    let left: Vec<i32> = a.query("SELECT id FROM q FOR UPDATE NOWAIT").unwrap();
+    assert_eq!(left, [2, 3]);
+    let skipped: Option<(String, u64)> = a
+        .query_first("SHOW STATUS LIKE 'Waterline_lock_nowaits'")
+        .unwrap();
+    // b found a's row held four times: one NOWAIT, three SKIP LOCKED.
+    assert_eq!(skipped.map(|(_, n)| n), Some(4));
+}
+
+#[test]
 fn connection_rules() {
     let port = start(3);
     // Unknown database at connect: 1049.
