@@ -153,6 +153,46 @@ fn tpcc_runs_a_comparison_and_writes_its_report() {
 }
 
 #[test]
+fn tpcc_compares_how_delivery_claims_orders() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args([
+            "tpcc",
+            "--items",
+            "300",
+            "--customers",
+            "30",
+            "--warmup",
+            "0",
+        ])
+        .args(["--count", "600", "--clients", "4"])
+        .args(["--compare", "delivery-claim=wait,skip-locked"])
+        .arg("--report-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Each run ends with the consistency checks, which a lost or doubly delivered order
+    // fails (NEW_ORDER's ids per district stay contiguous; every order line is counted).
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("native (hot-last step order, each config's Delivery)"),
+        "{stdout}"
+    );
+    for config in ["delivery-claim=wait ", "delivery-claim=skip-locked "] {
+        let line = stdout.lines().find(|l| l.starts_with(config));
+        assert!(
+            line.is_some_and(|l| l.ends_with(" ok")),
+            "{config}: {stdout}"
+        );
+    }
+}
+
+#[test]
 fn tpcc_reports_the_transparent_huge_pages_in_force() {
     let run = |setting: &str| {
         let dir = tempfile::tempdir().unwrap();

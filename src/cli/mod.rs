@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use waterline::planner::PlannerMode;
 use waterline::throttle::{AdaptiveConfig, Policy};
-use waterline::tpcc::native::StepOrder;
+use waterline::tpcc::native::{DeliveryClaim, StepOrder};
 use waterline::txn::{CommitConfig, FlushPolicy, GroupCommitConfig, Recovery, Wakeup};
 use waterline::{Engine, EngineConfig, Isolation, SnapshotKind, ViewClose};
 
@@ -112,6 +112,24 @@ impl From<StepOrderArg> for StepOrder {
     }
 }
 
+/// [`DeliveryClaim`] as a flag value.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum DeliveryClaimArg {
+    /// `FOR UPDATE SKIP LOCKED`: take the next order past one a concurrent Delivery holds.
+    SkipLocked,
+    /// `FOR UPDATE`: wait for the concurrent Delivery to commit.
+    Wait,
+}
+
+impl From<DeliveryClaimArg> for DeliveryClaim {
+    fn from(claim: DeliveryClaimArg) -> DeliveryClaim {
+        match claim {
+            DeliveryClaimArg::SkipLocked => DeliveryClaim::SkipLocked,
+            DeliveryClaimArg::Wait => DeliveryClaim::Wait,
+        }
+    }
+}
+
 /// What a session runs with: the isolation level, the planner, and the engine's knobs.
 /// Shared by `serve` and `tpcc` (whose `--compare` varies one of them).
 #[derive(Clone, Debug, Args)]
@@ -127,6 +145,11 @@ pub struct Knobs {
     /// order the spec lists the steps, as the SQL text does).
     #[arg(long, value_enum, default_value = "hot-last")]
     pub step_order: StepOrderArg,
+    /// `waterline tpcc --backend native` only: how Delivery claims a district's oldest
+    /// order: skip-locked (past one a concurrent Delivery holds), or wait (for it to commit,
+    /// as the SQL text's plain FOR UPDATE does).
+    #[arg(long, value_enum, default_value = "skip-locked")]
+    pub delivery_claim: DeliveryClaimArg,
     /// The engine.
     #[command(flatten)]
     pub engine: EngineArgs,

@@ -12,7 +12,7 @@ use waterline::tpcc::{
     run_point_on,
 };
 
-use super::{Knobs, StepOrderArg};
+use super::{DeliveryClaimArg, Knobs, StepOrderArg};
 
 /// What a command of this module returns.
 pub type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
@@ -129,6 +129,7 @@ fn settings(knobs: &Knobs, data_dir: Option<PathBuf>) -> Settings {
         isolation: knobs.isolation.into(),
         planner: knobs.planner,
         order: knobs.step_order.into(),
+        claim: knobs.delivery_claim.into(),
     }
 }
 
@@ -302,20 +303,27 @@ impl Loaded {
             info: RunInfo {
                 backend: match args.backend {
                     // Which order NewOrder and Payment ran in (see `StepOrderArg`).
-                    BackendKind::Native => format!(
-                        "native ({} step order)",
-                        match args.knobs.step_order {
-                            _ if args
-                                .compare
+                    // and how Delivery claimed orders (see `DeliveryClaimArg`).
+                    BackendKind::Native => {
+                        let compared = |knob: &str| {
+                            args.compare
                                 .as_ref()
-                                .is_some_and(|c| c.starts_with("step-order=")) =>
-                            {
-                                "each config's"
+                                .is_some_and(|c| c.starts_with(&format!("{knob}=")))
+                        };
+                        format!(
+                            "native ({} step order, {} Delivery)",
+                            match args.knobs.step_order {
+                                _ if compared("step-order") => "each config's",
+                                StepOrderArg::HotLast => "hot-last",
+                                StepOrderArg::Spec => "spec",
+                            },
+                            match args.knobs.delivery_claim {
+                                _ if compared("delivery-claim") => "each config's",
+                                DeliveryClaimArg::SkipLocked => "skip-locked",
+                                DeliveryClaimArg::Wait => "waiting",
                             }
-                            StepOrderArg::HotLast => "hot-last",
-                            StepOrderArg::Spec => "spec",
-                        }
-                    ),
+                        )
+                    }
                     ref other => other.to_string(),
                 },
                 scale: args.scale(),

@@ -20,7 +20,7 @@ use crate::check::Facts;
 use crate::client::{Client, Failure};
 use crate::conn::{EmbeddedConn, MysqlConn};
 use crate::load::{LoadReport, load};
-use crate::native::{NativeClient, NativeDb, NativeSink, StepOrder};
+use crate::native::{DeliveryClaim, NativeClient, NativeDb, NativeSink, StepOrder};
 use crate::schema::Scale;
 use crate::sql::{SqlClient, SqlConn, SqlSink, create_tables};
 
@@ -90,6 +90,8 @@ pub struct Settings {
     pub planner: PlannerMode,
     /// Where the native backend's NewOrder and Payment lock their hottest row.
     pub order: StepOrder,
+    /// How the native backend's Delivery claims an order.
+    pub claim: DeliveryClaim,
 }
 
 impl Default for Settings {
@@ -100,6 +102,7 @@ impl Default for Settings {
             isolation: Isolation::RepeatableRead,
             planner: PlannerMode::Fixed,
             order: StepOrder::default(),
+            claim: DeliveryClaim::default(),
         }
     }
 }
@@ -169,7 +172,8 @@ impl Target {
                 let db = Arc::new(
                     NativeDb::create(engine, settings.isolation)?
                         .with_pool(pool)
-                        .with_order(settings.order),
+                        .with_order(settings.order)
+                        .with_claim(settings.claim),
                 );
                 let report = load(scale, seed, threads, || Ok(NativeSink(Arc::clone(&db))))?;
                 Ok((Target::Native(db), report))
