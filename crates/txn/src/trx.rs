@@ -517,15 +517,14 @@ impl Transaction {
                 // ref-counted entry in between; and a limited walk (Delivery's oldest
                 // NEW_ORDER) stops after its first rows instead of copying every key.
                 for (index_key, pk, _) in candidates {
-                    let found = match self.lock_record(table, &pk, mode, options.wait) {
+                    let version = match self.lock_scanned(table, &pk, mode, options.wait) {
                         Err(TxnError::LockNowait { .. })
                             if options.wait == LockWait::SkipLocked =>
                         {
                             continue;
                         }
-                        found => found?,
+                        version => version?,
                     };
-                    let version = found.and_then(|(_, version)| version);
                     if take(&pk, &index_key, version) {
                         break;
                     }
