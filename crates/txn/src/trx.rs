@@ -376,7 +376,7 @@ impl Transaction {
     ) -> Result<Option<Row>, TxnError> {
         let key = table.check_primary_key(key)?;
         self.statement(|trx| {
-            let found = trx.lock_record(table, &key, mode, LockWait::Wait)?;
+            let found = trx.lock_record(table, &key, mode)?;
             let newest = found.and_then(|(_, version)| version);
             Ok(newest.and_then(|v| v.row().map(copy_row)))
         })

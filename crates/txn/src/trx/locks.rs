@@ -110,17 +110,13 @@ impl Transaction {
     /// must not keep the row (InnoDB makes the implicit lock explicit and queues behind
     /// it; here the inserter's version is the queue's head). (Any other uncommitted version
     /// is by a holder of the row's lock-table lock, whom the lock itself waited for.)
-    ///
-    /// Unless `wait` is [`LockWait::Wait`], a row held either way fails with
-    /// [`TxnError::LockNowait`] instead of waiting.
     pub(super) fn lock_record(
         &mut self,
         table: &Table,
         key: &Key,
         mode: LockMode,
-        wait: LockWait,
     ) -> Result<Option<(RecordRef, Option<Version>)>, TxnError> {
-        self.lock_record_keeping(table, key, mode, wait, true)
+        self.lock_record_keeping(table, key, mode, LockWait::Wait, true)
     }
 
     /// [`Transaction::lock_record`] for a scan's next record: a record whose newest
@@ -130,6 +126,9 @@ impl Transaction {
     /// of the range at the same deleted rows: behind it (TPC-C's Deliveries queued on the
     /// NEW_ORDER rows purge had not removed yet), or skipping them, with `SKIP LOCKED`.
     /// A lock the transaction held before (its own delete) stays.
+    ///
+    /// Unless `wait` is [`LockWait::Wait`], a row held either way (in the lock table, or by
+    /// an uncommitted insert) fails with [`TxnError::LockNowait`] instead of waiting.
     pub(super) fn lock_scanned(
         &mut self,
         table: &Table,
@@ -190,7 +189,7 @@ impl Transaction {
         key: &Key,
     ) -> Result<Option<Newest>, TxnError> {
         let id = self.ensure_id()?;
-        let found = self.lock_record(table, key, LockMode::Exclusive, LockWait::Wait)?;
+        let found = self.lock_record(table, key, LockMode::Exclusive)?;
         Ok(found.and_then(|(record, version)| Some((id, record, version?))))
     }
 
