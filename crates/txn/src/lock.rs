@@ -291,12 +291,6 @@ impl LockManager {
                 }
                 break Ok(mine.is_none());
             }
-            let blockers: Vec<TrxId> = lock
-                .holders
-                .iter()
-                .filter(|&&(t, m)| !compatible(&[(t, m)], trx, mode))
-                .map(|&(t, _)| t)
-                .collect();
             let target = || match &key.1 {
                 LockTarget::Row(k) | LockTarget::Unique(_, k) => k.clone(),
             };
@@ -308,6 +302,12 @@ impl LockManager {
                     key: target(),
                 });
             }
+            let blockers: Vec<TrxId> = lock
+                .holders
+                .iter()
+                .filter(|&&(t, m)| !compatible(&[(t, m)], trx, mode))
+                .map(|&(t, _)| t)
+                .collect();
             if Instant::now() >= deadline {
                 self.stats.incr(Counter::LockWaitTimeouts);
                 break Err(TxnError::LockWaitTimeout {
