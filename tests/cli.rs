@@ -2,7 +2,7 @@
 //! survives a kill -9 (a real process, a real client).
 
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
@@ -101,31 +101,36 @@ fn serve_keeps_acknowledged_commits_across_kill_9() {
     server.wait().unwrap();
 }
 
+/// `waterline GLOBAL.. tpcc ARGS..` on a lite database (300 items, 30 customers a
+/// district), its report in `dir`.
+fn lite_tpcc(global: &[&str], args: &[&str], dir: &std::path::Path) -> Output {
+    Command::new(BIN)
+        .args(global)
+        .args(["tpcc", "--items", "300", "--customers", "30"])
+        .args(args)
+        .arg("--report-dir")
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn tpcc_runs_a_comparison_and_writes_its_report() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(BIN)
-        .args([
-            "tpcc",
-            "--items",
-            "300",
-            "--customers",
-            "30",
+    let out = lite_tpcc(
+        &[],
+        &[
             "--warmup",
             "0.1",
-        ])
-        .args([
             "--count",
             "200",
             "--clients",
             "1,2",
             "--compare",
             "snapshot=vector,csn",
-        ])
-        .arg("--report-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
+        ],
+        dir.path(),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -155,22 +160,20 @@ fn tpcc_runs_a_comparison_and_writes_its_report() {
 #[test]
 fn tpcc_compares_how_delivery_claims_orders() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(BIN)
-        .args([
-            "tpcc",
-            "--items",
-            "300",
-            "--customers",
-            "30",
+    let out = lite_tpcc(
+        &[],
+        &[
             "--warmup",
             "0",
-        ])
-        .args(["--count", "600", "--clients", "4"])
-        .args(["--compare", "delivery-claim=wait,skip-locked"])
-        .arg("--report-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
+            "--count",
+            "600",
+            "--clients",
+            "4",
+            "--compare",
+            "delivery-claim=wait,skip-locked",
+        ],
+        dir.path(),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     // Each run ends with the consistency checks, which a lost or doubly delivered order
     // fails (NEW_ORDER's ids per district stay contiguous; every order line is counted).
@@ -196,19 +199,11 @@ fn tpcc_compares_how_delivery_claims_orders() {
 fn tpcc_reports_the_transparent_huge_pages_in_force() {
     let run = |setting: &str| {
         let dir = tempfile::tempdir().unwrap();
-        let out = Command::new(BIN)
-            .args([
-                "--transparent-huge-pages",
-                setting,
-                "tpcc",
-                "--items",
-                "300",
-            ])
-            .args(["--customers", "30", "--warmup", "0", "--count", "50"])
-            .arg("--report-dir")
-            .arg(dir.path())
-            .output()
-            .unwrap();
+        let out = lite_tpcc(
+            &["--transparent-huge-pages", setting],
+            &["--warmup", "0", "--count", "50"],
+            dir.path(),
+        );
         assert!(out.status.success(), "{out:?}");
         let json = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
         (String::from_utf8_lossy(&out.stdout).into_owned(), json)
