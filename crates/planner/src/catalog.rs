@@ -46,6 +46,18 @@ impl IndexId {
         }
     }
 
+    /// Whether reading this index gives every column `used` marks (a secondary entry holds
+    /// its columns and the primary key's; the clustered index holds the whole row).
+    pub fn covers(self, schema: &TableSchema, used: &[bool]) -> bool {
+        let index = self.columns(schema);
+        let primary = schema.primary_key.as_deref().unwrap_or(&[]);
+        self == IndexId::Primary
+            || used
+                .iter()
+                .enumerate()
+                .all(|(c, &used)| !used || index.contains(&c) || primary.contains(&c))
+    }
+
     /// The name EXPLAIN shows: `PRIMARY`, or the index's name.
     pub fn name(self, schema: &TableSchema) -> &str {
         match self {

@@ -20,6 +20,7 @@
 //! |---|---|---|
 //! | [`bind`] | `Item` resolution | names to (table, column); every [`Expr`] knows its [`TableMap`] |
 //! | `join` | `JOIN::make_join_plan` | equalities, const tables, access paths, join order |
+//! | `order` | `test_if_skip_sort_order`, `test_if_cheaper_ordering` | whether an index gives the ORDER BY / GROUP BY order; with a LIMIT ([`Planner::limit`]), an index read in order instead of a scan and a sort |
 //! | [`range`] | `sql/range_optimizer/` | [`SelArg`](range::SelArg) intervals per key part, [`SelTree`](range::SelTree) per index, key ranges |
 //! | [`cost`] | cost constants | `ALL`, `index`, `range`, `ref`, `eq_ref` costs |
 //! | [`explain`] | `EXPLAIN` | MySQL's tabular form |
@@ -187,6 +188,7 @@ pub struct Planner<'c> {
     catalog: &'c dyn Catalog,
     mode: PlannerMode,
     trace: bool,
+    limit: Option<usize>,
 }
 
 impl<'c> Planner<'c> {
@@ -196,6 +198,7 @@ impl<'c> Planner<'c> {
             catalog,
             mode: PlannerMode::Fixed,
             trace: false,
+            limit: None,
         }
     }
 
@@ -207,6 +210,15 @@ impl<'c> Planner<'c> {
     /// The same planner, recording the optimizer trace if `on`.
     pub fn trace(self, on: bool) -> Planner<'c> {
         Planner { trace: on, ..self }
+    }
+
+    /// The same planner, for a caller that wants only the first `limit` rows (LIMIT plus
+    /// OFFSET) of a query whose rows go out as the plan orders them (no grouping, DISTINCT
+    /// or aggregate after it). A query with ORDER BY that would scan its one table and sort
+    /// may then read an index that gives the order, and stop at the limit (MySQL's
+    /// `test_if_cheaper_ordering`).
+    pub fn limit(self, limit: Option<usize>) -> Planner<'c> {
+        Planner { limit, ..self }
     }
 
     /// Parses and plans one SELECT (or `EXPLAIN SELECT`). `params` are the values of its `?`
@@ -238,7 +250,14 @@ impl<'c> Planner<'c> {
     /// `params`: how a prepared statement runs again. As in MySQL, names are resolved once
     /// and the plan is made anew each time, since the best access depends on the values.
     pub fn optimize(&self, select: Arc<BoundSelect>, params: &[Value]) -> Result<Plan, PlanError> {
-        join::optimize(self.catalog, self.mode, select, params, self.trace)
+        join::optimize(
+            self.catalog,
+            self.mode,
+            select,
+            params,
+            self.trace,
+            self.limit,
+        )
     }
 
     /// Plans the rows an UPDATE or DELETE of `table` touches: a one-table select of every

@@ -1,7 +1,8 @@
 //! A range never loses a row: for random predicates over random data, running the plan
 //! returns exactly the rows that satisfy the predicate (so the rows its access path reads are
 //! a superset of them, read once each), in both planner modes, and through a const table;
-//! and a plan run to its first N rows returns the first N rows of the full run.
+//! and a plan run to its first N rows returns the first N rows of the full run, also when
+//! the planner reads an index for ORDER BY because it was told only N rows are wanted.
 
 use proptest::prelude::*;
 use waterline_planner::exec::{execute, execute_first};
@@ -177,6 +178,29 @@ proptest! {
     #[test]
     fn a_range_never_loses_a_row(rows in data(), pred in predicate(false)) {
         check(&rows, 0, &pred, false)?;
+    }
+
+    #[test]
+    fn an_index_read_for_order_by_limit_keeps_the_answer(
+        rows in data(),
+        pred in predicate(false),
+        limit in 0usize..6,
+    ) {
+        let catalog = catalog(&rows, 0);
+        // k_c (c, then the primary key a) gives the order, and does not hold b.
+        let sql = format!("SELECT * FROM t WHERE {pred} ORDER BY c, a");
+        let by_c_a = |x: &Vec<Row>, y: &Vec<Row>| (&x[0][2], &x[0][0]).cmp(&(&y[0][2], &y[0][0]));
+        let plan = Planner::new(&catalog).limit(Some(limit)).plan(&sql, &[]).unwrap();
+        let wanted = Some(limit).filter(|_| plan.ordered_by_index && !plan.backward);
+        let mut got = execute_first(&plan, &catalog, &[], wanted).unwrap().rows;
+        if !plan.ordered_by_index {
+            got.sort_by(by_c_a);
+        }
+        got.truncate(limit);
+        let mut want = brute_force(&catalog, &plan.select.conds, false);
+        want.sort_by(by_c_a);
+        want.truncate(limit);
+        prop_assert_eq!(&got, &want, "{} LIMIT {}: {:?}", sql, limit, plan.tables[0].access);
     }
 
     #[test]

@@ -8,11 +8,13 @@
 //! +----+-------------+-----------+-------+ ...
 //! ```
 //!
-//! Commands (`mode=legacy` switches to `PlannerMode::Legacy8027`, `params=1,2` binds `?`):
+//! Commands (`mode=legacy` switches to `PlannerMode::Legacy8027`, `params=1,2` binds `?`,
+//! `limit=N` says the caller wants only the first N rows, as the server does for a LIMIT):
 //! - `explain [mode=..] [params=..] "SQL"`: the EXPLAIN table;
 //! - `trace [mode=..] [params=..] "SQL"`: the optimizer trace;
-//! - `run [mode=..] [params=..] "SQL"`: rows returned and rows read per table, by the
-//!   reference executor, with the estimate beside each.
+//! - `run [mode=..] [params=..] [limit=..] "SQL"`: rows returned and rows read per table, by
+//!   the reference executor, with the estimate beside each; with `limit`, it stops there if
+//!   the plan gives the rows in order.
 //!
 //! To regenerate after a deliberate change, then review the diff:
 //! `UPDATE_GOLDENFILES=1 cargo test -p waterline-planner --test scenarios && git diff crates/planner/tests/scenarios`
@@ -26,7 +28,7 @@ use std::error::Error;
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 
-use waterline_planner::exec::execute;
+use waterline_planner::exec::execute_first;
 use waterline_planner::explain::{explain, table};
 use waterline_planner::{MemCatalog, Planner, PlannerMode};
 use waterline_txn::{Column, ColumnType, TableSchema, Value};
@@ -84,12 +86,14 @@ impl goldenscript::Runner for Runner {
                 .collect::<Result<_, _>>()?,
             None => Vec::new(),
         };
+        let limit: Option<usize> = args.take_key("limit").map(str::parse).transpose()?;
         let sql = args.next_pos().ok_or("missing the SQL")?;
         args.reject_next()?;
         let catalog = catalog();
         let planner = Planner::new(catalog)
             .mode(mode)
-            .trace(command.name == "trace");
+            .trace(command.name == "trace")
+            .limit(limit);
         let plan = planner
             .plan(sql, &params)
             .map_err(|e| format!("ERROR {} ({}): {e}", e.code(), e.sqlstate()))?;
@@ -98,7 +102,8 @@ impl goldenscript::Runner for Runner {
             "explain" => out.push_str(&table(&explain(&plan, catalog))),
             "trace" => out.push_str(&plan.trace.to_string()),
             "run" => {
-                let run = execute(&plan, catalog, &params)?;
+                let wanted = limit.filter(|_| plan.ordered_by_index && !plan.backward);
+                let run = execute_first(&plan, catalog, &params, wanted)?;
                 writeln!(out, "returned {} rows", run.rows.len())?;
                 for tp in &plan.tables {
                     let name = &plan.select.tables[tp.table].alias;

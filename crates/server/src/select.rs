@@ -333,15 +333,16 @@ fn limit_offset(q: &ast::Query, params: &[Value]) -> Result<(Option<usize>, usiz
     })
 }
 
-/// How many rows of the plan's output the query can use, if the plan's order is the query's
-/// (its first table's index gives the ORDER BY, or there is none) and nothing between the
-/// plan and the LIMIT (grouping, aggregates, DISTINCT) needs more rows: LIMIT + OFFSET.
-/// Delivery's `ORDER BY no_o_id LIMIT 1 FOR UPDATE` then reads and locks one row per
-/// district instead of all of the district's NEW_ORDER rows.
-fn rows_wanted(
+/// How many rows of its plan's output the query can use if the plan gives them in the
+/// query's order: LIMIT + OFFSET, when nothing between the plan and the LIMIT (grouping,
+/// aggregates, DISTINCT) needs more rows and the planner sees the whole ORDER BY (it skips
+/// items naming select-list aliases, and then cannot vouch for the order). The planner
+/// takes it to prefer an index that gives the order ([`Planner::limit`]); [`rows_wanted`]
+/// then says whether the plan does.
+fn usable_rows(
     q: &ast::Query,
     select: &ast::Select,
-    plan: &waterline_planner::Plan,
+    bound: &BoundSelect,
     (limit, offset): (Option<usize>, usize),
 ) -> Option<usize> {
     let order_items = match &q.order_by {
@@ -361,13 +362,18 @@ fn rows_wanted(
         GroupByExpr::Expressions(exprs, _) => !exprs.is_empty(),
         GroupByExpr::All(_) => true,
     };
-    // The planner skips ORDER BY items naming select-list aliases: then it cannot vouch.
-    let in_order =
-        plan.ordered_by_index && !plan.backward && plan.select.order_by.len() == order_items;
-    if !in_order || aggregates || grouped || select.distinct.is_some() {
+    if bound.order_by.len() != order_items || aggregates || grouped || select.distinct.is_some() {
         return None;
     }
     limit.map(|l| l.saturating_add(offset))
+}
+
+/// The rows the executor may stop after: [`usable_rows`], if the plan's order is the
+/// query's (its first table's index gives the ORDER BY, read forwards, or there is none).
+/// Delivery's `ORDER BY no_o_id LIMIT 1 FOR UPDATE` then reads and locks one row per
+/// district instead of all of the district's NEW_ORDER rows.
+fn rows_wanted(plan: &waterline_planner::Plan, usable: Option<usize>) -> Option<usize> {
+    usable.filter(|_| plan.ordered_by_index && !plan.backward)
 }
 
 /// A select list bound: the output columns, GROUP BY, the ORDER BY keys and the aggregates.
@@ -730,11 +736,13 @@ pub(crate) fn run(
     let db = s.database.clone().ok_or_else(SqlError::no_database)?;
     s.with_trx(|s, trx| {
         let access = TxnAccess::new(&db, &bound.tables, trx, bound.lock).waiting(bound.wait);
+        let usable = usable_rows(q, select, &bound.select, window);
         let plan = Planner::new(&access)
             .mode(s.planner)
+            .limit(usable)
             .optimize(Arc::clone(&bound.select), params)
             .map_err(|e| plan_failure(&access, e))?;
-        let wanted = rows_wanted(q, select, &plan, window);
+        let wanted = rows_wanted(&plan, usable);
         let run =
             execute_first(&plan, &access, params, wanted).map_err(|e| plan_failure(&access, e))?;
         s.shared
@@ -755,9 +763,12 @@ pub(crate) fn explain(
     let tables = s.shared.engine.tables();
     s.with_trx(|s, trx| {
         let access = TxnAccess::new(&db, &tables, trx, None);
+        let bound = bind_query(&access, q).map_err(|e| plan_failure(&access, e))?;
+        let usable = usable_rows(q, select_of(q)?, &bound, limit_offset(q, params)?);
         let plan = Planner::new(&access)
             .mode(s.planner)
-            .plan_query(q, params)
+            .limit(usable)
+            .optimize(Arc::new(bound), params)
             .map_err(|e| plan_failure(&access, e))?;
         let rows = explain_rows(&plan, &access)
             .into_iter()

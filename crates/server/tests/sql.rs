@@ -679,6 +679,81 @@ fn a_limit_in_index_order_stops_the_read_and_its_locks() {
     );
 }
 
+#[test]
+fn a_limit_in_secondary_index_order_reads_that_index() {
+    let config = EngineConfig {
+        lock_wait_timeout: std::time::Duration::from_millis(200),
+        ..EngineConfig::default()
+    };
+    let engine = Arc::new(Engine::open(config).unwrap());
+    let shared = Shared::new(engine, SessionConfig::default());
+    let mut a = Session::new(Arc::clone(&shared), "root", Some("waterline")).unwrap();
+    let mut b = Session::new(shared, "root", Some("waterline")).unwrap();
+    // A job queue taken oldest first: the newest ids were created first.
+    ok(
+        &mut a,
+        "CREATE TABLE job (id INT, created INT, state INT, PRIMARY KEY (id), KEY by_created (created))",
+    );
+    let values: Vec<String> = (1..=50)
+        .map(|id| format!("({id}, {}, {})", 100 - id, id % 2))
+        .collect();
+    ok(
+        &mut a,
+        &format!("INSERT INTO job VALUES {}", values.join(", ")),
+    );
+    // The job's state is not in the index: each entry taken is looked up.
+    let oldest = "SELECT id, state FROM job ORDER BY created LIMIT 1 FOR UPDATE SKIP LOCKED";
+    let plan = rows(&mut a, &format!("EXPLAIN {oldest}")).remove(0);
+    assert_eq!(
+        (plan[3].as_str(), plan[5].as_str()),
+        ("index", "by_created")
+    );
+    // Each consumer locks the entry it takes and no other, so the second takes the next
+    // one. Scanning the table to sort it, the first locked all fifty and the second found
+    // none.
+    ok(&mut a, "BEGIN");
+    assert_eq!(rows(&mut a, oldest), [["50", "0"]]);
+    ok(&mut b, "BEGIN");
+    assert_eq!(rows(&mut b, oldest), [["49", "1"]]);
+    assert_eq!(ok(&mut b, "UPDATE job SET state = 2 WHERE id = 1"), 1);
+    assert_eq!(
+        err(&mut b, "UPDATE job SET state = 2 WHERE id = 50").code,
+        1205
+    );
+    ok(&mut b, "ROLLBACK");
+    ok(&mut a, "COMMIT");
+    // The answers are the scan-and-sort ones: with a filter the index does not check,
+    // with OFFSET, backwards (which still sorts), and with an aggregate.
+    assert_eq!(
+        rows(
+            &mut a,
+            "SELECT id, state FROM job WHERE state = 0 ORDER BY created LIMIT 3"
+        ),
+        [["50", "0"], ["48", "0"], ["46", "0"]]
+    );
+    assert_eq!(
+        rows(
+            &mut a,
+            "SELECT id, state FROM job ORDER BY created LIMIT 2 OFFSET 3"
+        ),
+        [["47", "1"], ["46", "0"]]
+    );
+    assert_eq!(
+        rows(
+            &mut a,
+            "SELECT id, state FROM job ORDER BY created DESC LIMIT 1"
+        ),
+        [["1", "1"]]
+    );
+    assert_eq!(
+        rows(
+            &mut a,
+            "SELECT MIN(state) FROM job ORDER BY created LIMIT 1"
+        ),
+        [["0"]]
+    );
+}
+
 fn prepared_rows(s: &mut Session, id: u32, params: &[Value]) -> Vec<Vec<String>> {
     texts(
         s.execute_prepared(id, params).unwrap(),

@@ -106,14 +106,7 @@ impl Optimizer<'_> {
                 used.overlaps(me) && (known | me).contains(used)
             })
             .collect();
-        let covering_of = |index: IndexId| -> bool {
-            let mut cols: Vec<usize> = index.columns(schema).to_vec();
-            cols.extend(schema.primary_key.iter().flatten());
-            self.select.used_columns[t]
-                .iter()
-                .enumerate()
-                .all(|(c, used)| !used || cols.contains(&c))
-        };
+        let covering_of = |index: IndexId| index.covers(schema, &self.select.used_columns[t]);
         let row_cost = |index: IndexId| match index {
             IndexId::Primary => cost::ROW_READ,
             i if covering_of(i) => cost::ROW_READ,

@@ -56,6 +56,7 @@ pub fn optimize(
     select: Arc<BoundSelect>,
     params: &[Value],
     trace: bool,
+    limit: Option<usize>,
 ) -> Result<Plan, PlanError> {
     let n = select.tables.len();
     let mut conds = select.conds.clone();
@@ -85,11 +86,15 @@ pub fn optimize(
         ordered_by_index: false,
         backward: false,
         needs_temporary: false,
+        limit,
         mode,
         cost,
         trace,
     };
     crate::order::analyse(&mut plan);
+    if let Some(limit) = limit {
+        crate::order::prefer_ordering_index(&mut plan, limit);
+    }
     Ok(plan)
 }
 
