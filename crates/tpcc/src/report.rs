@@ -505,6 +505,19 @@ impl Report {
                 let _ = writeln!(out, "    error: {e}");
             }
         }
+        // Over mysql:// the process is the driver alone: its CPU and memory say nothing of
+        // the server's, which a reader of the columns would otherwise assume.
+        if self
+            .points
+            .iter()
+            .any(|p| p.stats.is_none() && p.process.is_some())
+        {
+            let _ = writeln!(
+                out,
+                "(CPU µs/txn, kernel and KiB/txn are this driver process's; the server's are \
+                 not measured over mysql://)"
+            );
+        }
         out
     }
 }

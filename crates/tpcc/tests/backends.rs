@@ -98,6 +98,34 @@ fn mysql_protocol_against_waterline_serve() {
         point.stats.is_none(),
         "a remote server's counters are not read"
     );
+    // The process columns are the driver's alone, and the summary says so.
+    let note = "are this driver process's";
+    let summary = report(&url, vec![point.clone()], (0, 0.0)).summary();
+    assert_eq!(summary.contains(note), point.process.is_some(), "{summary}");
+    let native = short_run(&BackendKind::Native, Runtime::Threads);
+    assert!(
+        !report("native", vec![native], (0, 0.0))
+            .summary()
+            .contains(note)
+    );
+}
+
+/// A report of `points` on `backend`, run with [`options`].
+fn report(backend: &str, points: Vec<waterline_tpcc::Point>, load: (u64, f64)) -> Report {
+    Report {
+        info: RunInfo {
+            backend: backend.into(),
+            scale: SCALE,
+            seed: 5,
+            warmup_secs: 0.05,
+            limit: Limit::Count(400),
+            runtime: Runtime::Threads,
+            machine: waterline_tpcc::Machine::cpus_only(),
+            isolation: "RepeatableRead".into(),
+            load,
+        },
+        points,
+    }
 }
 
 #[test]
@@ -116,20 +144,7 @@ fn a_sweep_writes_csv_json_and_svg() {
         .into_iter()
         .map(|clients| run_point(&target, "default", &options(clients, Runtime::Threads)).unwrap())
         .collect();
-    let report = Report {
-        info: RunInfo {
-            backend: "native".into(),
-            scale: SCALE,
-            seed: 5,
-            warmup_secs: 0.05,
-            limit: Limit::Count(400),
-            runtime: Runtime::Threads,
-            machine: waterline_tpcc::Machine::cpus_only(),
-            isolation: "RepeatableRead".into(),
-            load: (load.rows, load.elapsed.as_secs_f64()),
-        },
-        points,
-    };
+    let report = report("native", points, (load.rows, load.elapsed.as_secs_f64()));
     let dir = tempfile::tempdir().unwrap();
     report.write(dir.path()).unwrap();
     let csv = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
