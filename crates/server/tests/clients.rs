@@ -311,6 +311,19 @@ fn the_admission_permit_spans_the_transaction() {
     assert!(eventually(
         || engine.admission().unwrap().metrics().inside == 0
     ));
+    // One connection, many transactions: each statement is admitted in turn. The 129th
+    // used to hang (tokio's cooperative budget, see `waterline-throttle`'s `block_on`),
+    // and TPC-C's loader with it; a read timeout turns a hang into a failure.
+    let opts = OptsBuilder::from_opts(
+        Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap(),
+    )
+    .read_timeout(Some(Duration::from_secs(20)));
+    let mut c = Conn::new(opts).unwrap();
+    for id in 2..=400 {
+        c.exec_drop("INSERT INTO t VALUES (?)", (id,)).unwrap();
+    }
+    let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM t").unwrap();
+    assert_eq!(n, Some(400));
 }
 
 /// Polls `f` for up to 10 s (a loaded CI machine may be slow to run the other side).

@@ -329,8 +329,15 @@ impl Wake for Unpark {
 }
 
 /// Runs a future to completion on this thread, parking between polls.
+///
+/// `unconstrained`: called inside a runtime's `block_on` (a `waterline serve` connection
+/// thread runs its protocol future so, and begins each transaction from it), tokio's
+/// semaphore and channels spend that runtime's cooperative budget, which only a return to
+/// the runtime refills. Out of budget, they answer `Pending` and hand their wake-up to the
+/// runtime to send later; this loop never returns to it, so the thread parked forever at
+/// its 129th admission. Here there is no runtime to yield to: the budget does not apply.
 fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
+    let mut future = pin!(tokio::task::unconstrained(future));
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut cx = Context::from_waker(&waker);
     loop {

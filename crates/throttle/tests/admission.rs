@@ -315,6 +315,40 @@ fn blocking_enter_serves_os_threads() {
     assert_eq!(admission.metrics().admitted, 3_200);
 }
 
+/// A thread that serves a connection inside a runtime's `block_on` (as `waterline serve`'s
+/// connection threads do) and begins transaction after transaction: a blocking enter must
+/// not wait on tokio's cooperative budget, which only a return to the runtime refills.
+/// It used to hang at the 129th: the semaphore, out of budget, deferred its own wake-up
+/// to a runtime that never ran again.
+#[test]
+fn blocking_enter_inside_a_runtime_keeps_going() {
+    for policy in [Policy::Limit(1), Policy::ThreadPool(1)] {
+        let admission = Admission::new(policy).unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let worker = admission.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                for _ in 0..1_000 {
+                    match &policy {
+                        Policy::ThreadPool(_) => worker.run_blocking(|| ()),
+                        _ => drop(worker.enter_blocking()),
+                    }
+                }
+            });
+            let _ = done.send(());
+        });
+        assert!(
+            finished.recv_timeout(Duration::from_secs(20)).is_ok(),
+            "{policy:?}: stuck after {} admissions",
+            admission.metrics().admitted
+        );
+        assert_eq!(admission.metrics().admitted, 1_000);
+    }
+}
+
 /// A resource that serves `CORES` at a time; a transaction's service takes 1 ms plus 2% for
 /// every transaction inside the engine (like copying a longer active list). Its knee (the
 /// peak of throughput / response time) is at `CORES` inside.
