@@ -616,16 +616,22 @@ fn tpcc_in_sql_as_go_tpc_writes_it() {
     assert_eq!(rows(&mut s, "SELECT ol_i_id FROM district JOIN order_line ON ol_w_id = d_w_id AND ol_d_id = d_id AND ol_o_id >= d_next_o_id - 20 AND ol_o_id < d_next_o_id WHERE d_w_id = 1 AND d_id = 1").len(), 4);
 }
 
-#[test]
-fn a_limit_in_index_order_stops_the_read_and_its_locks() {
+/// Two sessions on one engine whose lock waits time out after 200 ms.
+fn two_sessions() -> (Session, Session) {
     let config = EngineConfig {
         lock_wait_timeout: std::time::Duration::from_millis(200),
         ..EngineConfig::default()
     };
     let engine = Arc::new(Engine::open(config).unwrap());
     let shared = Shared::new(engine, SessionConfig::default());
-    let mut a = Session::new(Arc::clone(&shared), "root", Some("waterline")).unwrap();
-    let mut b = Session::new(shared, "root", Some("waterline")).unwrap();
+    let a = Session::new(Arc::clone(&shared), "root", Some("waterline")).unwrap();
+    let b = Session::new(shared, "root", Some("waterline")).unwrap();
+    (a, b)
+}
+
+#[test]
+fn a_limit_in_index_order_stops_the_read_and_its_locks() {
+    let (mut a, mut b) = two_sessions();
     ok(
         &mut a,
         "CREATE TABLE new_order (w INT, o INT, v INT, PRIMARY KEY (w, o))",
@@ -681,14 +687,7 @@ fn a_limit_in_index_order_stops_the_read_and_its_locks() {
 
 #[test]
 fn a_limit_in_secondary_index_order_reads_that_index() {
-    let config = EngineConfig {
-        lock_wait_timeout: std::time::Duration::from_millis(200),
-        ..EngineConfig::default()
-    };
-    let engine = Arc::new(Engine::open(config).unwrap());
-    let shared = Shared::new(engine, SessionConfig::default());
-    let mut a = Session::new(Arc::clone(&shared), "root", Some("waterline")).unwrap();
-    let mut b = Session::new(shared, "root", Some("waterline")).unwrap();
+    let (mut a, mut b) = two_sessions();
     // A job queue taken oldest first: the newest ids were created first.
     ok(
         &mut a,
