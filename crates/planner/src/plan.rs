@@ -157,11 +157,6 @@ pub struct Plan {
     pub backward: bool,
     /// Whether GROUP BY needs a temporary table (rows do not arrive grouped).
     pub needs_temporary: bool,
-    /// How many rows the caller said it wants (LIMIT plus OFFSET), if it did: with ORDER BY,
-    /// the planner may then read an index in order instead of scanning and sorting (see
-    /// [`crate::Planner::limit`]). Whether the executor may stop there is the caller's to
-    /// say ([`crate::exec::execute_first`]).
-    pub limit: Option<usize>,
     /// The mode the plan was made in.
     pub mode: PlannerMode,
     /// Estimated total cost.

@@ -86,7 +86,6 @@ pub fn optimize(
         ordered_by_index: false,
         backward: false,
         needs_temporary: false,
-        limit,
         mode,
         cost,
         trace,
