@@ -107,8 +107,8 @@ impl Optimizer<'_> {
             })
             .collect();
         let covering_of = |index: IndexId| index.covers(schema, &self.select.used_columns[t]);
+        // The clustered index covers every column.
         let row_cost = |index: IndexId| match index {
-            IndexId::Primary => cost::ROW_READ,
             i if covering_of(i) => cost::ROW_READ,
             _ => cost::ROW_READ + cost::LOOKUP,
         };
