@@ -158,6 +158,92 @@ fn tpcc_runs_a_comparison_and_writes_its_report() {
 }
 
 #[test]
+fn tpcc_rounds_take_turns_and_report_medians() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lite_tpcc(
+        &[],
+        &[
+            "--warmup",
+            "0",
+            "--count",
+            "200",
+            "--clients",
+            "2",
+            "--rounds",
+            "3",
+            "--compare",
+            "snapshot=vector,csn",
+        ],
+        dir.path(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("txn/s over 3 rounds"), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["run"]["rounds"], 3);
+    // Every other round runs the configurations in reverse order.
+    let order: Vec<(String, u64)> = json["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["config"].as_str().unwrap().to_owned(),
+                p["round"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("snapshot=vector", 1),
+        ("snapshot=csn", 1),
+        ("snapshot=csn", 2),
+        ("snapshot=vector", 2),
+        ("snapshot=vector", 3),
+        ("snapshot=csn", 3),
+    ];
+    assert_eq!(
+        order,
+        expected.map(|(c, r)| (c.to_owned(), r)).to_vec(),
+        "{stdout}"
+    );
+    // The medians: the baseline has no ratio; the other's ratio is the median of its three
+    // rounds' ratios, recomputed here from the points.
+    let medians = json["medians"].as_array().unwrap();
+    assert_eq!(medians.len(), 2);
+    assert_eq!(medians[0]["config"], "snapshot=vector");
+    assert!(medians[0]["ratio_to_baseline"].is_null());
+    let txn = |config: &str, round: u64| {
+        json["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["config"] == config && p["round"] == round)
+            .unwrap()["txn_per_sec"]
+            .as_f64()
+            .unwrap()
+    };
+    let mut ratios: Vec<f64> = (1..=3)
+        .map(|r| txn("snapshot=csn", r) / txn("snapshot=vector", r))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let csn = &medians[1];
+    assert_eq!(csn["config"], "snapshot=csn");
+    assert_eq!(csn["rounds"], 3);
+    assert!((csn["ratio_to_baseline"].as_f64().unwrap() - ratios[1]).abs() < 1e-9);
+    let won = ratios.iter().filter(|&&r| r > 1.0).count();
+    assert_eq!(csn["rounds_won"], won);
+    let csv = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 7, "six points + header");
+    assert!(csv.lines().next().unwrap().ends_with(",round"));
+}
+
+#[test]
 fn tpcc_compares_how_delivery_claims_orders() {
     let dir = tempfile::tempdir().unwrap();
     let out = lite_tpcc(
@@ -240,6 +326,7 @@ fn tpcc_refuses_what_cannot_work() {
             "--runtime tasks needs",
         ),
         (&["--customers", "3"][..], "at least"),
+        (&["--rounds", "0"][..], "--rounds needs 1 or more"),
     ] {
         let out = Command::new(BIN).arg("tpcc").args(args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -88,6 +88,12 @@ pub struct TpccArgs {
     /// freshly loaded database; the points run back to back per client count.
     #[arg(long, value_name = "KNOB=V1,V2,...")]
     pub compare: Option<String>,
+    /// Run the whole sweep this many times, each round on freshly loaded databases, and
+    /// report each point's median, lowest and highest txn/s over the rounds (and with
+    /// `--compare`, the median of each round's ratio to the first value). With `--compare`
+    /// the values take turns: every other round runs them in reverse order.
+    #[arg(long, default_value_t = 1)]
+    pub rounds: usize,
     /// Where the report goes (default: target/waterline-tpcc/<time>).
     #[arg(long)]
     pub report_dir: Option<PathBuf>,
@@ -143,6 +149,9 @@ fn default_report_dir() -> PathBuf {
 /// Checks what cannot work before anything is loaded.
 fn validate(args: &TpccArgs, configs: &[(String, Knobs)]) -> CliResult<()> {
     args.scale().validate()?;
+    if args.rounds == 0 {
+        return Err("--rounds needs 1 or more".into());
+    }
     if args.clients.is_empty() || args.clients.contains(&0) {
         return Err("--clients needs one or more counts above 0".into());
     }
@@ -348,9 +357,48 @@ pub fn sweep(
 ) -> CliResult<Report> {
     validate(args, configs)?;
     placement.enter()?;
-    let report = load(args, configs).and_then(|loaded| loaded.run(args, placement));
+    let report = rounds(args, configs, placement);
     placement.leave()?;
     report
+}
+
+/// The sweep's rounds (`--rounds`), each on freshly loaded databases (the last round's
+/// dropped first, so its memory is reused), the configurations in reverse order every other
+/// round: a configuration that always ran first, or always second, would carry whatever
+/// that place costs (a machine warming up, memory the one before freed) into every
+/// comparison.
+fn rounds(
+    args: &TpccArgs,
+    configs: &[(String, Knobs)],
+    placement: &Placement,
+) -> CliResult<Report> {
+    let mut report: Option<Report> = None;
+    for round in 1..=args.rounds {
+        let mut order: Vec<(String, Knobs)> = configs.to_vec();
+        if round % 2 == 0 {
+            order.reverse();
+        }
+        if args.rounds > 1 {
+            eprintln!("round {round} of {}", args.rounds);
+            // Each round loads into directories of its own: the last round's are not empty.
+            for (_, knobs) in &mut order {
+                knobs.engine.data_dir = knobs
+                    .engine
+                    .data_dir
+                    .take()
+                    .map(|d| d.join(format!("round-{round}")));
+            }
+        }
+        let mut this = load(args, &order)?.run(args, placement)?;
+        for point in &mut this.points {
+            point.round = round;
+        }
+        match &mut report {
+            None => report = Some(this),
+            Some(report) => report.points.append(&mut this.points),
+        }
+    }
+    report.ok_or_else(|| "--rounds needs 1 or more".into())
 }
 
 /// Writes `report` into `dir`, prints its summary, and fails if a point failed.

@@ -9,6 +9,10 @@
 //! - latencies: from the first try to the end, retries included, in milliseconds.
 //! - `process`: this process's CPU time (user and kernel) and resident-memory growth over
 //!   the measured time, per transaction (see [`crate::process`]).
+//! - `medians`: each configuration's throughput at each client count over the sweep's
+//!   rounds (see [`Median`]): the median, the lowest and highest, and against the first
+//!   configuration the median of the rounds' ratios. On a noisy machine one run says
+//!   little; the rounds, taking turns, are the evidence.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -26,7 +30,7 @@ use crate::process::{Spent, transparent_huge_pages};
 use crate::schema::Scale;
 
 /// The definitions above, as the JSON report carries them.
-pub const DEFINITIONS: [(&str, &str); 4] = [
+pub const DEFINITIONS: [(&str, &str); 5] = [
     (
         "tpmc",
         "NewOrder transactions completed per minute of measured time, including the 1% that \
@@ -46,7 +50,46 @@ pub const DEFINITIONS: [(&str, &str); 4] = [
          growth, over the measured time, from /proc/self: the engine's and the driver's for \
          an in-process backend, the driver's alone for mysql://",
     ),
+    (
+        "medians",
+        "per configuration and client count, txn_per_sec over the rounds: the median, the \
+         lowest and the highest; ratio_to_baseline is the median over the rounds of this \
+         configuration's txn_per_sec divided by the first configuration's in the same round, \
+         and rounds_won how many of those ratios were above 1",
+    ),
 ];
+
+/// One configuration at one client count, over the sweep's rounds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Median {
+    /// The configuration's label.
+    pub config: String,
+    /// Clients.
+    pub clients: usize,
+    /// Rounds measured.
+    pub rounds: usize,
+    /// Median txn/s (of an even count, the mean of the middle two).
+    pub txn_per_sec: f64,
+    /// Lowest txn/s of a round.
+    pub lowest: f64,
+    /// Highest txn/s of a round.
+    pub highest: f64,
+    /// Against the first configuration (the baseline), `None` for the baseline itself: the
+    /// median over the rounds of the ratio of this configuration's txn/s to the baseline's
+    /// in the same round, and how many of those ratios were above 1.
+    pub against_baseline: Option<(f64, usize)>,
+}
+
+/// The median of `values` (of an even count, the mean of the middle two); `NaN` if empty.
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
 
 /// One measured point: a configuration at a client count.
 #[derive(Clone, Debug)]
@@ -55,6 +98,8 @@ pub struct Point {
     pub config: String,
     /// Clients.
     pub clients: usize,
+    /// Which round of the sweep (`--rounds`) this point belongs to, from 1.
+    pub round: usize,
     /// What the driver measured.
     pub measurement: Measurement,
     /// The engine's counters over the measured time (in-process backends).
@@ -216,6 +261,79 @@ fn scale_json(scale: &Scale) -> Json {
 }
 
 impl Report {
+    /// Rounds in the sweep (the highest round of a point; 1 for a single run).
+    pub fn rounds(&self) -> usize {
+        self.points.iter().map(|p| p.round).max().unwrap_or(1)
+    }
+
+    /// The configurations, in the order of their first point (the first is the baseline).
+    fn configs(&self) -> Vec<&str> {
+        let mut configs: Vec<&str> = Vec::new();
+        for p in &self.points {
+            if !configs.contains(&p.config.as_str()) {
+                configs.push(&p.config);
+            }
+        }
+        configs
+    }
+
+    /// The client counts, ascending.
+    fn client_counts(&self) -> Vec<usize> {
+        let mut clients: Vec<usize> = self.points.iter().map(|p| p.clients).collect();
+        clients.sort_unstable();
+        clients.dedup();
+        clients
+    }
+
+    /// Each configuration at each client count over the rounds: by clients, then the
+    /// configurations in the order of their first point.
+    pub fn medians(&self) -> Vec<Median> {
+        let configs = self.configs();
+        let txn = |config: &str, clients: usize, round: usize| {
+            self.points
+                .iter()
+                .find(|p| p.config == config && p.clients == clients && p.round == round)
+                .map(|p| p.measurement.txn_per_sec())
+        };
+        let mut out = Vec::new();
+        for clients in self.client_counts() {
+            for config in &configs {
+                let runs: Vec<(usize, f64)> = self
+                    .points
+                    .iter()
+                    .filter(|p| p.config == *config && p.clients == clients)
+                    .map(|p| (p.round, p.measurement.txn_per_sec()))
+                    .collect();
+                if runs.is_empty() {
+                    continue;
+                }
+                let values: Vec<f64> = runs.iter().map(|&(_, t)| t).collect();
+                let against_baseline = (*config != configs[0]).then(|| {
+                    let ratios: Vec<f64> = runs
+                        .iter()
+                        .filter_map(|&(round, t)| {
+                            txn(configs[0], clients, round)
+                                .filter(|&base| base > 0.0)
+                                .map(|base| t / base)
+                        })
+                        .collect();
+                    let won = ratios.iter().filter(|&&r| r > 1.0).count();
+                    (median(ratios), won)
+                });
+                out.push(Median {
+                    config: (*config).to_owned(),
+                    clients,
+                    rounds: values.len(),
+                    txn_per_sec: median(values.clone()),
+                    lowest: values.iter().copied().fold(f64::INFINITY, f64::min),
+                    highest: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                    against_baseline,
+                });
+            }
+        }
+        out
+    }
+
     /// The report as JSON.
     pub fn json(&self) -> Json {
         let info = &self.info;
@@ -248,6 +366,7 @@ impl Report {
                 json!({
                     "config": p.config,
                     "clients": p.clients,
+                    "round": p.round,
                     "tpmc": m.tpmc(),
                     "txn_per_sec": m.txn_per_sec(),
                     "elapsed_secs": m.elapsed.as_secs_f64(),
@@ -292,9 +411,20 @@ impl Report {
                 "isolation": info.isolation,
                 "loaded_rows": info.load.0,
                 "load_secs": info.load.1,
+                "rounds": self.rounds(),
             },
             "definitions": DEFINITIONS.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "points": points,
+            "medians": self.medians().iter().map(|m| json!({
+                "config": m.config,
+                "clients": m.clients,
+                "rounds": m.rounds,
+                "txn_per_sec": m.txn_per_sec,
+                "lowest_txn_per_sec": m.lowest,
+                "highest_txn_per_sec": m.highest,
+                "ratio_to_baseline": m.against_baseline.map(|(r, _)| r),
+                "rounds_won": m.against_baseline.map(|(_, w)| w),
+            })).collect::<Vec<_>>(),
         })
     }
 
@@ -316,7 +446,7 @@ impl Report {
         for name in COMMIT_COLUMNS {
             let _ = write!(out, ",{name}");
         }
-        out.push('\n');
+        out.push_str(",round\n");
         for p in &self.points {
             let m = &p.measurement;
             let _ = write!(
@@ -371,22 +501,17 @@ impl Report {
                 }
                 None => out.push_str(&",".repeat(COMMIT_COLUMNS.len())),
             }
-            out.push('\n');
+            let _ = writeln!(out, ",{}", p.round);
         }
         out
     }
 
-    /// Throughput against clients, one line per configuration, as SVG.
+    /// Throughput against clients, one line per configuration (each point the median over
+    /// the rounds), as SVG.
     pub fn svg(&self, path: &Path) -> io::Result<()> {
-        let mut clients: Vec<usize> = self.points.iter().map(|p| p.clients).collect();
-        clients.sort_unstable();
-        clients.dedup();
-        let mut configs: Vec<&str> = Vec::new();
-        for p in &self.points {
-            if !configs.contains(&p.config.as_str()) {
-                configs.push(&p.config);
-            }
-        }
+        let clients = self.client_counts();
+        let configs = self.configs();
+        let medians = self.medians();
         let top = self
             .points
             .iter()
@@ -397,11 +522,17 @@ impl Report {
             let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
             root.fill(&WHITE)?;
             let scale = &self.info.scale;
+            let rounds = self.rounds();
             let caption = format!(
-                "TPC-C-lite, {}: {} warehouse(s){}",
+                "TPC-C-lite, {}: {} warehouse(s){}{}",
                 self.info.backend,
                 scale.warehouses,
-                if scale.is_standard() { "" } else { ", lite" }
+                if scale.is_standard() { "" } else { ", lite" },
+                if rounds > 1 {
+                    format!(", median of {rounds} rounds")
+                } else {
+                    String::new()
+                }
             );
             let categories: Vec<String> = clients.iter().map(usize::to_string).collect();
             let labels = Labels {
@@ -415,10 +546,10 @@ impl Report {
                     .iter()
                     .enumerate()
                     .filter_map(|(x, c)| {
-                        self.points
+                        medians
                             .iter()
-                            .find(|p| p.config == *config && p.clients == *c)
-                            .map(|p| (x as f64, p.measurement.txn_per_sec()))
+                            .find(|m| m.config == *config && m.clients == *c)
+                            .map(|m| (x as f64, m.txn_per_sec))
                     })
                     .collect();
                 draw_line(&mut chart, i, config, &series)?;
@@ -458,9 +589,23 @@ impl Report {
             info.machine.cpus,
         );
         let _ = writeln!(out, "machine: {}", info.machine.describe());
+        // With rounds, each point's label says its round.
+        let rounds = self.rounds();
+        let label = |p: &Point| {
+            if rounds > 1 {
+                format!("{} r{}", p.config, p.round)
+            } else {
+                p.config.clone()
+            }
+        };
+        let width = self
+            .points
+            .iter()
+            .map(|p| label(p).len())
+            .fold(28, usize::max);
         let _ = writeln!(
             out,
-            "{:<28} {:>7} {:>11} {:>10} {:>9} {:>9} {:>8} {:>8} {:>10} {:>6} {:>8}  consistency",
+            "{:<width$} {:>7} {:>11} {:>10} {:>9} {:>9} {:>8} {:>8} {:>10} {:>6} {:>8}  consistency",
             "config",
             "clients",
             "tpmC",
@@ -486,8 +631,8 @@ impl Report {
             };
             let _ = writeln!(
                 out,
-                "{:<28} {:>7} {:>11.0} {:>10.0} {:>9.2} {:>9.2} {:>8} {:>8} {cpu:>10} {kernel:>6} {growth:>8}  {}",
-                p.config,
+                "{:<width$} {:>7} {:>11.0} {:>10.0} {:>9.2} {:>9.2} {:>8} {:>8} {cpu:>10} {kernel:>6} {growth:>8}  {}",
+                label(p),
                 p.clients,
                 m.tpmc(),
                 m.txn_per_sec(),
@@ -516,6 +661,35 @@ impl Report {
                 out,
                 "(CPU µs/txn, kernel and KiB/txn are this driver process's; the server's are \
                  not measured over mysql://)"
+            );
+        }
+        if rounds > 1 {
+            out.push_str(&self.medians_table(rounds));
+        }
+        out
+    }
+
+    /// The summary's table of [`Report::medians`].
+    fn medians_table(&self, rounds: usize) -> String {
+        let mut out = format!(
+            "txn/s over {rounds} rounds (configurations taking turns, each round on freshly \
+             loaded databases):\n"
+        );
+        let width = self.configs().iter().map(|c| c.len()).fold(28, usize::max);
+        let _ = writeln!(
+            out,
+            "{:<width$} {:>7} {:>10} {:>10} {:>10}  against the first (median ratio, rounds won)",
+            "config", "clients", "median", "lowest", "highest"
+        );
+        for m in self.medians() {
+            let against = match m.against_baseline {
+                Some((ratio, won)) => format!("{ratio:.3}, {won} of {}", m.rounds),
+                None => "(baseline)".into(),
+            };
+            let _ = writeln!(
+                out,
+                "{:<width$} {:>7} {:>10.0} {:>10.0} {:>10.0}  {against}",
+                m.config, m.clients, m.txn_per_sec, m.lowest, m.highest
             );
         }
         out
@@ -573,5 +747,103 @@ fn csv_field(s: &str) -> String {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn point(config: &str, clients: usize, round: usize, committed: u64) -> Point {
+        let mut measurement = Measurement {
+            elapsed: Duration::from_secs(1),
+            ..Measurement::default()
+        };
+        measurement.kinds[0].committed = committed;
+        Point {
+            config: config.into(),
+            clients,
+            round,
+            measurement,
+            stats: None,
+            commit: None,
+            process: None,
+            order_lines: 0,
+            violations: Vec::new(),
+        }
+    }
+
+    fn report(points: Vec<Point>) -> Report {
+        Report {
+            info: RunInfo {
+                backend: "native".into(),
+                scale: Scale {
+                    warehouses: 1,
+                    items: 1000,
+                    customers: 100,
+                },
+                seed: 1,
+                warmup_secs: 0.0,
+                limit: Limit::Count(1),
+                runtime: Runtime::Threads,
+                machine: Machine::cpus_only(),
+                isolation: "RepeatableRead".into(),
+                load: (0, 0.0),
+            },
+            points,
+        }
+    }
+
+    #[test]
+    fn a_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(Vec::new()).is_nan());
+    }
+
+    #[test]
+    fn the_ratio_is_the_median_of_each_rounds_ratio_not_a_ratio_of_medians() {
+        // Round by round b/a is 1.5, 0.5, 1.2: median 1.2, two rounds won. The medians
+        // themselves (100 and 60) would say 0.6: a round's ratio pairs the two runs that
+        // shared the machine's state, and one slow stretch no longer decides.
+        let r = report(vec![
+            point("a", 2, 1, 100),
+            point("b", 2, 1, 150),
+            point("b", 2, 2, 60),
+            point("a", 2, 2, 120),
+            point("a", 2, 3, 50),
+            point("b", 2, 3, 60),
+            point("a", 8, 1, 10),
+        ]);
+        assert_eq!(r.rounds(), 3);
+        let m = r.medians();
+        assert_eq!(m.len(), 3, "a and b at 2 clients, a at 8: {m:?}");
+        assert_eq!((m[0].config.as_str(), m[0].clients), ("a", 2));
+        assert_eq!(
+            (m[0].txn_per_sec, m[0].lowest, m[0].highest),
+            (100.0, 50.0, 120.0)
+        );
+        assert_eq!(m[0].against_baseline, None);
+        assert_eq!((m[1].config.as_str(), m[1].txn_per_sec), ("b", 60.0));
+        let (ratio, won) = m[1].against_baseline.unwrap();
+        assert!((ratio - 1.2).abs() < 1e-9, "{ratio}");
+        assert_eq!(won, 2);
+        assert_eq!(
+            (m[2].config.as_str(), m[2].clients, m[2].rounds),
+            ("a", 8, 1)
+        );
+        let summary = r.summary();
+        assert!(summary.contains("txn/s over 3 rounds"), "{summary}");
+        assert!(summary.contains("1.200, 2 of 3"), "{summary}");
+        assert!(summary.contains("b r2"), "{summary}");
+    }
+
+    #[test]
+    fn one_round_prints_no_medians() {
+        let summary = report(vec![point("default", 2, 1, 100)]).summary();
+        assert!(!summary.contains("rounds"), "{summary}");
+        assert!(!summary.contains(" r1"), "{summary}");
     }
 }

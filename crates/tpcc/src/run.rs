@@ -74,6 +74,7 @@ pub fn run_point_on(
     Ok(Point {
         config: config.to_owned(),
         clients: options.clients,
+        round: 1,
         measurement,
         stats,
         commit,
