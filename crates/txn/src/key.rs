@@ -90,6 +90,26 @@ impl Bytes {
         }
     }
 
+    /// Appends `tag` and the first `k` bytes of `word`, big-endian, whose bytes past the
+    /// `k`th are zero. With room for all eight inline, they are written in one store: the
+    /// zeros land past the new length, where the array is zero anyway. Byte by byte, each
+    /// byte was a store of the byte and one of the length, and the next byte's store waited
+    /// for the length (3% of a TPC-C run went to encoding keys' integers that way).
+    fn push_tagged_word(&mut self, tag: u8, word: u64, k: usize) {
+        debug_assert!(k <= 8 && word.checked_shl(8 * k as u32).unwrap_or(0) == 0);
+        if let Bytes::Inline { len, bytes } = self {
+            let at = usize::from(*len);
+            if at + 9 <= INLINE_KEY_BYTES {
+                bytes[at] = tag;
+                bytes[at + 1..at + 9].copy_from_slice(&word.to_be_bytes());
+                *len += 1 + k as u8;
+                return;
+            }
+        }
+        self.push(tag);
+        self.extend_from_slice(&word.to_be_bytes()[..k]);
+    }
+
     fn extend_from_slice(&mut self, more: &[u8]) {
         for &byte in more {
             self.push(byte);
@@ -368,8 +388,7 @@ fn encode(out: &mut Bytes, value: &Value) {
             } else {
                 bits | 1 << 63
             };
-            out.push(DOUBLE);
-            out.extend_from_slice(&ordered.to_be_bytes());
+            out.push_tagged_word(DOUBLE, ordered, 8);
         }
         Value::Str(s) => {
             out.push(STR);
@@ -382,8 +401,7 @@ fn encode(out: &mut Bytes, value: &Value) {
             out.extend_from_slice(&[0x00, 0x01]);
         }
         Value::DateTime(t) => {
-            out.push(DATETIME);
-            out.extend_from_slice(&((t.0 as u64) ^ 1 << 63).to_be_bytes());
+            out.push_tagged_word(DATETIME, (t.0 as u64) ^ 1 << 63, 8);
         }
     }
 }
@@ -391,19 +409,17 @@ fn encode(out: &mut Bytes, value: &Value) {
 /// An INT in as few bytes as it needs: small ids (TPC-C's warehouse, district, order line)
 /// take two bytes with their tag.
 fn encode_int(out: &mut Bytes, n: i64) {
-    let bytes = n.to_be_bytes();
-    let k = if n >= 0 {
+    let (tag, k) = if n >= 0 {
         let k = 8 - (n.leading_zeros() / 8) as usize;
-        out.push(INT_ZERO + k as u8);
-        k
+        (INT_ZERO + k as u8, k)
     } else {
         // -n-1, without overflow at i64::MIN; n's low k bytes then order the same as n.
         let k = 8 - ((!n).leading_zeros() / 8) as usize;
-        out.push(INT_ZERO - 1 - k as u8);
-        k
+        (INT_ZERO - 1 - k as u8, k)
     };
-    // Byte by byte: a `memmove` call costs more than the one to three bytes of a small id.
-    out.extend_from_slice(&bytes[8 - k..]);
+    // n's low k bytes, moved to the top of the word (none for 0 and -1).
+    let word = (n as u64).checked_shl(8 * (8 - k) as u32).unwrap_or(0);
+    out.push_tagged_word(tag, word, k);
 }
 
 /// A DECIMAL as sign, exponent and digits: |d| = 0.d1d2...dk × 10^e with d1 ≠ 0 and dk ≠ 0,
@@ -623,6 +639,29 @@ mod tests {
                 None => prop_assert!(ka.is_empty()),
             }
         }
+    }
+
+    #[test]
+    fn integers_written_a_word_at_a_time_leave_the_array_zero_past_the_length() {
+        // The same bytes pushed one at a time: equal keys, so equal arrays (a key compares
+        // and hashes its whole inline array).
+        let mut bytes = Vec::new();
+        for n in [0i64, -1, 5, 300, -300, i64::MAX, i64::MIN] {
+            let mut one = Bytes::default();
+            encode_int(&mut one, n);
+            bytes.extend_from_slice(one.as_slice());
+        }
+        let values = [0i64, -1, 5, 300, -300, i64::MAX, i64::MIN].map(Value::Int);
+        let key = Key::from(values.to_vec());
+        assert_eq!(key, raw(&bytes));
+        assert_eq!(key.values(), values.to_vec());
+        // Three small ints, inline: tag and bytes only, zero after.
+        let small = Key::from(vec![Value::Int(1), Value::Int(0), Value::Int(-2)]);
+        assert_eq!(
+            small.as_bytes(),
+            &[INT_ZERO + 1, 1, INT_ZERO, INT_ZERO - 2, 0xfe]
+        );
+        assert_eq!(small, raw(small.as_bytes()));
     }
 
     #[test]
