@@ -54,8 +54,9 @@ pub const DEFINITIONS: [(&str, &str); 5] = [
         "medians",
         "per configuration and client count, txn_per_sec over the rounds: the median, the \
          lowest and the highest; ratio_to_baseline is the median over the rounds of this \
-         configuration's txn_per_sec divided by the first configuration's in the same round, \
-         and rounds_won how many of those ratios were above 1",
+         configuration's txn_per_sec divided by the first configuration's in the same round \
+         (the median of its points in that round, where a timeline measured several \
+         segments), and rounds_won how many of those ratios were above 1",
     ),
 ];
 
@@ -66,7 +67,8 @@ pub struct Median {
     pub config: String,
     /// Clients.
     pub clients: usize,
-    /// Rounds measured.
+    /// Points measured: one per round (in a timeline of segments of the same round, as
+    /// `waterline lab planner` runs, one per segment).
     pub rounds: usize,
     /// Median txn/s (of an even count, the mean of the middle two).
     pub txn_per_sec: f64,
@@ -76,7 +78,8 @@ pub struct Median {
     pub highest: f64,
     /// Against the first configuration (the baseline), `None` for the baseline itself: the
     /// median over the rounds of the ratio of this configuration's txn/s to the baseline's
-    /// in the same round, and how many of those ratios were above 1.
+    /// in the same round (the median of the baseline's points in that round, when a
+    /// timeline measured several), and how many of those ratios were above 1.
     pub against_baseline: Option<(f64, usize)>,
 }
 
@@ -289,11 +292,16 @@ impl Report {
     /// configurations in the order of their first point.
     pub fn medians(&self) -> Vec<Median> {
         let configs = self.configs();
+        // A round's txn/s of a configuration: its point's, or the median of its points when
+        // a timeline measured it in several segments.
         let txn = |config: &str, clients: usize, round: usize| {
-            self.points
+            let of_round: Vec<f64> = self
+                .points
                 .iter()
-                .find(|p| p.config == config && p.clients == clients && p.round == round)
+                .filter(|p| p.config == config && p.clients == clients && p.round == round)
                 .map(|p| p.measurement.txn_per_sec())
+                .collect();
+            (!of_round.is_empty()).then(|| median(of_round))
         };
         let mut out = Vec::new();
         for clients in self.client_counts() {
@@ -838,6 +846,26 @@ mod tests {
         assert!(summary.contains("txn/s over 3 rounds"), "{summary}");
         assert!(summary.contains("1.200, 2 of 3"), "{summary}");
         assert!(summary.contains("b r2"), "{summary}");
+    }
+
+    #[test]
+    fn segments_of_one_round_count_against_the_baselines_median_in_that_round() {
+        // A timeline (`waterline lab planner`): three segments of each configuration in one
+        // round. Each of b's is set against the median of a's (100), not a's first (90).
+        let r = report(vec![
+            point("a", 2, 1, 90),
+            point("a", 2, 1, 100),
+            point("a", 2, 1, 130),
+            point("b", 2, 1, 95),
+            point("b", 2, 1, 120),
+            point("b", 2, 1, 200),
+        ]);
+        let m = r.medians();
+        assert_eq!((m[1].config.as_str(), m[1].rounds), ("b", 3));
+        assert_eq!(m[1].txn_per_sec, 120.0);
+        let (ratio, won) = m[1].against_baseline.unwrap();
+        assert!((ratio - 1.2).abs() < 1e-9, "{ratio}");
+        assert_eq!(won, 2);
     }
 
     #[test]
