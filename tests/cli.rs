@@ -2,7 +2,7 @@
 //! survives a kill -9 (a real process, a real client).
 
 use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
@@ -102,22 +102,29 @@ fn serve_keeps_acknowledged_commits_across_kill_9() {
 }
 
 /// `waterline GLOBAL.. tpcc ARGS..` on a lite database (300 items, 30 customers a
-/// district), its report in `dir`.
-fn lite_tpcc(global: &[&str], args: &[&str], dir: &std::path::Path) -> Output {
-    Command::new(BIN)
+/// district), its report in `dir`; it must succeed. Its standard output.
+fn lite_tpcc(global: &[&str], args: &[&str], dir: &std::path::Path) -> String {
+    let out = Command::new(BIN)
         .args(global)
         .args(["tpcc", "--items", "300", "--customers", "30"])
         .args(args)
         .arg("--report-dir")
         .arg(dir)
         .output()
-        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
 }
 
 #[test]
 fn tpcc_runs_a_comparison_and_writes_its_report() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lite_tpcc(
+    let stdout = lite_tpcc(
         &[],
         &[
             "--warmup",
@@ -130,12 +137,6 @@ fn tpcc_runs_a_comparison_and_writes_its_report() {
             "snapshot=vector,csn",
         ],
         dir.path(),
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     assert!(
         stdout.contains("snapshot=vector") && stdout.contains("snapshot=csn"),
@@ -160,7 +161,7 @@ fn tpcc_runs_a_comparison_and_writes_its_report() {
 #[test]
 fn tpcc_rounds_take_turns_and_report_medians() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lite_tpcc(
+    let stdout = lite_tpcc(
         &[],
         &[
             "--warmup",
@@ -175,12 +176,6 @@ fn tpcc_rounds_take_turns_and_report_medians() {
             "snapshot=vector,csn",
         ],
         dir.path(),
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("txn/s over 3 rounds"), "{stdout}");
     let json: serde_json::Value =
@@ -246,7 +241,9 @@ fn tpcc_rounds_take_turns_and_report_medians() {
 #[test]
 fn tpcc_compares_how_delivery_claims_orders() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lite_tpcc(
+    // Each run ends with the consistency checks, which a lost or doubly delivered order
+    // fails (NEW_ORDER's ids per district stay contiguous; every order line is counted).
+    let stdout = lite_tpcc(
         &[],
         &[
             "--warmup",
@@ -259,14 +256,6 @@ fn tpcc_compares_how_delivery_claims_orders() {
             "delivery-claim=wait,skip-locked",
         ],
         dir.path(),
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    // Each run ends with the consistency checks, which a lost or doubly delivered order
-    // fails (NEW_ORDER's ids per district stay contiguous; every order line is counted).
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     assert!(
         stdout.contains("native (hot-last step order, each config's Delivery)"),
@@ -285,14 +274,13 @@ fn tpcc_compares_how_delivery_claims_orders() {
 fn tpcc_reports_the_transparent_huge_pages_in_force() {
     let run = |setting: &str| {
         let dir = tempfile::tempdir().unwrap();
-        let out = lite_tpcc(
+        let stdout = lite_tpcc(
             &["--transparent-huge-pages", setting],
             &["--warmup", "0", "--count", "50"],
             dir.path(),
         );
-        assert!(out.status.success(), "{out:?}");
         let json = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
-        (String::from_utf8_lossy(&out.stdout).into_owned(), json)
+        (stdout, json)
     };
     let (off, off_json) = run("off");
     let (on, _) = run("on");
