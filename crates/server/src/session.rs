@@ -408,6 +408,22 @@ impl Session {
         result
     }
 
+    /// BEGIN for async callers: ends the open transaction as BEGIN does (committing it),
+    /// then begins one, waiting for the engine's admission permit without blocking the
+    /// thread (BEGIN through [`Session::execute`] blocks it). A client that runs sessions as
+    /// tokio tasks needs this: a worker thread blocked waiting for a permit could be the
+    /// one the permit's holder needs to finish.
+    pub async fn begin_async(&mut self) -> Result<(), SqlError> {
+        self.shared
+            .counters
+            .questions
+            .fetch_add(1, Ordering::Relaxed);
+        self.commit()?;
+        let isolation = self.next_isolation.take().unwrap_or(self.isolation);
+        self.trx = Some(self.shared.engine.begin_async(isolation).await);
+        Ok(())
+    }
+
     fn begin_trx(&mut self) -> Transaction {
         let isolation = self.next_isolation.take().unwrap_or(self.isolation);
         self.shared.engine.begin(isolation)
