@@ -309,10 +309,6 @@ fn tpcc_refuses_what_cannot_work() {
             &["--backend", "postgres://x"][..],
             "expected native, sql, or mysql://",
         ),
-        (
-            &["--backend", "sql", "--runtime", "tasks"][..],
-            "--runtime tasks needs",
-        ),
         (&["--customers", "3"][..], "at least"),
         (&["--rounds", "0"][..], "--rounds needs 1 or more"),
     ] {

@@ -22,7 +22,7 @@ pub type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 pub enum RuntimeArg {
     /// One OS thread per client.
     Threads,
-    /// One tokio task per client (native backend).
+    /// One tokio task per client.
     Tasks,
 }
 
@@ -154,11 +154,6 @@ fn validate(args: &TpccArgs, configs: &[(String, Knobs)]) -> CliResult<()> {
     }
     if args.clients.is_empty() || args.clients.contains(&0) {
         return Err("--clients needs one or more counts above 0".into());
-    }
-    if args.runtime() != Runtime::Threads && args.backend != BackendKind::Native {
-        return Err(
-            "--runtime tasks needs --backend native (SQL clients block their thread)".into(),
-        );
     }
     let pooled = configs.iter().any(|(_, k)| {
         matches!(

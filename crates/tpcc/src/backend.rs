@@ -17,12 +17,14 @@ use waterline_txn::{Admission, Engine, EngineConfig, Isolation, Policy, StatsSna
 
 use crate::Error;
 use crate::check::Facts;
-use crate::client::{Client, Failure};
-use crate::conn::{EmbeddedConn, MysqlConn};
+use crate::client::{AsyncClient, Client, Failure, OnThread};
+use crate::conn::{EmbeddedConn, MysqlAsyncConn, MysqlConn, check_mysql_url};
+use crate::driver::{DriverOptions, Measurement, OnThreadStart, run_tasks, run_threads};
 use crate::load::{LoadReport, load};
 use crate::native::{DeliveryClaim, NativeClient, NativeDb, NativeSink, StepOrder};
 use crate::schema::Scale;
 use crate::sql::{SqlClient, SqlConn, SqlSink, create_tables};
+use std::future::Future;
 
 /// The database the embedded SQL backend creates.
 pub const DATABASE: &str = "tpcc";
@@ -45,7 +47,7 @@ impl FromStr for BackendKind {
             "native" => Ok(BackendKind::Native),
             "sql" => Ok(BackendKind::Sql),
             url if url.starts_with("mysql://") => {
-                mysql::Opts::from_url(url).map_err(|e| format!("{url}: {e}"))?;
+                check_mysql_url(url).map_err(|e| format!("{url}: {e}"))?;
                 Ok(BackendKind::Mysql(url.to_owned()))
             }
             other => Err(format!(
@@ -187,15 +189,17 @@ impl Target {
                     ..SessionConfig::default()
                 };
                 let shared = Shared::new(Arc::clone(&engine), config);
-                create_tables(&mut EmbeddedConn::new(Arc::clone(&shared), DATABASE)?)?;
+                OnThread::open(async || EmbeddedConn::new(Arc::clone(&shared), DATABASE))?
+                    .run(async |conn| create_tables(conn).await)?;
                 let native = Arc::new(NativeDb::open(engine, settings.isolation)?);
                 let report = load(scale, seed, threads, || Ok(NativeSink(Arc::clone(&native))))?;
                 Ok((Target::Sql { shared, native }, report))
             }
             BackendKind::Mysql(url) => {
-                create_tables(&mut MysqlConn::connect(url)?)?;
+                OnThread::open(async || MysqlConn::connect(url))?
+                    .run(async |conn| create_tables(conn).await)?;
                 let report = load(scale, seed, threads, || {
-                    Ok(SqlSink(MysqlConn::connect(url)?))
+                    Ok(SqlSink(OnThread::open(async || MysqlConn::connect(url))?))
                 })?;
                 let target = Target::Mysql {
                     url: url.clone(),
@@ -206,32 +210,85 @@ impl Target {
         }
     }
 
-    /// A new client (a connection, for the SQL backends).
+    /// A new client for an OS thread (a connection, for the SQL backends).
     pub fn connect(&self) -> Result<Box<dyn Client>, Failure> {
         Ok(match self {
             Target::Native(db) => Box::new(NativeClient(Arc::clone(db))),
-            Target::Sql { shared, .. } => Box::new(SqlClient::new(EmbeddedConn::new(
-                Arc::clone(shared),
-                DATABASE,
-            )?)),
-            Target::Mysql { url, isolation } => {
-                let mut conn = MysqlConn::connect(url)?;
-                conn.text(isolation_sql(*isolation))?;
-                Box::new(SqlClient::new(conn))
+            Target::Sql { shared, .. } => {
+                let shared = Arc::clone(shared);
+                Box::new(OnThread::open(async || embedded_client(shared))?)
             }
+            Target::Mysql { url, isolation } => Box::new(OnThread::open(async || {
+                mysql_client(url, *isolation).await
+            })?),
         })
+    }
+
+    /// Runs `options` as OS-thread clients; `connect_on` runs on each client's thread first.
+    pub fn run_threads(
+        &self,
+        options: &DriverOptions,
+        connect_on: Option<&OnThreadStart>,
+        on_measure: &dyn Fn(bool),
+    ) -> Measurement {
+        let connect = |client: usize| {
+            if let Some(on_start) = connect_on {
+                on_start(client);
+            }
+            self.connect()
+        };
+        run_threads(options, connect, on_measure)
+    }
+
+    /// Runs `options` as tokio tasks on `workers` threads, each of which runs `on_start` as
+    /// it starts.
+    pub fn run_tasks(
+        &self,
+        options: &DriverOptions,
+        workers: usize,
+        on_start: Option<OnThreadStart>,
+        on_measure: &dyn Fn(bool),
+    ) -> Measurement {
+        fn tasks<C: AsyncClient, Fut>(
+            options: &DriverOptions,
+            workers: usize,
+            on_start: Option<OnThreadStart>,
+            on_measure: &dyn Fn(bool),
+            connect: impl Fn() -> Fut,
+        ) -> Measurement
+        where
+            Fut: Future<Output = Result<C, Failure>> + Send + 'static,
+        {
+            run_tasks(options, workers, |_| connect(), on_measure, on_start)
+        }
+        match self {
+            Target::Native(db) => tasks(options, workers, on_start, on_measure, || {
+                std::future::ready(Ok(NativeClient(Arc::clone(db))))
+            }),
+            Target::Sql { shared, .. } => tasks(options, workers, on_start, on_measure, || {
+                std::future::ready(embedded_client(Arc::clone(shared)))
+            }),
+            Target::Mysql { url, isolation } => {
+                tasks(options, workers, on_start, on_measure, || {
+                    let (url, isolation) = (url.clone(), *isolation);
+                    async move { mysql_task_client(&url, isolation).await }
+                })
+            }
+        }
     }
 
     /// The facts the consistency conditions check.
     pub fn facts(&self) -> Result<Facts, Error> {
-        match self {
-            Target::Native(db) => Facts::from_native(db),
-            Target::Sql { shared, .. } => Ok(Facts::from_sql(&mut EmbeddedConn::new(
-                Arc::clone(shared),
-                DATABASE,
-            )?)?),
-            Target::Mysql { url, .. } => Ok(Facts::from_sql(&mut MysqlConn::connect(url)?)?),
-        }
+        let facts = match self {
+            Target::Native(db) => return Facts::from_native(db),
+            Target::Sql { shared, .. } => {
+                OnThread::open(async || EmbeddedConn::new(Arc::clone(shared), DATABASE))?
+                    .run(async |conn| Facts::from_sql(conn).await)
+            }
+            Target::Mysql { url, .. } => OnThread::open(async || MysqlConn::connect(url))?
+                .run(async |conn| Facts::from_sql(conn).await),
+        };
+        Ok(facts?)
     }
 
     /// The in-process engine, if there is one.
@@ -242,18 +299,32 @@ impl Target {
         }
     }
 
-    /// The native database, when clients can run as tasks on it.
-    pub fn native(&self) -> Option<&Arc<NativeDb>> {
-        match self {
-            Target::Native(db) => Some(db),
-            _ => None,
-        }
-    }
-
     /// The engine's counters now (in-process backends).
     pub fn stats(&self) -> Option<StatsSnapshot> {
         self.engine().map(|e| e.stats())
     }
+}
+
+/// A client on an embedded session.
+fn embedded_client(shared: Arc<Shared>) -> Result<SqlClient<EmbeddedConn>, Failure> {
+    Ok(SqlClient::new(EmbeddedConn::new(shared, DATABASE)?))
+}
+
+/// A client on a new connection to `url`, at `isolation`, for an OS thread.
+async fn mysql_client(url: &str, isolation: Isolation) -> Result<SqlClient<MysqlConn>, Failure> {
+    let mut conn = MysqlConn::connect(url)?;
+    conn.text(isolation_sql(isolation)).await?;
+    Ok(SqlClient::new(conn))
+}
+
+/// [`mysql_client`] for a tokio task.
+async fn mysql_task_client(
+    url: &str,
+    isolation: Isolation,
+) -> Result<SqlClient<MysqlAsyncConn>, Failure> {
+    let mut conn = MysqlAsyncConn::connect(url).await?;
+    conn.text(isolation_sql(isolation)).await?;
+    Ok(SqlClient::new(conn))
 }
 
 #[cfg(test)]

@@ -57,32 +57,32 @@ const ORDER_LINES: &str =
 
 impl Facts {
     /// The facts, read with aggregate queries in one transaction.
-    pub fn from_sql(conn: &mut impl SqlConn) -> Result<Facts, Failure> {
-        conn.text("BEGIN")?;
+    pub async fn from_sql(conn: &mut impl SqlConn) -> Result<Facts, Failure> {
+        conn.begin().await?;
         let mut facts = Facts::default();
-        for row in conn.query(WAREHOUSES, &[])? {
+        for row in conn.query(WAREHOUSES, &[]).await? {
             facts
                 .warehouses
                 .insert(int_of(&row[0])?, cents_of(&row[1])?);
         }
-        for row in conn.query(DISTRICTS, &[])? {
+        for row in conn.query(DISTRICTS, &[]).await? {
             let d = facts.district(&row[0], &row[1])?;
             d.ytd_cents = cents_of(&row[2])?;
             d.next_o_id = int_of(&row[3])?;
         }
-        for row in conn.query(ORDERS, &[])? {
+        for row in conn.query(ORDERS, &[]).await? {
             let d = facts.district(&row[0], &row[1])?;
             d.max_o_id = int_of(&row[2])?;
             d.ol_cnt_sum = int_of(&row[3])?;
         }
-        for row in conn.query(NEW_ORDERS, &[])? {
+        for row in conn.query(NEW_ORDERS, &[]).await? {
             let (count, min, max) = (int_of(&row[2])?, int_of(&row[3])?, int_of(&row[4])?);
             facts.district(&row[0], &row[1])?.new_orders = (count, min, max);
         }
-        for row in conn.query(ORDER_LINES, &[])? {
+        for row in conn.query(ORDER_LINES, &[]).await? {
             facts.district(&row[0], &row[1])?.order_lines = int_of(&row[2])?;
         }
-        conn.text("COMMIT")?;
+        conn.text("COMMIT").await?;
         Ok(facts)
     }
 

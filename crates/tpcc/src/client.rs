@@ -58,3 +58,61 @@ pub trait Client: Send {
     /// Runs `input` as one transaction. On any failure the transaction is rolled back.
     fn run(&mut self, input: &Input) -> Result<Outcome, Failure>;
 }
+
+/// A client that runs as a tokio task: a transaction may wait (for admission, for a
+/// server's replies) without holding a thread. The SQL clients are written once, this way,
+/// and run on OS threads through [`OnThread`].
+pub trait AsyncClient: Close + Send + 'static {
+    /// Runs `input` as one transaction. On any failure the transaction is rolled back.
+    fn run(&mut self, input: &Input) -> impl Future<Output = Result<Outcome, Failure>> + Send;
+}
+
+/// Something to end cleanly: a MySQL connection says goodbye (COM_QUIT) rather than drop its
+/// socket, which a server logs as an aborted connection.
+pub trait Close: Sized {
+    /// Ends it.
+    fn close(self) -> impl Future<Output = ()> + Send;
+}
+
+/// An async connection or client driven from one OS thread: a single-threaded tokio runtime
+/// of its own runs each call to its end. The two stay together because a MySQL connection's
+/// socket belongs to the runtime it was opened on.
+pub struct OnThread<T: Close> {
+    inner: Option<T>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl<T: Close> OnThread<T> {
+    /// Opens with `open`, on a new runtime.
+    pub fn open(open: impl AsyncFnOnce() -> Result<T, Failure>) -> Result<OnThread<T>, Failure> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Failure::Fatal(format!("a tokio runtime: {e}")))?;
+        let inner = runtime.block_on(open())?;
+        Ok(OnThread {
+            inner: Some(inner),
+            runtime,
+        })
+    }
+
+    /// Runs `f` on it to its end.
+    pub fn run<R>(&mut self, f: impl AsyncFnOnce(&mut T) -> R) -> R {
+        let inner = self.inner.as_mut().expect("open until dropped");
+        self.runtime.block_on(f(inner))
+    }
+}
+
+impl<T: Close> Drop for OnThread<T> {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.take() {
+            self.runtime.block_on(inner.close());
+        }
+    }
+}
+
+impl<C: AsyncClient> Client for OnThread<C> {
+    fn run(&mut self, input: &Input) -> Result<Outcome, Failure> {
+        OnThread::run(self, async |client| client.run(input).await)
+    }
+}

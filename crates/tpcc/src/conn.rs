@@ -1,13 +1,15 @@
-//! The two [`SqlConn`]s: waterline's embedded SQL session, in process, and a MySQL-protocol
-//! connection (the `mysql` crate) to any server: `waterline serve`, MySQL, MariaDB.
+//! The [`SqlConn`]s: waterline's embedded SQL session, in process, and a MySQL-protocol
+//! connection to any server (`waterline serve`, MySQL, MariaDB), blocking (the `mysql` crate)
+//! for clients on OS threads or async (`mysql_async`) for clients that are tokio tasks.
 
 use std::collections::HashMap;
 
-use mysql::prelude::Queryable;
+use mysql::prelude::Queryable as _;
+use mysql_async::prelude::Queryable as _;
 use waterline_server::{Response, Session, Shared, SqlError};
 use waterline_txn::{DateTime, Row, Value};
 
-use crate::client::Failure;
+use crate::client::{Close, Failure};
 use crate::sql::SqlConn;
 
 fn sql_failure(e: SqlError) -> Failure {
@@ -45,24 +47,33 @@ impl EmbeddedConn {
     }
 }
 
+// The session's calls are synchronous; only BEGIN may wait (for the engine's admission).
 impl SqlConn for EmbeddedConn {
-    fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, Failure> {
+    async fn begin(&mut self) -> Result<(), Failure> {
+        self.session.begin_async().await.map_err(sql_failure)
+    }
+
+    async fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, Failure> {
         match self.run(sql, params)? {
             Response::Rows { rows, .. } => Ok(rows),
             Response::Done { .. } => Err(Failure::Fatal(format!("no result set: {sql}"))),
         }
     }
 
-    fn exec(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, Failure> {
+    async fn exec(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, Failure> {
         match self.run(sql, params)? {
             Response::Done { affected, .. } => Ok(affected),
             Response::Rows { .. } => Err(Failure::Fatal(format!("a result set: {sql}"))),
         }
     }
 
-    fn text(&mut self, sql: &str) -> Result<(), Failure> {
+    async fn text(&mut self, sql: &str) -> Result<(), Failure> {
         self.session.execute(sql).map(drop).map_err(sql_failure)
     }
+}
+
+impl Close for EmbeddedConn {
+    async fn close(self) {} // dropping rolls back what is open
 }
 
 impl Drop for EmbeddedConn {
@@ -71,39 +82,68 @@ impl Drop for EmbeddedConn {
     }
 }
 
-/// A MySQL-protocol connection, with its prepared statements by text.
+/// A MySQL-protocol connection for a client on an OS thread: the blocking `mysql` crate,
+/// one thread per connection as BenchmarkSQL's JDBC clients have, with its prepared
+/// statements by text. It is the lighter client (README, "SQL over the MySQL protocol"),
+/// and the driver shares the CPUs with the server it measures.
 pub struct MysqlConn {
     conn: mysql::Conn,
     prepared: HashMap<&'static str, mysql::Statement>,
 }
 
+/// A MySQL-protocol connection for a client that is a tokio task: the `mysql_async` crate.
+/// Statements are prepared on first use and kept in the connection's cache, by text.
+pub struct MysqlAsyncConn {
+    conn: mysql_async::Conn,
+}
+
+/// Prepared statements an async connection keeps: room for all of the transactions' and
+/// the checks' (about 35). A smaller cache would close a statement when it evicts it, and
+/// prepare it again at its next use.
+const STATEMENT_CACHE: usize = 64;
+
+fn server_failure(code: u16, message: &str) -> Failure {
+    Failure::from_code(code, message)
+}
+
 fn mysql_failure(e: mysql::Error) -> Failure {
     match e {
-        mysql::Error::MySqlError(e) => Failure::from_code(e.code, &e.message),
+        mysql::Error::MySqlError(e) => server_failure(e.code, &e.message),
         other => Failure::Fatal(other.to_string()),
     }
 }
 
+fn mysql_async_failure(e: mysql_async::Error) -> Failure {
+    match e {
+        mysql_async::Error::Server(e) => server_failure(e.code, &e.message),
+        other => Failure::Fatal(other.to_string()),
+    }
+}
+
+// Both crates' values are `mysql_common`'s (one version for both), so these serve both.
+
 fn to_mysql(v: &Value) -> mysql::Value {
+    use mysql::Value as V;
     match v {
-        Value::Null => mysql::Value::NULL,
-        Value::Int(n) => mysql::Value::Int(*n),
-        Value::Double(x) => mysql::Value::Double(*x),
-        Value::Str(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
-        Value::Decimal(d) => mysql::Value::Bytes(d.to_string().into_bytes()),
-        Value::DateTime(t) => mysql::Value::Bytes(t.to_string().into_bytes()),
+        Value::Null => V::NULL,
+        Value::Int(n) => V::Int(*n),
+        Value::Double(x) => V::Double(*x),
+        Value::Str(s) => V::Bytes(s.as_bytes().to_vec()),
+        Value::Decimal(d) => V::Bytes(d.to_string().into_bytes()),
+        Value::DateTime(t) => V::Bytes(t.to_string().into_bytes()),
     }
 }
 
 fn from_mysql(v: mysql::Value) -> Value {
+    use mysql::Value as V;
     match v {
-        mysql::Value::NULL => Value::Null,
-        mysql::Value::Int(n) => Value::Int(n),
-        mysql::Value::UInt(n) => Value::Int(n as i64),
-        mysql::Value::Float(x) => Value::Double(f64::from(x)),
-        mysql::Value::Double(x) => Value::Double(x),
-        mysql::Value::Bytes(b) => Value::from(String::from_utf8_lossy(&b).into_owned()),
-        mysql::Value::Date(y, m, d, hh, mm, ss, _) => DateTime::from_ymd_hms(
+        V::NULL => Value::Null,
+        V::Int(n) => Value::Int(n),
+        V::UInt(n) => Value::Int(n as i64),
+        V::Float(x) => Value::Double(f64::from(x)),
+        V::Double(x) => Value::Double(x),
+        V::Bytes(b) => Value::from(String::from_utf8_lossy(&b).into_owned()),
+        V::Date(y, m, d, hh, mm, ss, _) => DateTime::from_ymd_hms(
             i32::from(y),
             u32::from(m),
             u32::from(d),
@@ -112,8 +152,21 @@ fn from_mysql(v: mysql::Value) -> Value {
             u32::from(ss),
         )
         .map_or(Value::Null, Value::DateTime),
-        time @ mysql::Value::Time(..) => Value::from(time.as_sql(true)),
+        time @ V::Time(..) => Value::from(time.as_sql(true)),
     }
+}
+
+fn to_rows(rows: Vec<mysql::Row>) -> Vec<Row> {
+    rows.into_iter()
+        .map(|row| row.unwrap().into_iter().map(from_mysql).collect())
+        .collect()
+}
+
+/// Checks `url` (`mysql://user:password@host:port/database`) as a connection address.
+pub fn check_mysql_url(url: &str) -> Result<(), String> {
+    mysql::Opts::from_url(url)
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 impl MysqlConn {
@@ -137,18 +190,21 @@ impl MysqlConn {
     }
 }
 
+// Blocking calls in async methods: this connection is only driven by `OnThread`, whose
+// runtime has its thread to itself.
 impl SqlConn for MysqlConn {
-    fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, Failure> {
-        let statement = self.statement(sql)?;
-        let params: Vec<mysql::Value> = params.iter().map(to_mysql).collect();
-        let rows: Vec<mysql::Row> = self.conn.exec(&statement, params).map_err(mysql_failure)?;
-        Ok(rows
-            .into_iter()
-            .map(|row| row.unwrap().into_iter().map(from_mysql).collect())
-            .collect())
+    async fn begin(&mut self) -> Result<(), Failure> {
+        self.text("BEGIN").await
     }
 
-    fn exec(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, Failure> {
+    async fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, Failure> {
+        let statement = self.statement(sql)?;
+        let params: Vec<mysql::Value> = params.iter().map(to_mysql).collect();
+        let rows = self.conn.exec(&statement, params).map_err(mysql_failure)?;
+        Ok(to_rows(rows))
+    }
+
+    async fn exec(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, Failure> {
         let statement = self.statement(sql)?;
         let params: Vec<mysql::Value> = params.iter().map(to_mysql).collect();
         self.conn
@@ -157,7 +213,59 @@ impl SqlConn for MysqlConn {
         Ok(self.conn.affected_rows())
     }
 
-    fn text(&mut self, sql: &str) -> Result<(), Failure> {
+    async fn text(&mut self, sql: &str) -> Result<(), Failure> {
         self.conn.query_drop(sql).map_err(mysql_failure)
+    }
+}
+
+impl Close for MysqlConn {
+    async fn close(self) {} // dropping says goodbye (COM_QUIT)
+}
+
+impl MysqlAsyncConn {
+    /// Connects to `url` (`mysql://user:password@host:port/database`).
+    pub async fn connect(url: &str) -> Result<MysqlAsyncConn, Failure> {
+        let opts = mysql_async::Opts::from_url(url).map_err(|e| Failure::Fatal(e.to_string()))?;
+        let opts = mysql_async::OptsBuilder::from_opts(opts).stmt_cache_size(STATEMENT_CACHE);
+        let conn = mysql_async::Conn::new(opts)
+            .await
+            .map_err(mysql_async_failure)?;
+        Ok(MysqlAsyncConn { conn })
+    }
+}
+
+impl SqlConn for MysqlAsyncConn {
+    async fn begin(&mut self) -> Result<(), Failure> {
+        self.text("BEGIN").await
+    }
+
+    async fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, Failure> {
+        let params: Vec<mysql_async::Value> = params.iter().map(to_mysql).collect();
+        let rows = self
+            .conn
+            .exec(sql, params)
+            .await
+            .map_err(mysql_async_failure)?;
+        Ok(to_rows(rows))
+    }
+
+    async fn exec(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, Failure> {
+        let params: Vec<mysql_async::Value> = params.iter().map(to_mysql).collect();
+        self.conn
+            .exec_drop(sql, params)
+            .await
+            .map_err(mysql_async_failure)?;
+        Ok(self.conn.affected_rows())
+    }
+
+    async fn text(&mut self, sql: &str) -> Result<(), Failure> {
+        self.conn.query_drop(sql).await.map_err(mysql_async_failure)
+    }
+}
+
+impl Close for MysqlAsyncConn {
+    async fn close(self) {
+        // The server may be gone already; there is nothing left to do then.
+        let _ = self.conn.disconnect().await;
     }
 }

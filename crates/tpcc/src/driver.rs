@@ -8,10 +8,11 @@
 //!                         stop is counted, with its latency (retries included)
 //! ```
 //!
-//! Clients are OS threads (each owns a [`Client`]) or, for the native backend, tokio tasks
-//! (up to 10,000 on a few worker threads; a task waits for the engine's admission permit
-//! without holding a thread, then runs its transaction to the end without yielding, so a
-//! task never holds row locks while parked).
+//! Clients are OS threads (each owns a [`Client`]) or tokio tasks (each an [`AsyncClient`];
+//! up to 10,000 on a few worker threads). A task waits without holding a thread for what is
+//! outside the process (a server's replies) and for the engine's admission permit; in
+//! process, it then runs its transaction to the end without yielding, so a task never holds
+//! row locks while parked.
 //!
 //! A deadlock or lock wait timeout is retried (up to [`MAX_RETRIES`] times) and counted; any
 //! other error stops the run and is reported.
@@ -23,9 +24,8 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
 
-use crate::client::{Client, Failure, Outcome, RetryReason};
+use crate::client::{AsyncClient, Client, Failure, Outcome, RetryReason};
 use crate::input::{Input, InputGen, Kind};
-use crate::native::NativeDb;
 use crate::schema::Scale;
 
 /// Retries of one transaction before it counts as failed.
@@ -36,7 +36,7 @@ pub const MAX_RETRIES: u32 = 100;
 pub enum Runtime {
     /// One OS thread per client.
     Threads,
-    /// One tokio task per client, on this many worker threads (native backend only).
+    /// One tokio task per client, on this many worker threads.
     Tasks {
         /// Worker threads.
         workers: usize,
@@ -380,17 +380,22 @@ where
     measurement
 }
 
-/// Runs `options.clients` native clients as tokio tasks on `workers` threads; each worker
-/// runs `on_start` as it starts.
-pub fn run_tasks(
+/// Runs `options.clients` clients made by `connect` (with the client's number) as tokio
+/// tasks on `workers` threads; each worker runs `on_start` as it starts.
+pub fn run_tasks<C, F, Fut>(
     options: &DriverOptions,
     workers: usize,
-    db: &Arc<NativeDb>,
+    connect: F,
     on_measure: &dyn Fn(bool),
     on_start: Option<OnThreadStart>,
-) -> Measurement {
+) -> Measurement
+where
+    C: AsyncClient,
+    F: Fn(usize) -> Fut,
+    Fut: Future<Output = Result<C, Failure>> + Send + 'static,
+{
     let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.worker_threads(workers.max(1)).enable_time();
+    builder.worker_threads(workers.max(1)).enable_all();
     if let Some(on_start) = on_start {
         let next = std::sync::atomic::AtomicUsize::new(0);
         // Relaxed: only numbers the workers.
@@ -401,24 +406,34 @@ pub fn run_tasks(
     let merged = Arc::new(Mutex::new(Measurement::default()));
     let tasks: Vec<_> = (0..options.clients)
         .map(|client| {
-            let (control, merged, db) = (Arc::clone(&control), Arc::clone(&merged), Arc::clone(db));
+            let (control, merged) = (Arc::clone(&control), Arc::clone(&merged));
             let options = *options;
+            let connecting = connect(client);
             runtime.spawn(async move {
                 let mut stats = Measurement::default();
-                let mut inputs = InputGen::new(options.scale, options.seed, client);
-                while !control.stopped() {
-                    let input = inputs.next_input();
-                    let mut attempt = Attempt::start(&control);
-                    let result = loop {
-                        let result = db.run_async(&input).await;
-                        if !attempt.again(&result, &control, &mut stats) {
-                            break result;
+                match connecting.await {
+                    Ok(mut conn) => {
+                        let mut inputs = InputGen::new(options.scale, options.seed, client);
+                        while !control.stopped() {
+                            let input = inputs.next_input();
+                            let mut attempt = Attempt::start(&control);
+                            let result = loop {
+                                let result = conn.run(&input).await;
+                                if !attempt.again(&result, &control, &mut stats) {
+                                    break result;
+                                }
+                            };
+                            if !attempt.settle(&input, result, &control, &mut stats) {
+                                break;
+                            }
+                            tokio::task::yield_now().await;
                         }
-                    };
-                    if !attempt.settle(&input, result, &control, &mut stats) {
-                        break;
+                        conn.close().await;
                     }
-                    tokio::task::yield_now().await;
+                    Err(e) => {
+                        stats.error(format!("client {client} could not connect: {e:?}"));
+                        control.stop.store(true, Ordering::Relaxed);
+                    }
                 }
                 merged.lock().merge(stats);
             })

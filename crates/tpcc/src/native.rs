@@ -40,7 +40,7 @@ use waterline_txn::{
 };
 
 use crate::Error;
-use crate::client::{Client, Failure, Outcome};
+use crate::client::{AsyncClient, Client, Close, Failure, Outcome};
 use crate::input::{
     CustomerRef, Delivery, Input, Line, NewOrder, OrderStatus, Payment, StockLevel,
 };
@@ -725,4 +725,14 @@ impl Client for NativeClient {
     fn run(&mut self, input: &Input) -> Result<Outcome, Failure> {
         self.0.run_blocking(input)
     }
+}
+
+impl AsyncClient for NativeClient {
+    async fn run(&mut self, input: &Input) -> Result<Outcome, Failure> {
+        self.0.run_async(input).await
+    }
+}
+
+impl Close for NativeClient {
+    async fn close(self) {}
 }

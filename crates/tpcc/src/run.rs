@@ -7,7 +7,7 @@ use waterline_txn::{GroupCommitStats, StatsSnapshot};
 
 use crate::Error;
 use crate::backend::Target;
-use crate::driver::{DriverOptions, OnThreadStart, Runtime, run_tasks, run_threads};
+use crate::driver::{DriverOptions, OnThreadStart, Runtime};
 use crate::process::Usage;
 use crate::report::Point;
 
@@ -40,23 +40,10 @@ pub fn run_point_on(
         let mut w = window.lock();
         if starting { w.0 = now } else { w.1 = now }
     };
-    let connect = |client: usize| {
-        if let Some(on_start) = on_start {
-            on_start(client);
-        }
-        target.connect()
-    };
     let measurement = match options.runtime {
-        Runtime::Threads => run_threads(options, connect, &on_measure),
+        Runtime::Threads => target.run_threads(options, on_start, &on_measure),
         Runtime::Tasks { workers } => {
-            let db = target.native().ok_or_else(|| {
-                Error::Config(
-                    "tokio tasks need the native backend (SQL clients block their thread); \
-                     use --runtime threads"
-                        .into(),
-                )
-            })?;
-            run_tasks(options, workers, db, &on_measure, on_start.cloned())
+            target.run_tasks(options, workers, on_start.cloned(), &on_measure)
         }
     };
     let ((stats_before, commit_before, usage_before), (stats_after, commit_after, usage_after)) =

@@ -9,20 +9,33 @@
 use waterline_txn::{Row, Value};
 
 use crate::Error;
-use crate::client::{Client, Failure, Outcome};
+use crate::client::{AsyncClient, Close, Failure, OnThread, Outcome};
 use crate::input::{CustomerRef, Delivery, Input, NewOrder, OrderStatus, Payment};
 use crate::load::{Sink, cents};
 use crate::native::bad_credit_data;
 use crate::schema::{DISTRICTS, TABLES, TableDef};
 
-/// A connection that runs SQL.
-pub trait SqlConn: Send {
+/// A connection that runs SQL. Its calls are async, so that the five transactions are
+/// written once for tokio tasks (waiting for a server's replies, or for the engine's
+/// admission at BEGIN, without holding a thread) and for OS threads (through
+/// [`OnThread`]).
+pub trait SqlConn: Close + Send {
+    /// Begins a transaction (BEGIN).
+    fn begin(&mut self) -> impl Future<Output = Result<(), Failure>> + Send;
     /// Runs prepared statement `sql` (prepared on first use) and returns its rows.
-    fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, Failure>;
+    fn query(
+        &mut self,
+        sql: &'static str,
+        params: &[Value],
+    ) -> impl Future<Output = Result<Vec<Row>, Failure>> + Send;
     /// Runs prepared statement `sql` and returns the rows it changed.
-    fn exec(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, Failure>;
-    /// Runs `sql` as text, without parameters (BEGIN, DDL, loading INSERTs).
-    fn text(&mut self, sql: &str) -> Result<(), Failure>;
+    fn exec(
+        &mut self,
+        sql: &'static str,
+        params: &[Value],
+    ) -> impl Future<Output = Result<u64, Failure>> + Send;
+    /// Runs `sql` as text, without parameters (COMMIT, DDL, loading INSERTs).
+    fn text(&mut self, sql: &str) -> impl Future<Output = Result<(), Failure>> + Send;
 }
 
 /// A value as an integer (text from a MySQL server is parsed).
@@ -157,22 +170,22 @@ impl<C: SqlConn> SqlClient<C> {
         SqlClient { conn }
     }
 
-    fn body(&mut self, input: &Input) -> Result<Outcome, Failure> {
+    async fn body(&mut self, input: &Input) -> Result<Outcome, Failure> {
         match input {
-            Input::NewOrder(i) => self.new_order(i),
-            Input::Payment(i) => self.payment(i),
-            Input::OrderStatus(i) => self.order_status(i),
-            Input::Delivery(i) => self.delivery(i),
+            Input::NewOrder(i) => self.new_order(i).await,
+            Input::Payment(i) => self.payment(i).await,
+            Input::OrderStatus(i) => self.order_status(i).await,
+            Input::Delivery(i) => self.delivery(i).await,
             Input::StockLevel(i) => {
                 let params = [int(i.w_id), int(i.d_id), int(i.threshold)];
-                let rows = self.conn.query(STOCK_LEVEL, &params)?;
+                let rows = self.conn.query(STOCK_LEVEL, &params).await?;
                 int_of(&first(&rows, "stock level")?[0])?;
                 Ok(Outcome::Committed)
             }
         }
     }
 
-    fn new_order(&mut self, input: &NewOrder) -> Result<Outcome, Failure> {
+    async fn new_order(&mut self, input: &NewOrder) -> Result<Outcome, Failure> {
         let &NewOrder {
             w_id,
             d_id,
@@ -182,15 +195,17 @@ impl<C: SqlConn> SqlClient<C> {
         } = input;
         let c = &mut self.conn;
         first(
-            &c.query(CUSTOMER_WAREHOUSE, &[int(w_id), int(d_id), int(c_id)])?,
+            &c.query(CUSTOMER_WAREHOUSE, &[int(w_id), int(d_id), int(c_id)])
+                .await?,
             "customer",
         )?;
         let district = first(
-            &c.query(DISTRICT_FOR_UPDATE, &[int(w_id), int(d_id)])?,
+            &c.query(DISTRICT_FOR_UPDATE, &[int(w_id), int(d_id)])
+                .await?,
             "district",
         )?;
         let o_id = int_of(&district[1])?;
-        c.exec(DISTRICT_NEXT, &[int(w_id), int(d_id)])?;
+        c.exec(DISTRICT_NEXT, &[int(w_id), int(d_id)]).await?;
         let all_local = lines.iter().all(|l| l.supply_w_id == w_id);
         c.exec(
             INSERT_ORDER,
@@ -203,16 +218,19 @@ impl<C: SqlConn> SqlClient<C> {
                 int(lines.len() as i64),
                 int(i64::from(all_local)),
             ],
-        )?;
-        c.exec(INSERT_NEW_ORDER, &[int(w_id), int(d_id), int(o_id)])?;
+        )
+        .await?;
+        c.exec(INSERT_NEW_ORDER, &[int(w_id), int(d_id), int(o_id)])
+            .await?;
         for (number, line) in (1..).zip(lines) {
-            let items = c.query(ITEM, &[int(line.i_id)])?;
+            let items = c.query(ITEM, &[int(line.i_id)]).await?;
             let Some(item) = items.first() else {
                 return Ok(Outcome::RolledBack); // an unused item id (spec 2.4.2.3)
             };
             let price = cents_of(&item[0])?;
             let stock = first(
-                &c.query(STOCK_FOR_UPDATE, &[int(line.supply_w_id), int(line.i_id)])?,
+                &c.query(STOCK_FOR_UPDATE, &[int(line.supply_w_id), int(line.i_id)])
+                    .await?,
                 "stock",
             )?;
             let quantity = int_of(&stock[0])?;
@@ -232,7 +250,8 @@ impl<C: SqlConn> SqlClient<C> {
                     int(line.supply_w_id),
                     int(line.i_id),
                 ],
-            )?;
+            )
+            .await?;
             c.exec(
                 INSERT_ORDER_LINE,
                 &[
@@ -246,12 +265,13 @@ impl<C: SqlConn> SqlClient<C> {
                     cents(line.quantity * price),
                     dist_info,
                 ],
-            )?;
+            )
+            .await?;
         }
         Ok(Outcome::Committed)
     }
 
-    fn customer_id(
+    async fn customer_id(
         &mut self,
         w_id: i64,
         d_id: i64,
@@ -260,10 +280,13 @@ impl<C: SqlConn> SqlClient<C> {
         match customer {
             CustomerRef::Id(c_id) => Ok(*c_id),
             CustomerRef::Last(last) => {
-                let ids = self.conn.query(
-                    CUSTOMERS_BY_NAME,
-                    &[int(w_id), int(d_id), Value::from(last.as_str())],
-                )?;
+                let ids = self
+                    .conn
+                    .query(
+                        CUSTOMERS_BY_NAME,
+                        &[int(w_id), int(d_id), Value::from(last.as_str())],
+                    )
+                    .await?;
                 if ids.is_empty() {
                     return Err(Failure::Fatal("customer by last name not found".into()));
                 }
@@ -272,7 +295,7 @@ impl<C: SqlConn> SqlClient<C> {
         }
     }
 
-    fn payment(&mut self, input: &Payment) -> Result<Outcome, Failure> {
+    async fn payment(&mut self, input: &Payment) -> Result<Outcome, Failure> {
         let &Payment {
             w_id,
             d_id,
@@ -283,14 +306,18 @@ impl<C: SqlConn> SqlClient<C> {
             date,
         } = input;
         let c = &mut self.conn;
-        c.exec(WAREHOUSE_YTD, &[cents(amount), int(w_id)])?;
-        let warehouse = first(&c.query(WAREHOUSE, &[int(w_id)])?, "warehouse")?;
-        c.exec(DISTRICT_YTD, &[cents(amount), int(w_id), int(d_id)])?;
-        let district = first(&c.query(DISTRICT, &[int(w_id), int(d_id)])?, "district")?;
-        let c_id = self.customer_id(c_w_id, c_d_id, customer)?;
+        c.exec(WAREHOUSE_YTD, &[cents(amount), int(w_id)]).await?;
+        let warehouse = first(&c.query(WAREHOUSE, &[int(w_id)]).await?, "warehouse")?;
+        c.exec(DISTRICT_YTD, &[cents(amount), int(w_id), int(d_id)])
+            .await?;
+        let district = first(
+            &c.query(DISTRICT, &[int(w_id), int(d_id)]).await?,
+            "district",
+        )?;
+        let c_id = self.customer_id(c_w_id, c_d_id, customer).await?;
         let c = &mut self.conn;
         let key = [int(c_w_id), int(c_d_id), int(c_id)];
-        let row = first(&c.query(CUSTOMER_FOR_UPDATE, &key)?, "customer")?;
+        let row = first(&c.query(CUSTOMER_FOR_UPDATE, &key).await?, "customer")?;
         c.exec(
             CUSTOMER_PAY,
             &[
@@ -300,16 +327,18 @@ impl<C: SqlConn> SqlClient<C> {
                 key[1].clone(),
                 key[2].clone(),
             ],
-        )?;
+        )
+        .await?;
         if row[10].as_str() == Some("BC") {
-            let old = first(&c.query(CUSTOMER_DATA, &key)?, "customer")?;
+            let old = first(&c.query(CUSTOMER_DATA, &key).await?, "customer")?;
             let data = bad_credit_data(
                 [c_id, c_d_id, c_w_id, d_id, w_id],
                 amount,
                 old[0].as_str().unwrap_or_default(),
             );
             let [k0, k1, k2] = key;
-            c.exec(CUSTOMER_SET_DATA, &[Value::from(data), k0, k1, k2])?;
+            c.exec(CUSTOMER_SET_DATA, &[Value::from(data), k0, k1, k2])
+                .await?;
         }
         let name = |row: &Row| row[0].as_str().unwrap_or_default().to_owned();
         c.exec(
@@ -324,96 +353,111 @@ impl<C: SqlConn> SqlClient<C> {
                 cents(amount),
                 Value::from(format!("{}    {}", name(&warehouse), name(&district))),
             ],
-        )?;
+        )
+        .await?;
         Ok(Outcome::Committed)
     }
 
-    fn order_status(&mut self, input: &OrderStatus) -> Result<Outcome, Failure> {
+    async fn order_status(&mut self, input: &OrderStatus) -> Result<Outcome, Failure> {
         let &OrderStatus {
             w_id,
             d_id,
             ref customer,
         } = input;
-        let c_id = self.customer_id(w_id, d_id, customer)?;
+        let c_id = self.customer_id(w_id, d_id, customer).await?;
         let c = &mut self.conn;
         first(
-            &c.query(CUSTOMER, &[int(w_id), int(d_id), int(c_id)])?,
+            &c.query(CUSTOMER, &[int(w_id), int(d_id), int(c_id)])
+                .await?,
             "customer",
         )?;
-        let order = c.query(LAST_ORDER, &[int(w_id), int(d_id), int(c_id)])?;
+        let order = c
+            .query(LAST_ORDER, &[int(w_id), int(d_id), int(c_id)])
+            .await?;
         if let Some(order) = order.first() {
-            c.query(ORDER_LINES, &[int(w_id), int(d_id), order[0].clone()])?;
+            c.query(ORDER_LINES, &[int(w_id), int(d_id), order[0].clone()])
+                .await?;
         }
         Ok(Outcome::Committed)
     }
 
-    fn delivery(&mut self, input: &Delivery) -> Result<Outcome, Failure> {
+    async fn delivery(&mut self, input: &Delivery) -> Result<Outcome, Failure> {
         let date = Value::DateTime(input.date);
         let (w_id, carrier_id) = (input.w_id, input.carrier_id);
         let c = &mut self.conn;
         for d_id in 1..=DISTRICTS {
-            let oldest = c.query(OLDEST_NEW_ORDER, &[int(w_id), int(d_id)])?;
+            let oldest = c.query(OLDEST_NEW_ORDER, &[int(w_id), int(d_id)]).await?;
             let Some(row) = oldest.first() else {
                 continue; // nothing to deliver in this district
             };
             let order = [int(w_id), int(d_id), int(int_of(&row[0])?)];
-            if c.exec(DELETE_NEW_ORDER, &order)? == 0 {
+            if c.exec(DELETE_NEW_ORDER, &order).await? == 0 {
                 continue;
             }
-            let c_id = int_of(&first(&c.query(ORDER_CUSTOMER, &order)?, "order")?[0])?;
+            let c_id = int_of(&first(&c.query(ORDER_CUSTOMER, &order).await?, "order")?[0])?;
             let [w, d, o] = order;
             c.exec(
                 ORDER_CARRIER,
                 &[int(carrier_id), w.clone(), d.clone(), o.clone()],
-            )?;
+            )
+            .await?;
             c.exec(
                 LINES_DELIVERED,
                 &[date.clone(), w.clone(), d.clone(), o.clone()],
-            )?;
-            let total = first(&c.query(ORDER_TOTAL, &[w, d, o])?, "order lines")?;
+            )
+            .await?;
+            let total = first(&c.query(ORDER_TOTAL, &[w, d, o]).await?, "order lines")?;
             c.exec(
                 CUSTOMER_DELIVERED,
                 &[cents(cents_of(&total[0])?), int(w_id), int(d_id), int(c_id)],
-            )?;
+            )
+            .await?;
         }
         Ok(Outcome::Committed)
     }
 }
 
-impl<C: SqlConn> Client for SqlClient<C> {
-    fn run(&mut self, input: &Input) -> Result<Outcome, Failure> {
-        self.conn.text("BEGIN")?;
-        let result = self.body(input);
+impl<C: SqlConn + 'static> AsyncClient for SqlClient<C> {
+    async fn run(&mut self, input: &Input) -> Result<Outcome, Failure> {
+        self.conn.begin().await?;
+        let result = self.body(input).await;
         match result {
-            Ok(Outcome::Committed) => match self.conn.text("COMMIT") {
+            Ok(Outcome::Committed) => match self.conn.text("COMMIT").await {
                 Ok(()) => Ok(Outcome::Committed),
                 Err(e) => {
-                    let _ = self.conn.text("ROLLBACK");
+                    let _ = self.conn.text("ROLLBACK").await;
                     Err(e)
                 }
             },
             other => {
                 // After a deadlock the server has rolled back already; ROLLBACK is harmless.
-                let _ = self.conn.text("ROLLBACK");
+                let _ = self.conn.text("ROLLBACK").await;
                 other
             }
         }
     }
 }
 
+impl<C: SqlConn> Close for SqlClient<C> {
+    async fn close(self) {
+        self.conn.close().await;
+    }
+}
+
 /// Creates the nine tables over `conn`, dropping any of the same names first.
-pub fn create_tables(conn: &mut impl SqlConn) -> Result<(), Error> {
+pub async fn create_tables(conn: &mut impl SqlConn) -> Result<(), Error> {
     for def in TABLES.iter().rev() {
-        conn.text(&format!("DROP TABLE IF EXISTS {}", def.name))?;
+        conn.text(&format!("DROP TABLE IF EXISTS {}", def.name))
+            .await?;
     }
     for def in &TABLES {
-        conn.text(&def.create_sql())?;
+        conn.text(&def.create_sql()).await?;
     }
     Ok(())
 }
 
-/// Loads rows with multi-row INSERT statements.
-pub struct SqlSink<C: SqlConn>(pub C);
+/// Loads rows with multi-row INSERT statements, from the loader's thread.
+pub struct SqlSink<C: SqlConn>(pub OnThread<C>);
 
 impl<C: SqlConn> Sink for SqlSink<C> {
     fn insert(&mut self, def: &'static TableDef, rows: Vec<Row>) -> Result<(), Error> {
@@ -428,7 +472,7 @@ impl<C: SqlConn> Sink for SqlSink<C> {
             }
             sql.push(')');
         }
-        self.0.text(&sql)?;
+        self.0.run(async |conn| conn.text(&sql).await)?;
         Ok(())
     }
 }
