@@ -69,9 +69,13 @@ pub trait AsyncClient: Close + Send + 'static {
 
 /// Something to end cleanly: a MySQL connection says goodbye (COM_QUIT) rather than drop its
 /// socket, which a server logs as an aborted connection.
-pub trait Close: Sized {
-    /// Ends it.
-    fn close(self) -> impl Future<Output = ()> + Send;
+pub trait Close: Sized + Send {
+    /// Ends it. By default dropping it does: a session rolls back what is open, the blocking
+    /// `mysql` crate's connection says goodbye as it drops.
+    fn close(self) -> impl Future<Output = ()> + Send {
+        drop(self);
+        std::future::ready(())
+    }
 }
 
 /// An async connection or client driven from one OS thread: a single-threaded tokio runtime

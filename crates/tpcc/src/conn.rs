@@ -72,9 +72,7 @@ impl SqlConn for EmbeddedConn {
     }
 }
 
-impl Close for EmbeddedConn {
-    async fn close(self) {} // dropping rolls back what is open
-}
+impl Close for EmbeddedConn {}
 
 impl Drop for EmbeddedConn {
     fn drop(&mut self) {
@@ -218,9 +216,7 @@ impl SqlConn for MysqlConn {
     }
 }
 
-impl Close for MysqlConn {
-    async fn close(self) {} // dropping says goodbye (COM_QUIT)
-}
+impl Close for MysqlConn {}
 
 impl MysqlAsyncConn {
     /// Connects to `url` (`mysql://user:password@host:port/database`).

@@ -733,6 +733,4 @@ impl AsyncClient for NativeClient {
     }
 }
 
-impl Close for NativeClient {
-    async fn close(self) {}
-}
+impl Close for NativeClient {}
