@@ -17,14 +17,13 @@ use waterline_txn::{Admission, Engine, EngineConfig, Isolation, Policy, StatsSna
 
 use crate::Error;
 use crate::check::Facts;
-use crate::client::{AsyncClient, Client, Failure, OnThread};
+use crate::client::{Client, Failure, OnThread};
 use crate::conn::{EmbeddedConn, MysqlAsyncConn, MysqlConn, check_mysql_url};
 use crate::driver::{DriverOptions, Measurement, OnThreadStart, run_tasks, run_threads};
 use crate::load::{LoadReport, load};
 use crate::native::{DeliveryClaim, NativeClient, NativeDb, NativeSink, StepOrder};
 use crate::schema::Scale;
 use crate::sql::{SqlClient, SqlConn, SqlSink, create_tables};
-use std::future::Future;
 
 /// The database the embedded SQL backend creates.
 pub const DATABASE: &str = "tpcc";
@@ -249,30 +248,21 @@ impl Target {
         on_start: Option<OnThreadStart>,
         on_measure: &dyn Fn(bool),
     ) -> Measurement {
-        fn tasks<C: AsyncClient, Fut>(
-            options: &DriverOptions,
-            workers: usize,
-            on_start: Option<OnThreadStart>,
-            on_measure: &dyn Fn(bool),
-            connect: impl Fn() -> Fut,
-        ) -> Measurement
-        where
-            Fut: Future<Output = Result<C, Failure>> + Send + 'static,
-        {
-            run_tasks(options, workers, |_| connect(), on_measure, on_start)
-        }
         match self {
-            Target::Native(db) => tasks(options, workers, on_start, on_measure, || {
-                std::future::ready(Ok(NativeClient(Arc::clone(db))))
-            }),
-            Target::Sql { shared, .. } => tasks(options, workers, on_start, on_measure, || {
-                std::future::ready(embedded_client(Arc::clone(shared)))
-            }),
+            Target::Native(db) => {
+                let connect = |_| std::future::ready(Ok(NativeClient(Arc::clone(db))));
+                run_tasks(options, workers, connect, on_measure, on_start)
+            }
+            Target::Sql { shared, .. } => {
+                let connect = |_| std::future::ready(embedded_client(Arc::clone(shared)));
+                run_tasks(options, workers, connect, on_measure, on_start)
+            }
             Target::Mysql { url, isolation } => {
-                tasks(options, workers, on_start, on_measure, || {
+                let connect = |_| {
                     let (url, isolation) = (url.clone(), *isolation);
                     async move { mysql_task_client(&url, isolation).await }
-                })
+                };
+                run_tasks(options, workers, connect, on_measure, on_start)
             }
         }
     }

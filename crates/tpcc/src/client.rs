@@ -79,8 +79,8 @@ pub trait Close: Sized + Send {
 }
 
 /// An async connection or client driven from one OS thread: a single-threaded tokio runtime
-/// of its own runs each call to its end. The two stay together because a MySQL connection's
-/// socket belongs to the runtime it was opened on.
+/// of its own runs each call to its end, parking the thread where a task would yield (an
+/// embedded session waiting for the engine's admission at BEGIN).
 pub struct OnThread<T: Close> {
     inner: Option<T>,
     runtime: tokio::runtime::Runtime,
