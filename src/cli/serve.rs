@@ -3,7 +3,6 @@
 use std::net::SocketAddr;
 
 use clap::Args;
-use tokio::net::TcpListener;
 use waterline_server::{MAX_CONNECTIONS_DEFAULT, Server, SessionConfig, Shared, User};
 
 use super::Knobs;
@@ -21,7 +20,9 @@ pub struct ServeArgs {
     /// namespace of tables.
     #[arg(long = "database")]
     pub databases: Vec<String>,
-    /// The most connections at a time; more get error 1040.
+    /// The most connections at a time; more get error 1040. Also the length of the queue of
+    /// connections not yet accepted (MySQL's `back_log`), so that this many clients can
+    /// connect at once.
     #[arg(long, default_value_t = MAX_CONNECTIONS_DEFAULT)]
     pub max_connections: u32,
     /// The largest statement accepted, in bytes.
@@ -89,7 +90,7 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let listener = TcpListener::bind(args.listen).await?;
+        let listener = server.bind(args.listen)?;
         eprintln!(
             "waterline {} listening on {}",
             waterline_server::VERSION,

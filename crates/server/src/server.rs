@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 
 use crate::protocol::Backend;
 use crate::shared::Shared;
@@ -43,6 +43,28 @@ impl Server {
     /// The shared state.
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    /// A listener on `addr` whose queue of connections not yet accepted holds
+    /// `max_connections` (the kernel caps it at `net.core.somaxconn`).
+    ///
+    /// Tokio's and the standard library's `bind` queue 128. When more clients connect at once
+    /// than the queue holds, Linux (with SYN cookies, its default) completes the connection
+    /// on the client's side and drops it on the server's: the client waits for a greeting
+    /// that never comes. A thousand clients starting together left 271 of them waiting
+    /// forever. MySQL sizes its queue (`back_log`) from `max_connections` too.
+    pub fn bind(&self, addr: SocketAddr) -> io::Result<TcpListener> {
+        let socket = match addr {
+            SocketAddr::V4(_) => TcpSocket::new_v4()?,
+            SocketAddr::V6(_) => TcpSocket::new_v6()?,
+        };
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        socket.listen(
+            u32::try_from(self.max_connections)
+                .unwrap_or(u32::MAX)
+                .max(128),
+        )
     }
 
     /// Accepts connections on `listener` until it fails.
@@ -92,7 +114,10 @@ impl Server {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
-        let listener = runtime.block_on(TcpListener::bind(addr))?;
+        let listener = {
+            let _reactor = runtime.enter();
+            self.bind(addr)?
+        };
         let bound = listener.local_addr()?;
         std::thread::Builder::new()
             .name("waterline-server".into())

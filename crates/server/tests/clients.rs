@@ -337,3 +337,39 @@ fn eventually(f: impl Fn() -> bool) -> bool {
     }
     false
 }
+
+#[test]
+fn clients_connecting_at_once_all_get_a_greeting() {
+    use std::io::Read;
+    // 300 clients connect before the server accepts any: more than the 128 that tokio's and
+    // the standard library's `bind` queue, fewer than `max_connections`.
+    let engine = Arc::new(Engine::open(EngineConfig::default()).unwrap());
+    let server = Server::new(Shared::new(engine, SessionConfig::default()), 400);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = {
+        let _reactor = runtime.enter();
+        server.bind("127.0.0.1:0".parse().unwrap()).unwrap()
+    };
+    let addr = listener.local_addr().unwrap();
+    let mut clients: Vec<std::net::TcpStream> = (0..300)
+        .map(|i| {
+            std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+                .unwrap_or_else(|e| panic!("client {i} could not connect: {e}"))
+        })
+        .collect();
+    std::thread::spawn(move || runtime.block_on(server.serve(listener)));
+    for (i, client) in clients.iter_mut().enumerate() {
+        client
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        // A packet header, then the handshake's protocol version, 10.
+        let mut start = [0u8; 5];
+        client
+            .read_exact(&mut start)
+            .unwrap_or_else(|e| panic!("client {i} got no greeting: {e}"));
+        assert_eq!(start[4], 10, "client {i}");
+    }
+}

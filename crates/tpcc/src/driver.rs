@@ -32,6 +32,11 @@ use crate::schema::Scale;
 /// Retries of one transaction before it counts as failed.
 pub const MAX_RETRIES: u32 = 100;
 
+/// How long a task client may take to connect before the run fails. A server whose queue
+/// of connections not yet accepted overflowed leaves the client's socket open and silent
+/// (Linux with SYN cookies), and a run must end with an error then, not wait forever.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// How clients are run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Runtime {
@@ -431,6 +436,16 @@ where
     tally.total(elapsed)
 }
 
+/// `connecting`'s connection, or an error once `limit` has passed without one.
+async fn within<C>(
+    limit: Duration,
+    connecting: impl Future<Output = Result<C, Failure>>,
+) -> Result<C, Failure> {
+    tokio::time::timeout(limit, connecting)
+        .await
+        .unwrap_or_else(|_| Err(Failure::Fatal(format!("no connection within {:?}", limit))))
+}
+
 /// Runs `options.clients` clients made by `connect` (with the client's number) as tokio
 /// tasks on `workers` threads; each worker runs `on_start` as it starts.
 pub fn run_tasks<C, F, Fut>(
@@ -462,7 +477,7 @@ where
             let connecting = connect(client);
             runtime.spawn(async move {
                 let stats = tally.shard(client);
-                match connecting.await {
+                match within(CONNECT_TIMEOUT, connecting).await {
                     Ok(mut conn) => {
                         let mut inputs = InputGen::new(options.scale, options.seed, client);
                         while !control.stopped() {
@@ -504,6 +519,23 @@ where
 mod tests {
     use super::*;
     use crate::schema::Scale;
+
+    #[test]
+    fn a_connection_that_never_comes_is_an_error_not_a_hang() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let silent = std::future::pending::<Result<(), Failure>>();
+        let result = runtime.block_on(within(Duration::from_millis(20), silent));
+        assert!(
+            matches!(&result, Err(Failure::Fatal(m)) if m == "no connection within 20ms"),
+            "{result:?}"
+        );
+        let prompt = async { Ok::<_, Failure>(7) };
+        let result = runtime.block_on(within(Duration::from_secs(60), prompt));
+        assert!(matches!(result, Ok(7)));
+    }
 
     #[test]
     fn ten_thousand_clients_share_sixty_four_shards_and_every_count_reaches_the_total() {
