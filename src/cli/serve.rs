@@ -1,6 +1,7 @@
 //! `waterline serve`: the MySQL-protocol server.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use clap::Args;
 use waterline_server::{MAX_CONNECTIONS_DEFAULT, Server, SessionConfig, Shared, User};
@@ -13,6 +14,11 @@ pub struct ServeArgs {
     /// Address to listen on (loopback by default: there is no TLS).
     #[arg(long, default_value = "127.0.0.1:3307")]
     pub listen: SocketAddr,
+    /// Also listen on this Unix-domain socket (MySQL's `--socket`; `@@socket` reports it, and
+    /// clients on the same machine connect through it, e.g. `mariadb -S PATH` or a URL with
+    /// `?socket=PATH`). A file a live server answers on is an error; a stale one is replaced.
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
     /// A user, as NAME or NAME:PASSWORD (repeatable; default: root without a password).
     #[arg(long = "user", value_name = "NAME[:PASSWORD]")]
     pub users: Vec<String>,
@@ -91,12 +97,25 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     runtime.block_on(async {
         let listener = server.bind(args.listen)?;
+        let unix = match &args.socket {
+            Some(path) => Some(server.bind_unix(path)?),
+            None => None,
+        };
+        let also = match &args.socket {
+            Some(path) => format!(" and {}", path.display()),
+            None => String::new(),
+        };
         eprintln!(
-            "waterline {} listening on {}",
+            "waterline {} listening on {}{also}",
             waterline_server::VERSION,
             listener.local_addr()?
         );
-        server.serve(listener).await
+        match unix {
+            Some(unix) => {
+                tokio::try_join!(server.serve(listener), server.serve_unix(unix)).map(drop)
+            }
+            None => server.serve(listener).await,
+        }
     })?;
     Ok(())
 }

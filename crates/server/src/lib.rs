@@ -38,7 +38,7 @@ pub mod wire;
 pub use error::SqlError;
 pub use server::Server;
 pub use session::{Response, ResultColumn, Session};
-pub use shared::{Counters, SessionConfig, Shared, TableMeta, User};
+pub use shared::{Counters, Listening, SessionConfig, Shared, TableMeta, User};
 
 /// The version string clients see: MySQL 8.0's protocol, and who answers.
 pub const VERSION: &str = "8.0.36-waterline";

@@ -1,16 +1,20 @@
-//! The listener: accepts connections up to `max_connections` (error 1040 beyond), and runs
-//! each through opensrv-mysql on its own task.
+//! The listeners: TCP and, optionally, a Unix-domain socket. Accepts connections up to
+//! `max_connections` (error 1040 beyond), and runs each through opensrv-mysql on a thread of
+//! its own.
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpSocket, UnixListener, UnixStream};
 
 use crate::protocol::Backend;
 use crate::shared::Shared;
+use crate::wire::Socket;
 
 /// The server: shared state and its connection limit.
 #[derive(Clone, Debug)]
@@ -34,6 +38,8 @@ fn too_many_connections() -> Vec<u8> {
 impl Server {
     /// A server over `shared` that accepts at most `max_connections` at a time.
     pub fn new(shared: Arc<Shared>, max_connections: usize) -> Server {
+        shared.listening.lock().max_connections =
+            u32::try_from(max_connections).unwrap_or(u32::MAX);
         Server {
             shared,
             max_connections,
@@ -43,6 +49,14 @@ impl Server {
     /// The shared state.
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    /// The queue of connections not yet accepted: `max_connections`, as MySQL's `back_log`,
+    /// and never under the 128 of the standard library's `bind`.
+    fn backlog(&self) -> u32 {
+        u32::try_from(self.max_connections)
+            .unwrap_or(u32::MAX)
+            .max(128)
     }
 
     /// A listener on `addr` whose queue of connections not yet accepted holds
@@ -60,22 +74,58 @@ impl Server {
         };
         socket.set_reuseaddr(true)?;
         socket.bind(addr)?;
-        socket.listen(
-            u32::try_from(self.max_connections)
-                .unwrap_or(u32::MAX)
-                .max(128),
-        )
+        let listener = socket.listen(self.backlog())?;
+        self.shared.listening.lock().port = listener.local_addr()?.port();
+        Ok(listener)
     }
 
-    /// Accepts connections on `listener` until it fails.
+    /// A listener on the Unix-domain socket `path`, which `@@socket` then reports (so a
+    /// client that prefers the socket, as the Rust `mysql` crate does by default on
+    /// loopback, moves to it).
+    ///
+    /// As `mysqld` does, a file left at `path` by a server that is gone is replaced, and
+    /// one a live server answers on is an error (`AddrInUse`). The queue of connections not
+    /// yet accepted is the kernel's largest (`net.core.somaxconn`); a Unix-domain client
+    /// waits in `connect` while it is full, it is never dropped.
+    pub fn bind_unix(&self, path: &Path) -> io::Result<UnixListener> {
+        let with_path = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+        if path.exists() {
+            if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                let e = io::Error::new(io::ErrorKind::AddrInUse, "another server listens on it");
+                return Err(with_path(e));
+            }
+            std::fs::remove_file(path).map_err(with_path)?;
+        }
+        let listener = UnixListener::bind(path).map_err(with_path)?;
+        self.shared.listening.lock().socket = path.display().to_string();
+        Ok(listener)
+    }
+
+    /// Accepts TCP connections on `listener` until it fails.
     pub async fn serve(&self, listener: TcpListener) -> io::Result<()> {
         loop {
             let (stream, _) = listener.accept().await?;
-            self.accept(stream);
+            // Replies are whole (see `wire.rs`): Nagle would only delay them.
+            let _ = stream.set_nodelay(true);
+            self.accept(stream, |s| s.into_std());
         }
     }
 
-    fn accept(&self, mut stream: TcpStream) {
+    /// Accepts connections on the Unix-domain `listener` until it fails.
+    pub async fn serve_unix(&self, listener: UnixListener) -> io::Result<()> {
+        loop {
+            let (stream, _) = listener.accept().await?;
+            self.accept(stream, UnixStream::into_std);
+        }
+    }
+
+    /// Starts connection `stream` on a thread of its own, as the blocking socket
+    /// `into_std` makes of it, or turns it away with error 1040.
+    fn accept<T, S>(&self, mut stream: T, into_std: impl FnOnce(T) -> io::Result<S>)
+    where
+        T: AsyncWrite + Unpin + Send + 'static,
+        S: Socket,
+    {
         let counters = &self.shared.counters;
         // Relaxed: a limit on connections, not a synchronisation.
         if counters.threads_connected.load(Ordering::Relaxed) as usize >= self.max_connections {
@@ -87,7 +137,6 @@ impl Server {
         }
         counters.threads_connected.fetch_add(1, Ordering::Relaxed);
         counters.connections.fetch_add(1, Ordering::Relaxed);
-        let _ = stream.set_nodelay(true);
         let statements = Arc::new(crate::wire::Statements::default());
         let backend = Backend::new(Arc::clone(&self.shared), Arc::clone(&statements));
         let max_packet = self.shared.config.max_allowed_packet;
@@ -95,14 +144,14 @@ impl Server {
         // or an admission permit, and then only its own connection waits. The thread reads
         // and writes its socket with blocking calls (see `wire.rs`).
         // On failure the backend is dropped, which counts the connection out again.
-        let Ok(std_stream) = stream.into_std() else {
+        let Ok(std_stream) = into_std(stream) else {
             return;
         };
         // If the thread cannot start, the closure and its backend are dropped here.
         let _ = std::thread::Builder::new()
             .name("waterline-conn".into())
             .spawn(move || {
-                if std_stream.set_nonblocking(false).is_ok() {
+                if std_stream.set_blocking().is_ok() {
                     crate::wire::serve(std_stream, backend, statements, max_packet);
                 }
             });
@@ -111,19 +160,41 @@ impl Server {
     /// Binds `addr` and serves on a new multi-threaded tokio runtime in a background thread;
     /// returns the address bound (port 0 picks one). For tests and embedding.
     pub fn spawn(self, addr: SocketAddr) -> io::Result<SocketAddr> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?;
-        let listener = {
-            let _reactor = runtime.enter();
-            self.bind(addr)?
-        };
+        let (runtime, listener) = in_runtime(|| self.bind(addr))?;
         let bound = listener.local_addr()?;
-        std::thread::Builder::new()
-            .name("waterline-server".into())
-            .spawn(move || {
-                let _ = runtime.block_on(self.serve(listener));
-            })?;
+        run_in_background(runtime, async move { self.serve(listener).await })?;
         Ok(bound)
     }
+
+    /// Binds the Unix-domain socket `path` and serves it on a new tokio runtime in a
+    /// background thread. For tests and embedding.
+    pub fn spawn_unix(self, path: &Path) -> io::Result<()> {
+        let (runtime, listener) = in_runtime(|| self.bind_unix(path))?;
+        run_in_background(runtime, async move { self.serve_unix(listener).await })
+    }
+}
+
+/// A new multi-threaded runtime, and a listener `bind` makes inside it.
+fn in_runtime<L>(bind: impl FnOnce() -> io::Result<L>) -> io::Result<(tokio::runtime::Runtime, L)> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let listener = {
+        let _reactor = runtime.enter();
+        bind()?
+    };
+    Ok((runtime, listener))
+}
+
+/// Runs `serving` on `runtime` in a thread of its own, until it fails.
+fn run_in_background(
+    runtime: tokio::runtime::Runtime,
+    serving: impl Future<Output = io::Result<()>> + Send + 'static,
+) -> io::Result<()> {
+    std::thread::Builder::new()
+        .name("waterline-server".into())
+        .spawn(move || {
+            let _ = runtime.block_on(serving);
+        })?;
+    Ok(())
 }

@@ -79,6 +79,29 @@ pub struct Counters {
     pub implicit_rollbacks: AtomicU64,
 }
 
+/// Where the server listens, as `@@port`, `@@socket` and `@@max_connections` report it
+/// ([`Server`](crate::Server) fills it in; a server that does not listen has port 0 and no
+/// socket, as MySQL's `--skip-networking` reports).
+#[derive(Clone, Debug)]
+pub struct Listening {
+    /// The TCP port (0: none).
+    pub port: u16,
+    /// The Unix-domain socket's path (empty: none).
+    pub socket: String,
+    /// The most connections at a time.
+    pub max_connections: u32,
+}
+
+impl Default for Listening {
+    fn default() -> Listening {
+        Listening {
+            port: 0,
+            socket: String::new(),
+            max_connections: crate::MAX_CONNECTIONS_DEFAULT,
+        }
+    }
+}
+
 /// State shared by the sessions of one server.
 #[derive(Debug)]
 pub struct Shared {
@@ -89,6 +112,8 @@ pub struct Shared {
     pub(crate) databases: Mutex<BTreeSet<String>>,
     pub(crate) meta: Mutex<HashMap<String, TableMeta>>,
     next_connection: AtomicU32,
+    /// Where the server listens.
+    pub(crate) listening: Mutex<Listening>,
     /// Status counters.
     pub counters: Counters,
 }
@@ -107,6 +132,7 @@ impl Shared {
             databases: Mutex::new(databases),
             meta: Mutex::new(HashMap::new()),
             next_connection: AtomicU32::new(1),
+            listening: Mutex::new(Listening::default()),
             counters: Counters::default(),
         })
     }
@@ -120,6 +146,11 @@ impl Shared {
     /// Whether database `name` exists.
     pub fn has_database(&self, name: &str) -> bool {
         self.databases.lock().contains(&name.to_ascii_lowercase())
+    }
+
+    /// Where the server listens.
+    pub fn listening(&self) -> Listening {
+        self.listening.lock().clone()
     }
 
     /// The databases, sorted.

@@ -90,10 +90,11 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         "interactive_timeout" | "wait_timeout" => Value::Int(28_800),
         "license" => Value::Str("MIT OR Apache-2.0".into()),
         "max_allowed_packet" => Value::Int(s.shared.config.max_allowed_packet as i64),
-        "max_connections" => Value::Int(i64::from(crate::MAX_CONNECTIONS_DEFAULT)),
+        "max_connections" => Value::Int(i64::from(s.shared.listening.lock().max_connections)),
         "net_write_timeout" => Value::Int(60),
-        // The Rust client reads this at connect; NULL would fail it.
-        "socket" => Value::from(""),
+        // The Rust client reads this at connect (NULL would fail it) and, connected to a
+        // loopback address, moves to the socket named here unless told not to.
+        "socket" => Value::from(s.shared.listening.lock().socket.clone()),
         "sql_mode" => Value::from(""),
         "system_time_zone" | "time_zone" => Value::from("UTC"),
         "transaction_isolation" | "tx_isolation" => Value::from(isolation_name(s.isolation)),
@@ -101,7 +102,7 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         "version" => Value::from(crate::VERSION),
         "version_comment" => Value::from("waterline, a miniature MVCC row store"),
         "waterline_planner_mode" => Value::from(format!("{:?}", s.planner).to_ascii_lowercase()),
-        "port" => Value::Int(3307),
+        "port" => Value::Int(i64::from(s.shared.listening.lock().port)),
         "hostname" => Value::Str("localhost".into()),
         _ => return Err(SqlError::unknown_variable(name)),
     })

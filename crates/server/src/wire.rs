@@ -22,7 +22,8 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{Shutdown, TcpStream};
+use std::os::unix::net::UnixStream;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -270,13 +271,53 @@ type Login = Arc<Mutex<(String, bool)>>;
 /// because opensrv's error kinds stop at 1885 (see `protocol.rs`): `Out` puts them back.
 pub(crate) type Unsent = Arc<Mutex<Option<(u16, &'static str)>>>;
 
+/// A connected socket a connection's thread serves with blocking calls: TCP, or a
+/// Unix-domain socket (`serve --socket`, the transport MySQL's local clients use).
+pub trait Socket: Read + Write + Send + Unpin + Sized + 'static {
+    /// Another handle to the same socket (the reader, the filter's replies and opensrv's
+    /// writer each hold one).
+    fn try_clone(&self) -> io::Result<Self>;
+    /// Closes the sending half: the client reads end of stream.
+    fn shutdown_write(&self);
+    /// Makes reads and writes wait (tokio, which accepted it, left it non-blocking).
+    fn set_blocking(&self) -> io::Result<()>;
+}
+
+impl Socket for TcpStream {
+    fn try_clone(&self) -> io::Result<Self> {
+        TcpStream::try_clone(self)
+    }
+
+    fn shutdown_write(&self) {
+        let _ = self.shutdown(Shutdown::Write);
+    }
+
+    fn set_blocking(&self) -> io::Result<()> {
+        self.set_nonblocking(false)
+    }
+}
+
+impl Socket for UnixStream {
+    fn try_clone(&self) -> io::Result<Self> {
+        UnixStream::try_clone(self)
+    }
+
+    fn shutdown_write(&self) {
+        let _ = self.shutdown(Shutdown::Write);
+    }
+
+    fn set_blocking(&self) -> io::Result<()> {
+        self.set_nonblocking(false)
+    }
+}
+
 /// What opensrv reads: the client's packets, filtered (see the table above).
-struct Filter {
+struct Filter<S> {
     /// Buffered: a packet's header and payload (and a pipelined next packet) come in one
     /// `recv`, not one each.
-    client: BufReader<TcpStream>,
+    client: BufReader<S>,
     /// The same socket, for the filter's own replies.
-    reply: TcpStream,
+    reply: S,
     statements: Arc<Statements>,
     /// The session opensrv's backend also runs statements on (never both at once: the
     /// filter runs only while opensrv waits for a command).
@@ -296,7 +337,7 @@ struct Filter {
     closed: bool,
 }
 
-impl Filter {
+impl<S: Socket> Filter<S> {
     /// Reads the client's packets until one is for opensrv (or the connection ends).
     fn next_packet(&mut self) -> io::Result<()> {
         while !self.closed {
@@ -355,7 +396,7 @@ impl Filter {
     }
 }
 
-impl AsyncRead for Filter {
+impl<S: Socket> AsyncRead for Filter<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         _: &mut Context<'_>,
@@ -377,8 +418,8 @@ impl AsyncRead for Filter {
 
 /// What opensrv writes to: gathered, and sent when opensrv flushes (once per reply; a result
 /// set is many small packets, and a send per packet cost more than the query).
-struct Out {
-    client: TcpStream,
+struct Out<S> {
+    client: S,
     buf: Vec<u8>,
     /// Until the login reply (OK or error), packets are looked at: a failed login is
     /// rewritten from opensrv's 1698 to MySQL's 1045.
@@ -387,7 +428,7 @@ struct Out {
     unsent: Unsent,
 }
 
-impl Out {
+impl<S> Out<S> {
     /// Writes `code` and `state` into the error packets opensrv wrote as 1105 (the only
     /// error of a reply: each command's reply ends at its error).
     fn restore_error_code(&mut self, (code, state): (u16, &str)) {
@@ -439,7 +480,7 @@ impl Out {
     }
 }
 
-impl AsyncWrite for Out {
+impl<S: Socket> AsyncWrite for Out<S> {
     fn poll_write(
         self: Pin<&mut Self>,
         _: &mut Context<'_>,
@@ -483,14 +524,19 @@ impl AsyncWrite for Out {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let flushed = self.as_mut().poll_flush(cx);
-        let _ = self.client.shutdown(std::net::Shutdown::Write);
+        self.client.shutdown_write();
         flushed
     }
 }
 
 /// Serves one connection on the calling thread (blocking): opensrv behind the filter. Returns
 /// when the client goes away; the backend's drop rolls back what it left open.
-pub fn serve(stream: TcpStream, backend: Backend, statements: Arc<Statements>, max_packet: usize) {
+pub fn serve<S: Socket>(
+    stream: S,
+    backend: Backend,
+    statements: Arc<Statements>,
+    max_packet: usize,
+) {
     let (Ok(reply), Ok(out)) = (stream.try_clone(), stream.try_clone()) else {
         return;
     };

@@ -1,7 +1,8 @@
 //! Clients written by others, from Debian's packages: sysbench 1.0.20 (prepare, then
 //! oltp_read_write for 10 s at 8 threads with and without prepared statements, and
 //! oltp_point_select) and the mariadb command-line client (batch, and interactive with its
-//! table-name completion, which sends COM_FIELD_LIST).
+//! table-name completion, which sends COM_FIELD_LIST), over TCP and through the
+//! Unix-domain socket.
 //!
 //! `.ci/run` installs both and sets `WATERLINE_REQUIRE_CLIENTS=1`, which makes a missing one
 //! a failure; elsewhere the tests say they were skipped.
@@ -32,6 +33,13 @@ fn have(program: &str) -> bool {
 }
 
 fn start() -> u16 {
+    server()
+        .spawn("127.0.0.1:0".parse().unwrap())
+        .unwrap()
+        .port()
+}
+
+fn server() -> Server {
     let config = EngineConfig {
         lock_wait_timeout: Duration::from_secs(5),
         ..EngineConfig::default()
@@ -46,9 +54,6 @@ fn start() -> u16 {
         },
     );
     Server::new(shared, 256)
-        .spawn("127.0.0.1:0".parse().unwrap())
-        .unwrap()
-        .port()
 }
 
 fn sysbench(port: u16, test: &str, extra: &[&str]) -> String {
@@ -176,4 +181,41 @@ fn the_mariadb_cli_works() {
             "{text}"
         );
     }
+}
+
+/// The CLI through the Unix-domain socket (`serve --socket`), as local clients of MySQL
+/// connect; the server reports where it listens.
+#[test]
+fn the_mariadb_cli_connects_through_the_socket() {
+    if !have("mariadb") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("waterline.sock");
+    let server = server();
+    let port = server
+        .clone()
+        .spawn("127.0.0.1:0".parse().unwrap())
+        .unwrap()
+        .port();
+    server.spawn_unix(&path).unwrap();
+    let out = Command::new("mariadb")
+        .arg("-S")
+        .arg(&path)
+        .args(["-u", "root", "-N", "waterline", "-e"])
+        .arg(
+            "CREATE TABLE s (id INT PRIMARY KEY); INSERT INTO s VALUES (7); SELECT id FROM s; \
+             SELECT @@socket, @@port, @@max_connections",
+        )
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "7");
+    assert_eq!(lines[1], format!("{}\t{port}\t256", path.display()));
 }
