@@ -160,6 +160,21 @@ fn to_rows(rows: Vec<mysql::Row>) -> Vec<Row> {
         .collect()
 }
 
+/// Whether `url` asks to move to the server's Unix-domain socket after connecting over
+/// loopback TCP (`?prefer_socket=true`).
+///
+/// Both MySQL crates do so by default: the driver against MariaDB at `127.0.0.1:3306` ran
+/// over `/run/mysqld/mysqld.sock` while against a server without a socket it stayed on TCP,
+/// and a comparison of the two compared transports too. The driver connects the way its
+/// URL says: TCP to `host:port`, or the socket `?socket=PATH` names.
+fn prefers_socket(url: &str) -> bool {
+    url.split_once('?').is_some_and(|(_, query)| {
+        query
+            .split('&')
+            .any(|kv| kv.eq_ignore_ascii_case("prefer_socket=true"))
+    })
+}
+
 /// Checks `url` (`mysql://user:password@host:port/database`) as a connection address.
 pub fn check_mysql_url(url: &str) -> Result<(), String> {
     mysql::Opts::from_url(url)
@@ -171,6 +186,7 @@ impl MysqlConn {
     /// Connects to `url` (`mysql://user:password@host:port/database`).
     pub fn connect(url: &str) -> Result<MysqlConn, Failure> {
         let opts = mysql::Opts::from_url(url).map_err(|e| Failure::Fatal(e.to_string()))?;
+        let opts = mysql::OptsBuilder::from_opts(opts).prefer_socket(prefers_socket(url));
         let conn = mysql::Conn::new(opts).map_err(mysql_failure)?;
         Ok(MysqlConn {
             conn,
@@ -222,7 +238,9 @@ impl MysqlAsyncConn {
     /// Connects to `url` (`mysql://user:password@host:port/database`).
     pub async fn connect(url: &str) -> Result<MysqlAsyncConn, Failure> {
         let opts = mysql_async::Opts::from_url(url).map_err(|e| Failure::Fatal(e.to_string()))?;
-        let opts = mysql_async::OptsBuilder::from_opts(opts).stmt_cache_size(STATEMENT_CACHE);
+        let opts = mysql_async::OptsBuilder::from_opts(opts)
+            .stmt_cache_size(STATEMENT_CACHE)
+            .prefer_socket(prefers_socket(url));
         let conn = mysql_async::Conn::new(opts)
             .await
             .map_err(mysql_async_failure)?;

@@ -5,11 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use waterline_server::{Server, SessionConfig, Shared};
+use waterline_server::{Server, Session, SessionConfig, Shared};
+use waterline_tpcc::conn::{MysqlAsyncConn, MysqlConn};
+use waterline_tpcc::sql::SqlConn;
 use waterline_tpcc::{
     BackendKind, DriverOptions, Limit, Report, RunInfo, Runtime, Scale, Settings, Target, run_point,
 };
-use waterline_txn::{Engine, EngineConfig};
+use waterline_txn::{Engine, EngineConfig, Value};
 
 const SCALE: Scale = Scale {
     warehouses: 2,
@@ -116,7 +118,10 @@ fn mysql_protocol_against_waterline_serve() {
         ..SessionConfig::default()
     };
     let server = Server::new(Shared::new(engine, config), 64);
-    let addr = server.spawn("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = server
+        .clone()
+        .spawn("127.0.0.1:0".parse().unwrap())
+        .unwrap();
     let url = format!("mysql://root@{addr}/tpcc");
     let tasks = short_run(&url.parse().unwrap(), Runtime::Tasks { workers: 2 });
     assert!(tasks.stats.is_none());
@@ -129,6 +134,97 @@ fn mysql_protocol_against_waterline_serve() {
     let measured = point.process.is_some();
     let summary = report(&url, vec![point], (0, 0.0)).summary();
     assert_eq!(summary.contains(DRIVER_ONLY), measured, "{summary}");
+
+    // The same server on a Unix-domain socket too (the database is loaded again).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("waterline.sock");
+    server.spawn_unix(&path).unwrap();
+    let url = format!("mysql://root@localhost/tpcc?socket={}", path.display());
+    short_run(&url.parse().unwrap(), Runtime::Threads);
+    short_run(&url.parse().unwrap(), Runtime::Tasks { workers: 2 });
+}
+
+/// A server with one row in table `which`, saying `name`.
+fn server_named(name: &str) -> Server {
+    let engine = Arc::new(Engine::open(EngineConfig::default()).unwrap());
+    let config = SessionConfig {
+        databases: vec!["tpcc".into()],
+        ..SessionConfig::default()
+    };
+    let shared = Shared::new(engine, config);
+    let mut session = Session::new(Arc::clone(&shared), "root", Some("tpcc")).unwrap();
+    session
+        .execute("CREATE TABLE which (v VARCHAR(10) PRIMARY KEY)")
+        .unwrap();
+    session
+        .execute(&format!("INSERT INTO which VALUES ('{name}')"))
+        .unwrap();
+    Server::new(shared, 16)
+}
+
+/// Which server answers a driver connection to `url`, blocking and async.
+fn answered_by(url: &str) -> (String, String) {
+    async fn ask(conn: &mut impl SqlConn) -> String {
+        let rows = conn.query("SELECT v FROM which", &[]).await.unwrap();
+        match &rows[0][0] {
+            Value::Str(s) => s.to_string(),
+            other => panic!("{other:?}"),
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut blocking = MysqlConn::connect(url).unwrap();
+        let mut tasks = MysqlAsyncConn::connect(url).await.unwrap();
+        (ask(&mut blocking).await, ask(&mut tasks).await)
+    })
+}
+
+/// The driver connects the way its URL says. Both MySQL crates, connected over loopback
+/// TCP, read `@@socket` and move to that socket by default, so the driver ran against
+/// MariaDB over its socket and against a server without one over TCP. Here the TCP server
+/// names as its socket one where another server answers: the driver stays on TCP unless the
+/// URL asks for the socket.
+#[test]
+fn the_driver_uses_the_transport_its_url_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.sock");
+    let tcp = server_named("tcp");
+    {
+        // `tcp` says `path` is its socket, then stops listening there: the file is stale.
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let _reactor = runtime.enter();
+        drop(tcp.bind_unix(&path).unwrap());
+    }
+    let addr = tcp.spawn("127.0.0.1:0".parse().unwrap()).unwrap();
+    // The stale file is replaced.
+    server_named("socket").spawn_unix(&path).unwrap();
+    let url = format!("mysql://root@{addr}/tpcc");
+    let both = |s: &str| (s.to_owned(), s.to_owned());
+    assert_eq!(answered_by(&url), both("tcp"));
+    assert_eq!(
+        answered_by(&format!("{url}?prefer_socket=true")),
+        both("socket")
+    );
+    assert_eq!(
+        answered_by(&format!("{url}?socket={}", path.display())),
+        both("socket")
+    );
+}
+
+/// A second server on a socket a live server answers on is an error, not a takeover.
+#[test]
+fn a_socket_in_use_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("busy.sock");
+    server_named("first").spawn_unix(&path).unwrap();
+    let e = server_named("second").spawn_unix(&path).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::AddrInUse, "{e}");
+    assert!(e.to_string().contains("busy.sock"), "{e}");
+    let url = format!("mysql://root@localhost/tpcc?socket={}", path.display());
+    assert_eq!(answered_by(&url).0, "first");
 }
 
 /// A report of `points` on `backend`, run with [`options`].
