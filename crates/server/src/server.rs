@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -83,8 +84,9 @@ impl Server {
     /// client that prefers the socket, as the Rust `mysql` crate does by default on
     /// loopback, moves to it).
     ///
-    /// As `mysqld` does, a file left at `path` by a server that is gone is replaced, and
-    /// one a live server answers on is an error (`AddrInUse`). The queue of connections not
+    /// As `mysqld` does, a file left at `path` by a server that is gone is replaced, one a
+    /// live server answers on is an error (`AddrInUse`), and the socket is open to every
+    /// user of the machine (mode 0777). The queue of connections not
     /// yet accepted is the kernel's largest (`net.core.somaxconn`); a Unix-domain client
     /// waits in `connect` while it is full, it is never dropped.
     pub fn bind_unix(&self, path: &Path) -> io::Result<UnixListener> {
@@ -97,6 +99,10 @@ impl Server {
             std::fs::remove_file(path).map_err(with_path)?;
         }
         let listener = UnixListener::bind(path).map_err(with_path)?;
+        // Anyone on the machine may connect, as to mysqld's socket: users and passwords
+        // decide who gets in.
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777))
+            .map_err(with_path)?;
         self.shared.listening.lock().socket = path.display().to_string();
         Ok(listener)
     }

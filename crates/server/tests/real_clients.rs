@@ -199,6 +199,13 @@ fn the_mariadb_cli_connects_through_the_socket() {
         .unwrap()
         .port();
     server.spawn_unix(&path).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(
+        mode & 0o777,
+        0o777,
+        "every user may connect, as to mysqld's socket"
+    );
     let out = Command::new("mariadb")
         .arg("-S")
         .arg(&path)
