@@ -3,6 +3,7 @@
 //! for clients on OS threads or async (`mysql_async`) for clients that are tokio tasks.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use mysql::prelude::Queryable as _;
 use mysql_async::prelude::Queryable as _;
@@ -10,6 +11,7 @@ use waterline_server::{Response, Session, Shared, SqlError};
 use waterline_txn::{DateTime, Row, Value};
 
 use crate::client::{Close, Failure};
+use crate::driver::{CONNECT_TIMEOUT, blocking_within};
 use crate::sql::SqlConn;
 
 fn sql_failure(e: SqlError) -> Failure {
@@ -183,11 +185,18 @@ pub fn check_mysql_url(url: &str) -> Result<(), String> {
 }
 
 impl MysqlConn {
-    /// Connects to `url` (`mysql://user:password@host:port/database`).
+    /// Connects to `url` (`mysql://user:password@host:port/database`), or fails after
+    /// [`CONNECT_TIMEOUT`].
     pub fn connect(url: &str) -> Result<MysqlConn, Failure> {
+        MysqlConn::connect_within(url, CONNECT_TIMEOUT)
+    }
+
+    /// Connects to `url`, or fails once `limit` has passed without a connection (a server
+    /// that never sends its greeting would hold the blocking client forever).
+    pub fn connect_within(url: &str, limit: Duration) -> Result<MysqlConn, Failure> {
         let opts = mysql::Opts::from_url(url).map_err(|e| Failure::Fatal(e.to_string()))?;
         let opts = mysql::OptsBuilder::from_opts(opts).prefer_socket(prefers_socket(url));
-        let conn = mysql::Conn::new(opts).map_err(mysql_failure)?;
+        let conn = blocking_within(limit, move || mysql::Conn::new(opts).map_err(mysql_failure))?;
         Ok(MysqlConn {
             conn,
             prepared: HashMap::new(),

@@ -32,9 +32,9 @@ use crate::schema::Scale;
 /// Retries of one transaction before it counts as failed.
 pub const MAX_RETRIES: u32 = 100;
 
-/// How long a task client may take to connect before the run fails. A server whose queue
-/// of connections not yet accepted overflowed leaves the client's socket open and silent
-/// (Linux with SYN cookies), and a run must end with an error then, not wait forever.
+/// How long a client may take to connect before the run fails. A server whose queue of
+/// connections not yet accepted overflowed leaves the client's socket open and silent (Linux
+/// with SYN cookies), and a run must end with an error then, not wait forever.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How clients are run.
@@ -436,6 +436,11 @@ where
     tally.total(elapsed)
 }
 
+/// The error of a client that has no connection after `limit`.
+fn no_connection(limit: Duration) -> Failure {
+    Failure::Fatal(format!("no connection within {limit:?}"))
+}
+
 /// `connecting`'s connection, or an error once `limit` has passed without one.
 async fn within<C>(
     limit: Duration,
@@ -443,7 +448,31 @@ async fn within<C>(
 ) -> Result<C, Failure> {
     tokio::time::timeout(limit, connecting)
         .await
-        .unwrap_or_else(|_| Err(Failure::Fatal(format!("no connection within {:?}", limit))))
+        .unwrap_or_else(|_| Err(no_connection(limit)))
+}
+
+/// `connect`'s connection, made on a thread of its own, or an error once `limit` has passed
+/// without one: a blocking client has no other way out of a connection that never completes.
+/// The connecting thread is left behind then, and the run stops with the error.
+pub fn blocking_within<C: Send + 'static>(
+    limit: Duration,
+    connect: impl FnOnce() -> Result<C, Failure> + Send + 'static,
+) -> Result<C, Failure> {
+    let (done, connected) = std::sync::mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("tpcc-connect".into())
+        .spawn(move || {
+            // The receiver is gone only if it gave up waiting.
+            let _ = done.send(connect());
+        })
+        .map_err(|e| Failure::Fatal(format!("a thread to connect on: {e}")))?;
+    match connected.recv_timeout(limit) {
+        Ok(result) => result,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(no_connection(limit)),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            Err(Failure::Fatal("the thread connecting panicked".into()))
+        }
+    }
 }
 
 /// Runs `options.clients` clients made by `connect` (with the client's number) as tokio

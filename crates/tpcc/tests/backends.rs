@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use waterline_server::{Server, Session, SessionConfig, Shared};
+use waterline_tpcc::client::Failure;
 use waterline_tpcc::conn::{MysqlAsyncConn, MysqlConn};
 use waterline_tpcc::sql::SqlConn;
 use waterline_tpcc::{
@@ -301,5 +302,22 @@ fn a_sweep_writes_csv_json_and_svg() {
         svg.starts_with("<svg") && svg.contains("clients"),
         "{}",
         &svg[..200.min(svg.len())]
+    );
+}
+
+/// A server that takes the connection and never sends its greeting (here a listener that
+/// never accepts: the kernel completes the connection into its queue). A thread client's
+/// connect gives up after its limit, with an error that stops the run, instead of waiting
+/// forever.
+#[test]
+fn a_blocking_client_gives_up_on_a_server_that_never_greets() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("mysql://root@{}/tpcc", silent.local_addr().unwrap());
+    let failure = MysqlConn::connect_within(&url, Duration::from_millis(300))
+        .err()
+        .expect("no greeting, no connection");
+    assert!(
+        matches!(&failure, Failure::Fatal(m) if m == "no connection within 300ms"),
+        "{failure:?}"
     );
 }
