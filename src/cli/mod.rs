@@ -177,6 +177,11 @@ pub struct EngineArgs {
     /// than there are CPUs (0: sleep at once, as InnoDB does)
     #[arg(long, default_value_t = 30)]
     pub lock_spin_us: u64,
+    /// Nice levels a row-lock holder's thread is raised by while a transaction waits for it,
+    /// until its transaction ends (priority inheritance; Linux, needs CAP_SYS_NICE; 0: off).
+    /// For many more client threads than CPUs, as `serve` has.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=39))]
+    pub lock_holder_boost: u8,
     /// Whether an insert locks its row implicitly (its uncommitted version is the lock, as
     /// in InnoDB) instead of entering the lock table (false: the baseline).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
@@ -234,6 +239,7 @@ impl EngineArgs {
             trx_shards: self.trx_shards,
             lock_wait_timeout: Duration::from_secs(self.lock_wait_timeout),
             lock_spin: Duration::from_micros(self.lock_spin_us),
+            lock_holder_boost: self.lock_holder_boost,
             implicit_insert_locks: self.implicit_insert_locks,
             purge_interval: (self.purge_interval_ms > 0)
                 .then(|| Duration::from_millis(self.purge_interval_ms)),

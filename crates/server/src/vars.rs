@@ -322,6 +322,11 @@ pub(crate) fn show_status(
             counter(Counter::LockNowaits),
         ),
         ("Innodb_deadlocks".into(), counter(Counter::Deadlocks)),
+        ("Waterline_lock_boosts".into(), counter(Counter::LockBoosts)),
+        (
+            "Waterline_lock_boosts_denied".into(),
+            counter(Counter::LockBoostsDenied),
+        ),
         (
             "Waterline_versions_purged".into(),
             counter(Counter::VersionsPurged),

@@ -71,6 +71,12 @@ pub struct EngineConfig {
     /// 2-CPU machine, TPC-C's hot rows are held for about that long, and a sleep and
     /// wake-up costs more (see the README's measurements).
     pub lock_spin: Duration,
+    /// How many nice levels a row-lock holder's thread is raised by while a transaction waits
+    /// for it, until its transaction ends (priority inheritance, Linux only, needs
+    /// `CAP_SYS_NICE`; see `boost.rs`). 0 (the default) leaves threads' priorities alone.
+    /// For a thread per client and more clients than CPUs: the holder of a hot row then
+    /// waits less for a CPU at each of its steps.
+    pub lock_holder_boost: u8,
     /// Whether an insert locks its new row implicitly, as InnoDB's inserts do: the row's
     /// uncommitted version is the lock, and the lock table gets no entry unless someone
     /// already holds or awaits the key. A transaction that locks the row meanwhile waits
@@ -137,6 +143,7 @@ impl Default for EngineConfig {
             trx_shards: 256,
             lock_wait_timeout: Duration::from_secs(50),
             lock_spin: Duration::from_micros(30),
+            lock_holder_boost: 0,
             implicit_insert_locks: true,
             purge_interval: Some(Duration::from_millis(10)),
             commit_purge: true,

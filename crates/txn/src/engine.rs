@@ -268,7 +268,12 @@ impl Engine {
         let stats = Arc::new(Stats::default());
         let shared = Arc::new(Shared {
             trx_sys: TrxSys::new(&config, Arc::clone(&stats))?,
-            locks: LockManager::new(LOCK_SHARDS, Arc::clone(&stats), config.lock_spin),
+            locks: LockManager::new(
+                LOCK_SHARDS,
+                Arc::clone(&stats),
+                config.lock_spin,
+                config.lock_holder_boost,
+            ),
             stats,
             catalog: RwLock::new(Vec::new()),
             catalog_version: AtomicU64::new(0),

@@ -56,6 +56,7 @@
 //! memory, and a durable engine keeps its data as a checkpoint image plus the log after it
 //! (recovery reads all of it back at startup).
 
+mod boost;
 mod commit;
 mod config;
 mod durable;

@@ -39,6 +39,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use smallvec::{SmallVec, smallvec};
 use waterline_readview::TrxId;
 
+use crate::boost::Boost;
 use crate::error::TxnError;
 use crate::hash_index::{HashedMap, hash_of, shard_of};
 use crate::key::Key;
@@ -185,6 +186,8 @@ pub(crate) struct LockManager {
     spin_below: usize,
     /// Requests queued on some lock now.
     waiting: AtomicUsize,
+    /// Priority inheritance for holders, if on ([`crate::EngineConfig::lock_holder_boost`]).
+    boost: Option<Boost>,
 }
 
 /// A lock request (who, what, how, and how long it may wait).
@@ -203,10 +206,12 @@ pub(crate) struct Request<'a> {
 }
 
 impl LockManager {
-    /// A lock table of `shards` shards whose waiters spin for `spin` before they sleep.
-    pub(crate) fn new(shards: usize, stats: Arc<Stats>, spin: Duration) -> LockManager {
+    /// A lock table of `shards` shards whose waiters spin for `spin` before they sleep and
+    /// raise the holders' threads by `boost` nice levels (0: not at all).
+    pub(crate) fn new(shards: usize, stats: Arc<Stats>, spin: Duration, boost: u8) -> LockManager {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         LockManager {
+            boost: Boost::new(boost),
             spin,
             spin_below: cpus,
             waiting: AtomicUsize::new(0),
@@ -245,6 +250,10 @@ impl LockManager {
                     waiters: VecDeque::new(),
                 };
                 locks.insert(hash, key, lock);
+                drop(locks);
+                if let Some(boost) = &self.boost {
+                    boost.holding(trx);
+                }
                 return Ok(true);
             }
             Some(lock) if lock.holders.iter().any(|&(t, m)| t == trx && m >= mode) => {
@@ -271,6 +280,9 @@ impl LockManager {
                 match mine {
                     Some(i) => lock.holders[i].1 = mode,
                     None => lock.holders.push((trx, mode)),
+                }
+                if let Some(boost) = &self.boost {
+                    boost.holding(trx);
                 }
                 // Waiters this grant blocks now wait for us too: without the edge, a cycle
                 // we close later would go unseen until a lock-wait timeout.
@@ -335,6 +347,13 @@ impl LockManager {
                     let waiter = Arc::new(Waiter::default());
                     lock.waiters.push_back((trx, mode, Arc::clone(&waiter)));
                     queued = Some(Arc::clone(&waiter));
+                    if let Some(boost) = &self.boost {
+                        // Queued already, so a release meanwhile wakes us; system calls
+                        // are not made under the shard's latch.
+                        MutexGuard::unlocked(&mut locks, || {
+                            boost.waiting_for(&blockers, &self.stats);
+                        });
+                    }
                     waiter
                 }
             };
@@ -421,6 +440,9 @@ impl LockManager {
         }
         self.stats.incr(Counter::LockWaits);
         let deadline = Instant::now() + timeout;
+        if let Some(boost) = &self.boost {
+            boost.waiting_for(&[writer], &self.stats);
+        }
         if let Some(cycle) = self.wait_for(trx, vec![writer]) {
             self.stats.incr(Counter::Deadlocks);
             return Err(TxnError::Deadlock {
@@ -472,6 +494,15 @@ impl LockManager {
     }
 
     /// Releases every lock in `held` held by `trx`, waking the waiters that can go now.
+    /// Transaction `trx` ended: releases the locks it `held`, then gives its thread back
+    /// its own priority if a waiter raised it.
+    pub(crate) fn end(&self, trx: TrxId, held: &[Held]) {
+        self.release_all(trx, held);
+        if let Some(boost) = &self.boost {
+            boost.ended(trx);
+        }
+    }
+
     pub(crate) fn release_all(&self, trx: TrxId, held: &[Held]) {
         for (hash, key) in held {
             let mut locks = self.shard(*hash).locks.lock();
@@ -541,7 +572,7 @@ mod tests {
     #[test]
     fn a_cycle_through_a_queued_waiter_is_a_deadlock() {
         let stats = Arc::new(Stats::default());
-        let locks = LockManager::new(4, Arc::clone(&stats), Duration::ZERO);
+        let locks = LockManager::new(4, Arc::clone(&stats), Duration::ZERO, 0);
         let (a, b) = (1, 2);
         assert!(take(&locks, 1, a).unwrap());
         assert!(take(&locks, 2, b).unwrap());
@@ -571,7 +602,7 @@ mod tests {
     /// returns how many of the (one) waits ended while spinning.
     fn wait_with_spin(spin: Duration, hold: Duration) -> u64 {
         let stats = Arc::new(Stats::default());
-        let mut locks = LockManager::new(4, Arc::clone(&stats), spin);
+        let mut locks = LockManager::new(4, Arc::clone(&stats), spin, 0);
         // Spin whatever this machine's CPU count: the test is about the hand-off.
         locks.spin_below = 2;
         assert!(take(&locks, 1, 1).unwrap());

@@ -39,6 +39,11 @@ pub enum Counter {
     LockNowaits,
     /// Deadlocks detected.
     Deadlocks,
+    /// Lock holders' threads raised in priority for a waiter
+    /// ([`crate::EngineConfig::lock_holder_boost`]).
+    LockBoosts,
+    /// Lock holders' threads a waiter was not allowed to raise (no `CAP_SYS_NICE`).
+    LockBoostsDenied,
     /// Row versions unlinked by purge.
     VersionsPurged,
     /// Purge passes run (by the purge thread, or [`crate::Engine::purge`]).
@@ -65,6 +70,8 @@ impl Counter {
         Counter::LockWaitTimeouts,
         Counter::LockNowaits,
         Counter::Deadlocks,
+        Counter::LockBoosts,
+        Counter::LockBoostsDenied,
         Counter::VersionsPurged,
         Counter::PurgeRuns,
         Counter::CommitPurges,
@@ -86,6 +93,8 @@ impl Counter {
             Counter::LockWaitTimeouts => "lock_wait_timeouts",
             Counter::LockNowaits => "lock_nowaits",
             Counter::Deadlocks => "deadlocks",
+            Counter::LockBoosts => "lock_boosts",
+            Counter::LockBoostsDenied => "lock_boosts_denied",
             Counter::VersionsPurged => "versions_purged",
             Counter::PurgeRuns => "purge_runs",
             Counter::CommitPurges => "commit_purges",

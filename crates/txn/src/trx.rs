@@ -128,7 +128,7 @@ impl Ending {
             undo.version.set_committed(no);
         }
         self.shared.trx_sys.deregister(self.id);
-        self.shared.locks.release_all(self.id, &self.locks);
+        self.shared.locks.end(self.id, &self.locks);
         LOCKS.with(|spares| spares.give(self.locks));
         // A version with nothing below it (a new row) leaves purge nothing to cut: only
         // records with older versions go to the history list. Two thirds of a NewOrder's
@@ -154,7 +154,7 @@ impl Ending {
         let ended = self.shared.trx_sys.end_rolled_back(self.id);
         debug_assert!(ended.is_ok(), "ending {} failed: {ended:?}", self.id);
         self.shared.trx_sys.deregister(self.id);
-        self.shared.locks.release_all(self.id, &self.locks);
+        self.shared.locks.end(self.id, &self.locks);
         LOCKS.with(|spares| spares.give(self.locks));
         self.shared.stats.incr(Counter::Rollbacks);
     }
