@@ -134,9 +134,12 @@ mod os {
     /// The highest priority a nice value gives.
     pub(super) const HIGHEST: i32 = -20;
 
-    /// The calling thread's id.
+    /// The calling thread's id (asked of the kernel once per thread).
     pub(super) fn current() -> Option<Tid> {
-        Some(rustix::thread::gettid().as_raw_nonzero().get())
+        thread_local! {
+            static TID: Tid = rustix::thread::gettid().as_raw_nonzero().get();
+        }
+        Some(TID.with(|tid| *tid))
     }
 
     /// Thread `tid`'s nice value. (On Linux, a thread id names that thread alone to

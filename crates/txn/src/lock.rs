@@ -281,9 +281,6 @@ impl LockManager {
                     Some(i) => lock.holders[i].1 = mode,
                     None => lock.holders.push((trx, mode)),
                 }
-                if let Some(boost) = &self.boost {
-                    boost.holding(trx);
-                }
                 // Waiters this grant blocks now wait for us too: without the edge, a cycle
                 // we close later would go unseen until a lock-wait timeout.
                 let blocked: Vec<TrxId> = lock
@@ -392,6 +389,10 @@ impl LockManager {
             }
         }
         locks.remove_if(hash, &key, Lock::unused);
+        drop(locks);
+        if let (Ok(true), Some(boost)) = (&outcome, &self.boost) {
+            boost.holding(trx);
+        }
         outcome
     }
 
@@ -493,7 +494,6 @@ impl LockManager {
         cycle
     }
 
-    /// Releases every lock in `held` held by `trx`, waking the waiters that can go now.
     /// Transaction `trx` ended: releases the locks it `held`, then gives its thread back
     /// its own priority if a waiter raised it.
     pub(crate) fn end(&self, trx: TrxId, held: &[Held]) {
@@ -503,6 +503,7 @@ impl LockManager {
         }
     }
 
+    /// Releases every lock in `held` held by `trx`, waking the waiters that can go now.
     pub(crate) fn release_all(&self, trx: TrxId, held: &[Held]) {
         for (hash, key) in held {
             let mut locks = self.shard(*hash).locks.lock();
