@@ -97,14 +97,15 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     runtime.block_on(async {
         let listener = server.bind(args.listen)?;
-        let unix = match &args.socket {
-            Some(path) => Some(server.bind_unix(path)?),
-            None => None,
-        };
-        let also = match &args.socket {
-            Some(path) => format!(" and {}", path.display()),
-            None => String::new(),
-        };
+        let unix = args
+            .socket
+            .as_deref()
+            .map(|path| server.bind_unix(path))
+            .transpose()?;
+        let also = args
+            .socket
+            .as_deref()
+            .map_or(String::new(), |path| format!(" and {}", path.display()));
         eprintln!(
             "waterline {} listening on {}{also}",
             waterline_server::VERSION,
