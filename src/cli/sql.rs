@@ -57,7 +57,7 @@ pub fn render(response: &Response) -> String {
                     + "\n"
             };
             let mut out = rule.clone();
-            out += &line(columns.iter().map(|c| c.name.as_str()).collect());
+            out += &line(columns.iter().map(|c| &*c.name).collect());
             out += &rule;
             for row in &cells {
                 out += &line(row.iter().map(String::as_str).collect());

@@ -9,7 +9,7 @@ use waterline_txn::{Key, KeyRange, Row, Value};
 
 use crate::PlanError;
 use crate::catalog::IndexId;
-use crate::expr::Env;
+use crate::expr::{Env, row_refs};
 use crate::plan::{Access, Plan};
 use crate::value::{KeyBound, key_bound};
 
@@ -153,14 +153,14 @@ impl Run<'_> {
             }
             current[tp.table] = Some(row);
             let pass = {
-                let refs: Vec<Option<&Row>> = current.iter().map(Option::as_ref).collect();
+                let refs = row_refs(current);
                 let env = Env {
                     rows: &refs,
                     params,
                 };
                 let mut pass = true;
-                for c in &tp.cond {
-                    if !c.is_true(env)? {
+                for &c in &tp.cond {
+                    if !plan.select.conds[c].is_true(env)? {
                         pass = false;
                         break;
                     }
@@ -203,7 +203,7 @@ fn read(
     match &tp.access {
         Access::Const { row, .. } => Ok(row.iter().cloned().collect()),
         Access::EqRef { index, key } | Access::Ref { index, key } => {
-            let refs: Vec<Option<&Row>> = current.iter().map(Option::as_ref).collect();
+            let refs = row_refs(current);
             let env = Env {
                 rows: &refs,
                 params,

@@ -4,6 +4,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use smallvec::SmallVec;
 use waterline_txn::{Row, Value};
 
 use crate::PlanError;
@@ -130,6 +131,13 @@ pub struct Env<'a> {
     pub rows: &'a [Option<&'a Row>],
     /// The `?` values.
     pub params: &'a [Value],
+}
+
+/// [`Env::rows`] for the current rows `rows` (one per table, `None` if not read yet), on
+/// the stack up to four tables: the executor builds one for every row it checks, the
+/// planner for every value it evaluates.
+pub fn row_refs(rows: &[Option<Row>]) -> SmallVec<[Option<&Row>; 4]> {
+    rows.iter().map(Option::as_ref).collect()
 }
 
 impl Expr {

@@ -107,8 +107,10 @@ pub struct TablePlan {
     /// Estimated percentage of those rows that pass the conditions the access does not use.
     pub filtered: f64,
     /// Conditions checked on each row read (every condition that can be checked here; the
-    /// ones the access already guarantees are checked again, which is cheap and safe).
-    pub cond: Vec<Expr>,
+    /// ones the access already guarantees are checked again, which is cheap and safe), by
+    /// position in the query's [`BoundSelect::conds`](crate::BoundSelect): a prepared
+    /// statement's plan, made at every execution, copies none of them.
+    pub cond: Vec<usize>,
     /// Whether a condition the access does not guarantee remains ("Using where").
     pub using_where: bool,
     /// Whether the index holds every column the query reads ("Using index").

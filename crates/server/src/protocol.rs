@@ -126,8 +126,8 @@ fn kind(e: &SqlError, unsent: &Unsent) -> ErrorKind {
 fn columns(cols: &[ResultColumn]) -> Vec<Column> {
     cols.iter()
         .map(|c| Column {
-            table: c.table.clone(),
-            column: c.name.clone(),
+            table: c.table.to_string(),
+            column: c.name.to_string(),
             coltype: c.ty,
             colflags: ColumnFlags::empty(),
         })

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
 use opensrv_mysql::ColumnType as Wire;
+use smallvec::SmallVec;
 use sqlparser::ast::{
     self, Expr as Ast, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, SelectItem,
     SetExpr,
@@ -52,8 +53,8 @@ enum PExpr {
 
 #[derive(Clone, Debug)]
 struct OutCol {
-    name: String,
-    table: String,
+    name: Arc<str>,
+    table: Arc<str>,
     ty: Option<Wire>,
     expr: PExpr,
     /// The expression's SQL text, to match ORDER BY items.
@@ -197,7 +198,9 @@ fn env<'r>(slots: &'r [Option<&'r Row>], params: &'r [Value]) -> Env<'r> {
     }
 }
 
-fn slots(row: &[Row]) -> Vec<Option<&Row>> {
+/// A joined row as the planner's expressions read it, one slot per table: on the stack up
+/// to four tables (every column of every row sent evaluates against one).
+fn slots(row: &[Row]) -> SmallVec<[Option<&Row>; 4]> {
     row.iter().map(Some).collect()
 }
 
@@ -413,8 +416,8 @@ fn bind_projection(
                             .binder
                             .column(Some(&table.alias), &column.name, "field list")?;
                         cols.push(OutCol {
-                            name: column.name.clone(),
-                            table: table.alias.clone(),
+                            name: column.name.as_str().into(),
+                            table: table.alias.as_str().into(),
                             ty: Some(wire_type(column.ty)),
                             expr: PExpr::Scalar(e),
                             text: column.name.clone(),
@@ -429,13 +432,13 @@ fn bind_projection(
                         let t = &tables[c.table];
                         (
                             Some(wire_type(t.schema.columns[c.column].ty)),
-                            t.alias.clone(),
+                            t.alias.as_str().into(),
                         )
                     }
                     PExpr::Agg(i) if pb.aggs[*i].func == AggFunc::Count => {
-                        (Some(Wire::MYSQL_TYPE_LONGLONG), String::new())
+                        (Some(Wire::MYSQL_TYPE_LONGLONG), "".into())
                     }
-                    _ => (None, String::new()),
+                    _ => (None, "".into()),
                 };
                 let text = e.to_string();
                 let name = match item {
@@ -449,7 +452,7 @@ fn bind_projection(
                     },
                 };
                 cols.push(OutCol {
-                    name,
+                    name: name.into(),
                     table,
                     ty,
                     expr,
@@ -622,8 +625,8 @@ fn project(
         .iter()
         .enumerate()
         .map(|(i, c)| ResultColumn {
-            name: c.name.clone(),
-            table: c.table.clone(),
+            name: Arc::clone(&c.name),
+            table: Arc::clone(&c.table),
             ty: c.ty.unwrap_or_else(|| {
                 result
                     .iter()
@@ -811,8 +814,8 @@ pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColu
                 for t in &bound {
                     for c in &t.schema.columns {
                         cols.push(ResultColumn {
-                            name: c.name.clone(),
-                            table: t.alias.clone(),
+                            name: c.name.as_str().into(),
+                            table: t.alias.as_str().into(),
                             ty: wire_type(c.ty),
                         });
                     }
@@ -831,8 +834,8 @@ pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColu
                     _ => e.to_string(),
                 };
                 cols.push(ResultColumn {
-                    name,
-                    table: String::new(),
+                    name: name.into(),
+                    table: "".into(),
                     ty,
                 });
             }

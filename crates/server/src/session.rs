@@ -22,10 +22,11 @@ use crate::shared::Shared;
 /// A column of a result set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResultColumn {
-    /// Its name (the alias, or the expression's text).
-    pub name: String,
+    /// Its name (the alias, or the expression's text). Shared with the prepared statement
+    /// that sends it at every execution.
+    pub name: Arc<str>,
     /// The table it comes from ("" for an expression).
-    pub table: String,
+    pub table: Arc<str>,
     /// Its protocol type.
     pub ty: Wire,
 }
@@ -66,8 +67,8 @@ impl Response {
         let columns = names
             .iter()
             .map(|n| ResultColumn {
-                name: (*n).to_owned(),
-                table: String::new(),
+                name: (*n).into(),
+                table: "".into(),
                 ty: Wire::MYSQL_TYPE_VAR_STRING,
             })
             .collect();

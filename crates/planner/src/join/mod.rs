@@ -7,6 +7,7 @@
 //! 5. choose each table's access and the join order with the least cost;
 //! 6. attach each condition to the first table where it can be checked.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use waterline_txn::{Key, KeyRange, Row, Value};
@@ -14,9 +15,11 @@ use waterline_txn::{Key, KeyRange, Row, Value};
 use crate::bind::BoundSelect;
 use crate::catalog::{Catalog, IndexId};
 use crate::cost;
-use crate::expr::{CmpOp, ColumnRef, Env, Expr};
+use crate::expr::{CmpOp, ColumnRef, Env, Expr, row_refs};
 use crate::plan::{Access, Impossible, Plan, TablePlan};
-use crate::range::{KeyTree, RangeParam, SelTree, describe, get_mm_tree, key_ranges};
+use crate::range::{
+    KeyTree, RangeParam, SelTree, describe, get_mm_tree, get_mm_tree_and, key_ranges,
+};
 use crate::table_map::TableMap;
 use crate::trace::Trace;
 
@@ -40,8 +43,9 @@ struct Optimizer<'a> {
     mode: PlannerMode,
     select: &'a BoundSelect,
     params: &'a [Value],
-    /// The query's conditions, then the derived equalities.
-    conds: Vec<Expr>,
+    /// The query's conditions, then the derived equalities: the statement's own, borrowed,
+    /// when there are none (a one-table statement, planned at each execution).
+    conds: Cow<'a, [Expr]>,
     /// How many of `conds` are the query's own (the rest are derived).
     own: usize,
     const_rows: Vec<Option<Row>>,
@@ -59,9 +63,13 @@ pub fn optimize(
     limit: Option<usize>,
 ) -> Result<Plan, PlanError> {
     let n = select.tables.len();
-    let mut conds = select.conds.clone();
-    let own = conds.len();
-    conds.extend(propagate_equalities(&select));
+    let own = select.conds.len();
+    let derived = propagate_equalities(&select);
+    let conds = if derived.is_empty() {
+        Cow::Borrowed(&select.conds[..])
+    } else {
+        Cow::Owned([&select.conds[..], &derived].concat())
+    };
     let mut opt = Optimizer {
         catalog,
         mode,
@@ -146,12 +154,8 @@ fn propagate_equalities(select: &BoundSelect) -> Vec<Expr> {
 }
 
 impl Optimizer<'_> {
-    fn env_rows(&self) -> Vec<Option<&Row>> {
-        self.const_rows.iter().map(Option::as_ref).collect()
-    }
-
     fn eval(&self, e: &Expr) -> Result<Value, PlanError> {
-        let rows = self.env_rows();
+        let rows = row_refs(&self.const_rows);
         e.eval(Env {
             rows: &rows,
             params: self.params,
@@ -170,15 +174,13 @@ impl Optimizer<'_> {
             },
             _ => None,
         });
-        let usable: Vec<&Expr> = candidates
-            .filter(|v| known.contains(v.used_tables()) && !v.used_tables().overlaps(me))
-            .collect();
+        let mut usable =
+            candidates.filter(|v| known.contains(v.used_tables()) && !v.used_tables().overlaps(me));
         // A constant first: it makes the best key.
         usable
-            .iter()
+            .clone()
             .find(|v| v.used_tables().is_empty())
-            .or(usable.first())
-            .copied()
+            .or_else(|| usable.next())
     }
 
     /// A key value coerced to the column's type; `Err(())` if no row can have it.
@@ -341,7 +343,7 @@ impl Optimizer<'_> {
         self.trace.map(1, "prev_tables", prev_tables);
         self.trace.map(1, "read_tables", read_tables);
         self.trace.map(1, "current_table", current_table);
-        let rows: Vec<Option<&Row>> = self.const_rows.iter().map(Option::as_ref).collect();
+        let rows = row_refs(&self.const_rows);
         let env = Env {
             rows: &rows,
             params: self.params,
@@ -362,7 +364,7 @@ impl Optimizer<'_> {
                 env,
                 trace: &mut trace,
             };
-            let tree = get_mm_tree(&mut param, &Expr::And(self.conds.clone()));
+            let tree = get_mm_tree_and(&mut param, &self.conds);
             param.trace = &mut scratch;
             let alone: Vec<SelTree> = self
                 .conds
@@ -436,12 +438,13 @@ impl Optimizer<'_> {
             let mut fanout = 1.0;
             let mut total = 0.0;
             let mut plans = Vec::new();
-            let names: Vec<&str> = order
-                .iter()
-                .map(|&t| self.select.tables[t].alias.as_str())
-                .collect();
-            self.trace
-                .line(0, || format!("join order {}:", names.join(", ")));
+            self.trace.line(0, || {
+                let names: Vec<&str> = order
+                    .iter()
+                    .map(|&t| self.select.tables[t].alias.as_str())
+                    .collect();
+                format!("join order {}:", names.join(", "))
+            });
             for (pos, &t) in order.iter().enumerate() {
                 let c = self.best_access(t, known, fanout, pos > 0, &ranges[t]);
                 self.trace.line(1, || {
@@ -479,7 +482,7 @@ impl Optimizer<'_> {
         if tables.is_empty() {
             return;
         }
-        for c in &self.conds[..self.own] {
+        for (i, c) in self.conds[..self.own].iter().enumerate() {
             let used = c.used_tables();
             if self.const_tables.contains(used) && !c.has_params() {
                 continue;
@@ -492,7 +495,7 @@ impl Optimizer<'_> {
                     known.contains(used)
                 })
                 .unwrap_or(0);
-            tables[at].cond.push(c.clone());
+            tables[at].cond.push(i);
         }
     }
 }

@@ -71,9 +71,7 @@ impl RangeParam<'_> {
 /// The tree of `cond` for the current table (MySQL's `get_mm_tree`).
 pub fn get_mm_tree(param: &mut RangeParam<'_>, cond: &Expr) -> SelTree {
     match cond {
-        Expr::And(list) => list
-            .iter()
-            .fold(param.any(), |t, c| tree_and(t, get_mm_tree(param, c))),
+        Expr::And(list) => get_mm_tree_and(param, list),
         Expr::Or(list) => list.iter().fold(SelTree::Impossible, |t, c| {
             tree_or(t, get_mm_tree(param, c))
         }),
@@ -148,6 +146,14 @@ pub fn get_mm_tree(param: &mut RangeParam<'_>, cond: &Expr) -> SelTree {
         },
         _ => param.any(),
     }
+}
+
+/// The tree of the conjunction of `conds` (an `AND` of them, without building one: the
+/// planner asks this of a statement's conditions at every execution).
+pub fn get_mm_tree_and(param: &mut RangeParam<'_>, conds: &[Expr]) -> SelTree {
+    conds
+        .iter()
+        .fold(param.any(), |t, c| tree_and(t, get_mm_tree(param, c)))
 }
 
 /// The tree of `field op value` (MySQL's `get_full_func_mm_tree`).

@@ -9,7 +9,7 @@ use std::ops::Bound;
 
 use waterline_txn::{Key, KeyRange, Value};
 
-pub use mm_tree::{RangeParam, get_mm_tree};
+pub use mm_tree::{RangeParam, get_mm_tree, get_mm_tree_and};
 pub use sel_arg::{Interval, KeyTree, Node, SelArg, key_and, key_or};
 
 /// The most ranges one index scan is split into. A tree with more (IN lists of IN lists) is
