@@ -101,6 +101,86 @@ fn serve_keeps_acknowledged_commits_across_kill_9() {
     server.wait().unwrap();
 }
 
+/// Waits up to 20 s for `child` to exit; kills it and fails if it does not.
+fn exits_within(mut child: Child, what: &str) -> std::process::Output {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("{what}: still running after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn serve_stops_on_sigterm_removes_its_socket_and_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let socket = dir.path().join("wl.sock");
+    let port = free_port();
+    let start = |with_socket: bool| {
+        let mut command = Command::new(BIN);
+        command
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .arg("--data-dir")
+            .arg(&data);
+        if with_socket {
+            command.arg("--socket").arg(&socket);
+        }
+        command
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let server = start(true);
+    let mut c = connect(port);
+    c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+        .unwrap();
+    for i in 1..=20 {
+        c.exec_drop("INSERT INTO t VALUES (?, ?)", (i, i * 10))
+            .unwrap();
+    }
+    assert!(socket.exists());
+    let pid = rustix::process::Pid::from_child(&server);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let out = exits_within(server, "serve after SIGTERM");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("SIGTERM: shutting down"), "{stderr}");
+    assert!(
+        stderr.contains("checkpoint at log position") && stderr.contains("20 rows"),
+        "{stderr}"
+    );
+    assert!(!socket.exists(), "the socket file is gone");
+    drop(c);
+
+    // The next start loads the checkpoint and has no log to replay.
+    let server = start(false);
+    let mut c = connect(port);
+    let (n, sum): (i64, i64) = c
+        .query_first("SELECT COUNT(*), SUM(v) FROM t")
+        .unwrap()
+        .unwrap();
+    assert_eq!((n, sum), (20, 2100));
+    drop(c);
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&server),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = exits_within(server, "serve after SIGINT");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("loaded the checkpoint") && stderr.contains("replayed 0 transactions"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("SIGINT: shutting down"), "{stderr}");
+}
+
 /// `waterline GLOBAL.. tpcc ARGS..` on a lite database (300 items, 30 customers a
 /// district), its report in `dir`; it must succeed. Its standard output.
 fn lite_tpcc(global: &[&str], args: &[&str], dir: &std::path::Path) -> String {

@@ -2,8 +2,10 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::Args;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 use waterline_server::{MAX_CONNECTIONS_DEFAULT, Server, SessionConfig, Shared, User};
 
 use super::Knobs;
@@ -17,6 +19,7 @@ pub struct ServeArgs {
     /// Also listen on this Unix-domain socket (MySQL's `--socket`; `@@socket` reports it, and
     /// clients on the same machine connect through it, e.g. `mariadb -S PATH` or a URL with
     /// `?socket=PATH`). A file a live server answers on is an error; a stale one is replaced.
+    /// The server removes it when SIGINT or SIGTERM stops it.
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
     /// A user, as NAME or NAME:PASSWORD (repeatable; default: root without a password).
@@ -74,7 +77,10 @@ impl ServeArgs {
     }
 }
 
-/// Runs the server until it fails or is killed.
+/// Runs the server until it fails or is told to stop (SIGINT or SIGTERM, as `mysqld`): then
+/// it stops listening, removes its socket file, and with `--data-dir` takes a checkpoint so
+/// that the next start replays no log. Connections still open are dropped and their
+/// transactions, never committed, are lost as a client that went away loses them.
 pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     if matches!(
         args.knobs.engine.admission,
@@ -90,12 +96,14 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(recovery) = recovery {
         eprintln!("recovered: {recovery}");
     }
-    let shared = Shared::new(engine, args.session_config());
+    let shared = Shared::new(Arc::clone(&engine), args.session_config());
     let server = Server::new(shared, args.max_connections as usize);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(async {
+    let stopped_by = runtime.block_on(async {
+        // Before the greeting line: a signal sent once it is out is never missed.
+        let mut stop = Stop::listen()?;
         let listener = server.bind(args.listen)?;
         let unix = args
             .socket
@@ -111,12 +119,64 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
             waterline_server::VERSION,
             listener.local_addr()?
         );
-        match unix {
-            Some(unix) => {
-                tokio::try_join!(server.serve(listener), server.serve_unix(unix)).map(drop)
+        let serving = async {
+            match unix {
+                Some(unix) => {
+                    tokio::try_join!(server.serve(listener), server.serve_unix(unix)).map(drop)
+                }
+                None => server.serve(listener).await,
             }
-            None => server.serve(listener).await,
+        };
+        tokio::select! {
+            outcome = serving => outcome.map(|()| None),
+            signal = stop.next() => Ok(Some(signal)),
         }
-    })?;
+    });
+    // Whatever ended the serving, the socket file names a server no more.
+    if let Some(path) = &args.socket {
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                eprintln!("could not remove {}: {e}", path.display());
+            }
+            _ => {}
+        }
+    }
+    let Some(signal) = stopped_by? else {
+        return Ok(());
+    };
+    eprintln!("{signal}: shutting down");
+    if args.knobs.engine.data_dir.is_some() {
+        let report = engine.checkpoint()?;
+        eprintln!(
+            "checkpoint at log position {}: {} tables, {} rows; {} log segments removed",
+            report.lsn.get(),
+            report.tables,
+            report.rows,
+            report.segments_dropped
+        );
+    }
     Ok(())
+}
+
+/// The signals that stop the server.
+struct Stop {
+    interrupt: Signal,
+    terminate: Signal,
+}
+
+impl Stop {
+    fn listen() -> std::io::Result<Stop> {
+        Ok(Stop {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+        })
+    }
+
+    /// Waits for the first of them; its name.
+    async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.interrupt.recv() => "SIGINT",
+            _ = self.terminate.recv() => "SIGTERM",
+        }
+    }
 }
