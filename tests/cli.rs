@@ -144,6 +144,15 @@ fn serve_stops_on_sigterm_removes_its_socket_and_checkpoints() {
             .unwrap();
     }
     assert!(socket.exists());
+    // A second server on the live socket fails, and leaves the first one's file alone.
+    let second = Command::new(BIN)
+        .args(["serve", "--listen", &format!("127.0.0.1:{}", free_port())])
+        .arg("--socket")
+        .arg(&socket)
+        .output()
+        .unwrap();
+    assert!(!second.status.success());
+    assert!(socket.exists(), "the live server's socket file stays");
     let pid = rustix::process::Pid::from_child(&server);
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     let out = exits_within(server, "serve after SIGTERM");

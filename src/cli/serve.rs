@@ -101,6 +101,9 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    // Set once this server owns the socket file: one a live server answers on is not ours
+    // to remove when binding it fails.
+    let mut socket_bound = false;
     let stopped_by = runtime.block_on(async {
         // Before the greeting line: a signal sent once it is out is never missed.
         let mut stop = Stop::listen()?;
@@ -110,6 +113,7 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
             .as_deref()
             .map(|path| server.bind_unix(path))
             .transpose()?;
+        socket_bound = unix.is_some();
         let also = args
             .socket
             .as_deref()
@@ -133,7 +137,7 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
     });
     // Whatever ended the serving, the socket file names a server no more.
-    if let Some(path) = &args.socket {
+    if let Some(path) = args.socket.as_ref().filter(|_| socket_bound) {
         match std::fs::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 eprintln!("could not remove {}: {e}", path.display());
