@@ -190,6 +190,78 @@ fn serve_stops_on_sigterm_removes_its_socket_and_checkpoints() {
     assert!(stderr.contains("SIGINT: shutting down"), "{stderr}");
 }
 
+#[test]
+fn serve_checkpoints_as_its_log_grows_so_a_crash_replays_only_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let start = || {
+        Command::new(BIN)
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(["--checkpoint-log-bytes", "4096", "--data-dir"])
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let checkpointed = || {
+        std::fs::read_dir(dir.path()).unwrap().any(|entry| {
+            let name = entry.unwrap().file_name();
+            name.to_string_lossy().starts_with("checkpoint-")
+        })
+    };
+    let mut server = start();
+    let mut c = connect(port);
+    c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+        .unwrap();
+    // A commit each: well over 4096 bytes of log.
+    for i in 1..=200 {
+        c.exec_drop("INSERT INTO t VALUES (?, ?)", (i, i * 10))
+            .unwrap();
+    }
+    // The server looks at its log every second.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !checkpointed() {
+        assert!(Instant::now() < deadline, "no checkpoint after 20 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for i in 201..=205 {
+        c.exec_drop("INSERT INTO t VALUES (?, ?)", (i, i * 10))
+            .unwrap();
+    }
+    drop(c);
+    server.kill().unwrap(); // SIGKILL: no checkpoint at shutdown
+    let out = server.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("checkpoint at log position"), "{stderr}");
+
+    let server = start();
+    let mut c = connect(port);
+    let (n, sum): (i64, i64) = c
+        .query_first("SELECT COUNT(*), SUM(v) FROM t")
+        .unwrap()
+        .unwrap();
+    assert_eq!((n, sum), (205, 211_150));
+    drop(c);
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&server),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let out = exits_within(server, "serve after SIGTERM");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("loaded the checkpoint"), "{stderr}");
+    let replayed: u64 = stderr
+        .split_once("replayed ")
+        .and_then(|(_, rest)| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no replay count: {stderr}"));
+    assert!(
+        (5..200).contains(&replayed),
+        "the checkpoint covers the first commits, the log the last five: {stderr}"
+    );
+}
+
 /// `waterline GLOBAL.. tpcc ARGS..` on a lite database (300 items, 30 customers a
 /// district), its report in `dir`; it must succeed. Its standard output.
 fn lite_tpcc(global: &[&str], args: &[&str], dir: &std::path::Path) -> String {

@@ -3,9 +3,12 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
 use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::time::MissedTickBehavior;
+use waterline::txn::Engine;
 use waterline_server::{MAX_CONNECTIONS_DEFAULT, Server, SessionConfig, Shared, User};
 
 use super::Knobs;
@@ -37,6 +40,12 @@ pub struct ServeArgs {
     /// The largest statement accepted, in bytes.
     #[arg(long, default_value_t = 64 << 20)]
     pub max_allowed_packet: usize,
+    /// With `--data-dir`: take a checkpoint whenever this many bytes have been logged since
+    /// the last one (looked at every second), so that a restart after a crash replays at
+    /// most about this much log, and the log before it is deleted. The default is InnoDB's
+    /// `innodb_redo_log_capacity` (100 MiB); 0 checkpoints only at shutdown.
+    #[arg(long, value_name = "BYTES", default_value_t = 100 << 20)]
+    pub checkpoint_log_bytes: u64,
     /// Isolation, planner and engine.
     #[command(flatten)]
     pub knobs: Knobs,
@@ -134,6 +143,7 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         tokio::select! {
             outcome = serving => outcome.map(|()| None),
             signal = stop.next() => Ok(Some(signal)),
+            () = checkpoints(Arc::clone(&engine), args.checkpoint_log_bytes) => Ok(None),
         }
     });
     // Whatever ended the serving, the socket file names a server no more.
@@ -150,16 +160,44 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     eprintln!("{signal}: shutting down");
     if args.knobs.engine.data_dir.is_some() {
-        let report = engine.checkpoint()?;
-        eprintln!(
-            "checkpoint at log position {}: {} tables, {} rows; {} log segments removed",
-            report.lsn.get(),
-            report.tables,
-            report.rows,
-            report.segments_dropped
-        );
+        eprintln!("{}", engine.checkpoint()?);
     }
     Ok(())
+}
+
+/// While the server runs: a checkpoint whenever `limit` bytes have been logged since the
+/// last one (see [`ServeArgs::checkpoint_log_bytes`]), taken on a blocking thread while
+/// connections go on. Never returns. A checkpoint that fails is reported and tried again
+/// once another `limit` bytes are logged: the log it would have replaced is still whole.
+async fn checkpoints(engine: Arc<Engine>, limit: u64) {
+    if limit == 0 || engine.log_since_checkpoint().is_none() {
+        return std::future::pending().await;
+    }
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut due = limit;
+    loop {
+        tick.tick().await;
+        let logged = engine.log_since_checkpoint().unwrap_or(0);
+        if logged < due {
+            continue;
+        }
+        let engine = Arc::clone(&engine);
+        let taken = tokio::task::spawn_blocking(move || engine.checkpoint()).await;
+        match taken
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()))
+        {
+            Ok(report) => {
+                eprintln!("{report}");
+                due = limit;
+            }
+            Err(e) => {
+                eprintln!("checkpoint failed (the log is kept): {e}");
+                due = logged.saturating_add(limit);
+            }
+        }
+    }
 }
 
 /// The signals that stop the server.

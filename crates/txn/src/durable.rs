@@ -25,6 +25,7 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 use waterline_commit::{
@@ -59,6 +60,9 @@ pub(crate) struct Durable {
     dir: PathBuf,
     /// One checkpoint at a time.
     checkpointing: Mutex<()>,
+    /// Where replay after a crash would start: the newest checkpoint's LSN (`Lsn::START`
+    /// before the first).
+    replay_from: AtomicU64,
 }
 
 impl fmt::Debug for Durable {
@@ -175,6 +179,19 @@ pub struct CheckpointReport {
     pub rows: u64,
     /// Log segments deleted because the image covers them.
     pub segments_dropped: usize,
+}
+
+impl fmt::Display for CheckpointReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "checkpoint at log position {}: {} tables, {} rows; {} log segments removed",
+            self.lsn.get(),
+            self.tables,
+            self.rows,
+            self.segments_dropped
+        )
+    }
 }
 
 fn checkpoint_name(lsn: Lsn) -> String {
@@ -330,6 +347,7 @@ pub(crate) fn open(
         ),
         dir: dir.to_owned(),
         checkpointing: Mutex::new(()),
+        replay_from: AtomicU64::new(start.get()),
     });
     let engine = Engine::with_durable(config, Arc::clone(&durable))?;
 
@@ -356,6 +374,17 @@ pub(crate) fn open(
 }
 
 impl Engine {
+    /// Bytes of log a restart would replay now: those written since the newest checkpoint
+    /// (all of them before the first). A server checkpoints when this passes a limit, as
+    /// InnoDB does when its checkpoint age nears the redo log's capacity. `None` for an
+    /// in-memory engine.
+    pub fn log_since_checkpoint(&self) -> Option<u64> {
+        self.durable().map(|durable| {
+            let end = durable.group.log_end().get();
+            end.saturating_sub(durable.replay_from.load(Ordering::Relaxed))
+        })
+    }
+
     /// Takes a checkpoint (see the module page): writers go on meanwhile. Afterwards the log
     /// before the checkpoint is deleted, and recovery starts from the image.
     pub fn checkpoint(&self) -> Result<CheckpointReport, TxnError> {
@@ -428,6 +457,8 @@ impl Engine {
                 fs::remove_dir_all(&path).map_err(io("remove", &path))?;
             }
         }
+        // Relaxed: a statistic for deciding when to checkpoint; the image is already safe.
+        durable.replay_from.store(lsn.get(), Ordering::Relaxed);
         let segments_dropped = durable.group.drop_log_before(lsn).map_err(wal_error)?;
         Ok(CheckpointReport {
             lsn,

@@ -236,6 +236,31 @@ fn a_checkpoint_taken_while_writers_run_plus_the_log_recovers_everything() {
     assert_eq!(contents(&engine), before);
 }
 
+#[test]
+fn the_log_since_the_last_checkpoint_is_what_a_restart_would_replay() {
+    let memory = Engine::open(EngineConfig::default()).unwrap();
+    assert_eq!(memory.log_since_checkpoint(), None);
+    let dir = temp_dir();
+    let config = config(SnapshotKind::Vector);
+    let engine = open(dir.path(), &config);
+    let (account, history) = (accounts(&engine), heap(&engine));
+    let created = engine.log_since_checkpoint().unwrap();
+    assert!(created > 0, "CREATE TABLE is logged");
+    workload(&engine, &account, &history, 0, 20);
+    let written = engine.log_since_checkpoint().unwrap();
+    assert!(written > created);
+    engine.checkpoint().unwrap();
+    assert_eq!(engine.log_since_checkpoint(), Some(0));
+    workload(&engine, &account, &history, 20, 25);
+    let after = engine.log_since_checkpoint().unwrap();
+    assert!(after > 0 && after < written, "{after} of {written}");
+    drop(engine);
+    // A restart starts counting from the checkpoint it loaded.
+    let (engine, recovery) = Engine::open_dir(dir.path(), config).unwrap();
+    assert_eq!(recovery.replayed, 5, "{recovery}");
+    assert_eq!(engine.log_since_checkpoint(), Some(after));
+}
+
 fn wal_segments(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = fs::read_dir(dir.join("wal"))
         .unwrap()
