@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -183,13 +183,14 @@ async fn checkpoints(engine: Arc<Engine>, limit: u64) {
             continue;
         }
         let engine = Arc::clone(&engine);
+        let began = Instant::now();
         let taken = tokio::task::spawn_blocking(move || engine.checkpoint()).await;
         match taken
             .map_err(|e| e.to_string())
             .and_then(|r| r.map_err(|e| e.to_string()))
         {
             Ok(report) => {
-                eprintln!("{report}");
+                eprintln!("{report} ({:.1} s)", began.elapsed().as_secs_f64());
                 due = limit;
             }
             Err(e) => {
