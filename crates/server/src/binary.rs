@@ -75,6 +75,13 @@ impl<'a> Packets<'a> {
 /// after a body that fills its last chunk).
 pub(crate) fn frame(seq: u8, body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len() + 4);
+    frame_into(&mut out, seq, body);
+    out
+}
+
+/// [`frame`], into `out` (cleared first).
+pub(crate) fn frame_into(out: &mut Vec<u8>, seq: u8, body: &[u8]) {
+    out.clear();
     for (i, chunk) in body.chunks(MAX_CHUNK).enumerate() {
         out.extend_from_slice(&(chunk.len() as u32).to_le_bytes()[..3]);
         out.push(seq.wrapping_add(i as u8));
@@ -84,7 +91,6 @@ pub(crate) fn frame(seq: u8, body: &[u8]) -> Vec<u8> {
         let i = body.len() / MAX_CHUNK;
         out.extend_from_slice(&[0, 0, 0, seq.wrapping_add(i as u8)]);
     }
-    out
 }
 
 /// A length-encoded integer.

@@ -33,7 +33,7 @@ use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use waterline_txn::Value;
 
-use crate::binary::{self, MAX_CHUNK, frame};
+use crate::binary::{self, MAX_CHUNK, frame, frame_into};
 use crate::protocol::Backend;
 use crate::session::Session;
 
@@ -43,6 +43,10 @@ const COM_FIELD_LIST: u8 = 0x04;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_STMT_SEND_LONG_DATA: u8 = 0x18;
+
+/// A connection's packet buffers keep up to this much room between packets; one that held a
+/// large statement gives the rest back.
+const KEEP_BYTES: usize = 64 << 10;
 
 /// What the filter knows of a prepared statement.
 #[derive(Clone, Debug, Default)]
@@ -106,7 +110,9 @@ pub(crate) fn lenenc(b: &[u8]) -> Option<(usize, u64)> {
 }
 
 enum Verdict {
-    /// For opensrv: the packet's payload (repaired).
+    /// For opensrv: the packet as it came.
+    Pass,
+    /// For opensrv: the packet's payload, repaired.
     Forward(Vec<u8>),
     /// Answered here: the reply's packets.
     Reply(Vec<u8>),
@@ -164,7 +170,8 @@ fn execute(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
         Ok(params) => params,
         Err(i) => return bad(&format!("parameter {} does not parse", i + 1)),
     };
-    let rebound = bound.then(|| types.to_vec());
+    // Clients that bind on every execution mostly bind the same types: copied only when new.
+    let rebound = (bound && stmt.types.as_deref() != Some(types)).then(|| types.to_vec());
     let verdict = if std::mem::take(&mut stmt.long_data) {
         // opensrv reads the types from the packet: put them in if the client left them out.
         let mut out = payload[..at].to_vec();
@@ -204,12 +211,12 @@ fn inspect(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
             match id.and_then(|id| map.get_mut(&id)) {
                 Some(stmt) => {
                     stmt.long_data = true;
-                    Verdict::Forward(payload.to_vec())
+                    Verdict::Pass
                 }
                 _ => Verdict::Drop, // no reply, as the protocol says
             }
         }
-        _ => Verdict::Forward(payload.to_vec()),
+        _ => Verdict::Pass,
     }
 }
 
@@ -219,13 +226,18 @@ struct Packet {
     seq: u8,
     /// The sequence id a reply takes.
     reply_seq: u8,
-    payload: Vec<u8>,
 }
 
-/// Reads one logical packet. `Ok(None)` at end of stream; `Err(reply_seq)` if it is longer
-/// than `max`.
-fn read_packet(r: &mut impl Read, max: usize) -> io::Result<Option<Result<Packet, u8>>> {
-    let mut payload = Vec::new();
+/// Reads one logical packet, its payload into `payload` (cleared first, so that one buffer
+/// serves every packet of a connection). `Ok(None)` at end of stream; `Err(reply_seq)` if it
+/// is longer than `max` (the rest is not read).
+fn read_packet(
+    r: &mut impl Read,
+    max: usize,
+    payload: &mut Vec<u8>,
+) -> io::Result<Option<Result<Packet, u8>>> {
+    payload.clear();
+    payload.shrink_to(KEEP_BYTES);
     let mut first = None;
     loop {
         let mut header = [0u8; 4];
@@ -248,7 +260,6 @@ fn read_packet(r: &mut impl Read, max: usize) -> io::Result<Option<Result<Packet
             return Ok(Some(Ok(Packet {
                 seq,
                 reply_seq: header[3].wrapping_add(1),
-                payload,
             })));
         }
     }
@@ -330,6 +341,8 @@ struct Filter<S> {
     max_packet: usize,
     /// The handshake response is next: it goes through as is.
     first: bool,
+    /// The payload of the packet just read (one buffer for all of them).
+    packet: Vec<u8>,
     /// A framed packet for opensrv, and how much of it opensrv has read.
     pending: Vec<u8>,
     at: usize,
@@ -340,8 +353,12 @@ struct Filter<S> {
 impl<S: Socket> Filter<S> {
     /// Reads the client's packets until one is for opensrv (or the connection ends).
     fn next_packet(&mut self) -> io::Result<()> {
+        // opensrv has read all of the last one.
+        self.pending.clear();
+        self.pending.shrink_to(KEEP_BYTES);
         while !self.closed {
-            let packet = match read_packet(&mut self.client, self.max_packet + 1024)? {
+            let read = read_packet(&mut self.client, self.max_packet + 1024, &mut self.packet)?;
+            let packet = match read {
                 None => {
                     self.closed = true;
                     break;
@@ -357,18 +374,23 @@ impl<S: Socket> Filter<S> {
             };
             let verdict = if self.first {
                 self.first = false;
-                *self.login.lock() = login_of(&packet.payload);
-                if let Some(flags) = packet.payload.get(..4) {
+                *self.login.lock() = login_of(&self.packet);
+                if let Some(flags) = self.packet.get(..4) {
                     self.client_flags =
                         u32::from_le_bytes([flags[0], flags[1], flags[2], flags[3]]);
                 }
-                Verdict::Forward(packet.payload)
+                Verdict::Pass
             } else {
-                inspect(&self.statements, packet.reply_seq, &packet.payload)
+                inspect(&self.statements, packet.reply_seq, &self.packet)
             };
             match verdict {
+                Verdict::Pass => {
+                    frame_into(&mut self.pending, packet.seq, &self.packet);
+                    self.at = 0;
+                    break;
+                }
                 Verdict::Forward(bytes) => {
-                    self.pending = frame(packet.seq, &bytes);
+                    frame_into(&mut self.pending, packet.seq, &bytes);
                     self.at = 0;
                     break;
                 }
@@ -551,6 +573,7 @@ pub fn serve<S: Socket>(
         login: Arc::clone(&login),
         max_packet,
         first: true,
+        packet: Vec::with_capacity(16 << 10),
         pending: Vec::new(),
         at: 0,
         closed: false,
@@ -600,7 +623,7 @@ mod tests {
         // After long data, the execution goes to opensrv, with the types put back in.
         assert!(matches!(
             inspect(&s, 0, &[0x18, 7, 0, 0, 0, 0, 0, b'y']),
-            Verdict::Forward(_)
+            Verdict::Pass
         ));
         let Verdict::Forward(fixed) = execute(&s, 0, &again) else {
             panic!("long data is opensrv's")
