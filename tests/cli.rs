@@ -114,6 +114,16 @@ fn exits_within(mut child: Child, what: &str) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
+/// Sends `signal` to `server`, which must exit successfully within 20 s; its standard error.
+fn signalled(server: Child, signal: rustix::process::Signal) -> String {
+    let pid = rustix::process::Pid::from_child(&server);
+    rustix::process::kill_process(pid, signal).unwrap();
+    let out = exits_within(server, &format!("serve after {signal:?}"));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    stderr
+}
+
 #[test]
 fn serve_stops_on_sigterm_removes_its_socket_and_checkpoints() {
     let dir = tempfile::tempdir().unwrap();
@@ -153,11 +163,7 @@ fn serve_stops_on_sigterm_removes_its_socket_and_checkpoints() {
         .unwrap();
     assert!(!second.status.success());
     assert!(socket.exists(), "the live server's socket file stays");
-    let pid = rustix::process::Pid::from_child(&server);
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-    let out = exits_within(server, "serve after SIGTERM");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let stderr = signalled(server, rustix::process::Signal::TERM);
     assert!(stderr.contains("SIGTERM: shutting down"), "{stderr}");
     assert!(
         stderr.contains("checkpoint at log position") && stderr.contains("20 rows"),
@@ -175,14 +181,7 @@ fn serve_stops_on_sigterm_removes_its_socket_and_checkpoints() {
         .unwrap();
     assert_eq!((n, sum), (20, 2100));
     drop(c);
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&server),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let out = exits_within(server, "serve after SIGINT");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let stderr = signalled(server, rustix::process::Signal::INT);
     assert!(
         stderr.contains("loaded the checkpoint") && stderr.contains("replayed 0 transactions"),
         "{stderr}"
@@ -243,13 +242,7 @@ fn serve_checkpoints_as_its_log_grows_so_a_crash_replays_only_the_rest() {
         .unwrap();
     assert_eq!((n, sum), (205, 211_150));
     drop(c);
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&server),
-        rustix::process::Signal::TERM,
-    )
-    .unwrap();
-    let out = exits_within(server, "serve after SIGTERM");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = signalled(server, rustix::process::Signal::TERM);
     assert!(stderr.contains("loaded the checkpoint"), "{stderr}");
     let replayed: u64 = stderr
         .split_once("replayed ")
