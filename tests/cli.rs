@@ -114,6 +114,14 @@ fn exits_within(mut child: Child, what: &str) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
+/// `SELECT COUNT(*), SUM(v) FROM t` on a new connection to the server at `port`.
+fn count_and_sum(port: u16) -> (i64, i64) {
+    connect(port)
+        .query_first("SELECT COUNT(*), SUM(v) FROM t")
+        .unwrap()
+        .unwrap()
+}
+
 /// Sends `signal` to `server`, which must exit successfully within 20 s; its standard error.
 fn signalled(server: Child, signal: rustix::process::Signal) -> String {
     let pid = rustix::process::Pid::from_child(&server);
@@ -174,13 +182,8 @@ fn serve_stops_on_sigterm_removes_its_socket_and_checkpoints() {
 
     // The next start loads the checkpoint and has no log to replay.
     let server = start(false);
-    let mut c = connect(port);
-    let (n, sum): (i64, i64) = c
-        .query_first("SELECT COUNT(*), SUM(v) FROM t")
-        .unwrap()
-        .unwrap();
+    let (n, sum) = count_and_sum(port);
     assert_eq!((n, sum), (20, 2100));
-    drop(c);
     let stderr = signalled(server, rustix::process::Signal::INT);
     assert!(
         stderr.contains("loaded the checkpoint") && stderr.contains("replayed 0 transactions"),
@@ -235,13 +238,8 @@ fn serve_checkpoints_as_its_log_grows_so_a_crash_replays_only_the_rest() {
     assert!(stderr.contains("checkpoint at log position"), "{stderr}");
 
     let server = start();
-    let mut c = connect(port);
-    let (n, sum): (i64, i64) = c
-        .query_first("SELECT COUNT(*), SUM(v) FROM t")
-        .unwrap()
-        .unwrap();
+    let (n, sum) = count_and_sum(port);
     assert_eq!((n, sum), (205, 211_150));
-    drop(c);
     let stderr = signalled(server, rustix::process::Signal::TERM);
     assert!(stderr.contains("loaded the checkpoint"), "{stderr}");
     let replayed: u64 = stderr
