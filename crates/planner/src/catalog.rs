@@ -23,11 +23,15 @@ pub enum IndexId {
 impl IndexId {
     /// Every index of `schema`: the primary key first (if the table has one).
     pub fn all(schema: &TableSchema) -> Vec<IndexId> {
+        IndexId::iter(schema).collect()
+    }
+
+    /// [`IndexId::all`], without collecting them.
+    pub fn iter(schema: &TableSchema) -> impl Iterator<Item = IndexId> {
         let primary = schema.primary_key.as_ref().map(|_| IndexId::Primary);
         primary
             .into_iter()
             .chain((0..schema.indexes.len()).map(IndexId::Secondary))
-            .collect()
     }
 
     /// The index's column positions, in key order.

@@ -69,10 +69,11 @@ pub fn execute_first(
         });
     }
     let mut hint = wanted.filter(|_| plan.tables.len() == 1);
+    let mut current: Vec<Option<Row>> = vec![None; n];
     loop {
         let mut exec = Execution {
             rows: Vec::new(),
-            examined: vec![0; n],
+            examined,
         };
         let mut run = Run {
             plan,
@@ -80,19 +81,16 @@ pub fn execute_first(
             params,
             wanted,
             hint,
-            buffers: vec![None; plan.tables.len()],
+            buffers: Vec::new(),
             exhausted: true,
         };
-        let mut current: Vec<Option<Row>> = vec![None; n];
         run.step(0, &mut current, &mut exec)?;
-        for (total, now) in examined.iter_mut().zip(&exec.examined) {
-            *total += now;
-        }
         let short = wanted.is_some_and(|w| exec.rows.len() < w);
         if !short || run.exhausted {
-            exec.examined = examined;
             return Ok(exec);
         }
+        // Read again with a larger hint; what this try examined counts too.
+        examined = exec.examined;
         hint = hint.map(|h| h.saturating_mul(4));
     }
 }
@@ -106,6 +104,7 @@ struct Run<'a> {
     wanted: Option<usize>,
     /// Read at most this many entries of the first table (one-table plans).
     hint: Option<usize>,
+    /// The rows of tables joined through a hash table, by position (as they are read).
     buffers: Vec<Option<Vec<Row>>>,
     /// Whether the first table's read returned fewer entries than `hint` (nothing was cut).
     exhausted: bool,
@@ -128,7 +127,7 @@ impl Run<'_> {
             );
             return Ok(());
         };
-        let candidates = match &self.buffers[pos] {
+        let candidates = match self.buffers.get(pos).and_then(Option::as_ref) {
             // A table joined through a hash table is read once.
             Some(rows) => rows.clone(),
             None => {
@@ -142,6 +141,9 @@ impl Run<'_> {
                 }
                 exec.examined[tp.table] += rows.len() as u64;
                 if tp.join_buffer {
+                    if self.buffers.len() <= pos {
+                        self.buffers.resize(pos + 1, None);
+                    }
                     self.buffers[pos] = Some(rows.clone());
                 }
                 rows

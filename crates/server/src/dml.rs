@@ -24,7 +24,7 @@ fn table_handle(
     s: &Session,
     tables: &[Table],
     name: &ast::ObjectName,
-) -> Result<(String, Table), SqlError> {
+) -> Result<(Arc<str>, Table), SqlError> {
     let db = s.database.clone().ok_or_else(SqlError::no_database)?;
     let name = object_name(name)?;
     let table = tables
@@ -299,7 +299,7 @@ fn target_rows(
 /// An UPDATE bound against the catalog.
 #[derive(Debug)]
 pub(crate) struct BoundUpdate {
-    db: String,
+    db: Arc<str>,
     table: Table,
     /// Column and new value, in SET order.
     sets: Vec<(usize, Expr)>,
@@ -404,7 +404,7 @@ pub(crate) fn update(
 /// A DELETE bound against the catalog.
 #[derive(Debug)]
 pub(crate) struct BoundDelete {
-    db: String,
+    db: Arc<str>,
     table: Table,
     filter: Arc<BoundSelect>,
 }

@@ -82,7 +82,9 @@ pub(crate) fn session_value(s: &Session, e: &Ast) -> Result<Option<Value>, SqlEr
         {
             let name = f.name.to_string().to_ascii_uppercase();
             Ok(match name.as_str() {
-                "DATABASE" | "SCHEMA" => Some(s.database.clone().map_or(Value::Null, Value::from)),
+                "DATABASE" | "SCHEMA" => {
+                    Some(s.database.as_deref().map_or(Value::Null, Value::from))
+                }
                 "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => {
                     Some(Value::from(format!("{}@localhost", s.user)))
                 }

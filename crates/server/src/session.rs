@@ -112,7 +112,7 @@ impl Bound {
 #[derive(Debug)]
 pub(crate) struct Binding {
     version: u64,
-    database: Option<String>,
+    database: Option<Arc<str>>,
     bound: Bound,
 }
 
@@ -121,7 +121,8 @@ pub struct Session {
     pub(crate) shared: Arc<Shared>,
     pub(crate) connection_id: u32,
     pub(crate) user: String,
-    pub(crate) database: Option<String>,
+    /// The database in use (`USE`), shared with each statement that reads it.
+    pub(crate) database: Option<Arc<str>>,
     pub(crate) autocommit: bool,
     pub(crate) isolation: Isolation,
     /// SET TRANSACTION (without SESSION): the next transaction only.
@@ -151,7 +152,7 @@ impl Session {
         Ok(Session {
             connection_id: shared.connection_id(),
             user: user.to_owned(),
-            database: database.map(str::to_owned),
+            database: database.map(Arc::from),
             autocommit: true,
             isolation: shared.config.isolation,
             next_isolation: None,
@@ -531,7 +532,7 @@ impl Session {
         if !self.shared.has_database(name) {
             return Err(SqlError::unknown_database(name));
         }
-        self.database = Some(name.to_owned());
+        self.database = Some(Arc::from(name));
         Ok(())
     }
 

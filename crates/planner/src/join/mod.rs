@@ -231,10 +231,7 @@ impl Optimizer<'_> {
             }
         }
         let mut consts = self.find_const_tables()?;
-        if consts
-            .iter()
-            .any(|t| matches!(&t.access, Access::Const { row: None, .. }))
-        {
+        if consts.iter().any(|t| self.const_rows[t.table].is_none()) {
             return Ok(Err(Impossible::NoConstRow));
         }
         for c in &self.conds[..self.own] {
@@ -259,13 +256,20 @@ impl Optimizer<'_> {
             }
         }
         let (mut tables, cost) = self.choose_join_order(&rest, &ranges)?;
+        // Planning is done with the const tables' rows: they move into their plans.
+        for tp in &mut consts {
+            if let Access::Const { row, .. } = &mut tp.access {
+                *row = self.const_rows[tp.table].take();
+            }
+        }
         consts.append(&mut tables);
         self.attach_conditions(&mut consts);
         Ok(Ok((consts, cost)))
     }
 
     /// Step 3: tables whose primary or unique key is fully bound to constants (or to columns
-    /// of const tables) are read now, one row each.
+    /// of const tables) are read now, one row each, into `const_rows` (their plans get them
+    /// when planning is done).
     fn find_const_tables(&mut self) -> Result<Vec<TablePlan>, PlanError> {
         let mut found = Vec::new();
         'again: loop {
@@ -274,24 +278,25 @@ impl Optimizer<'_> {
                     continue;
                 }
                 let table = &self.select.tables[t];
-                for index in IndexId::all(&table.schema)
-                    .into_iter()
-                    .filter(|i| i.is_unique(&table.schema))
-                {
-                    let mut key = Vec::new();
+                for index in IndexId::iter(&table.schema).filter(|i| i.is_unique(&table.schema)) {
+                    let columns = index.columns(&table.schema);
+                    let mut key = Key::default();
+                    let mut bound = 0;
                     let mut impossible = false;
-                    for &col in index.columns(&table.schema) {
+                    for &col in columns {
                         let value = self.eq_value(t, col, self.const_tables);
                         match value.and_then(|v| self.key_value(t, col, v)) {
-                            Some(Ok(v)) => key.push(v),
+                            Some(Ok(v)) => {
+                                key.push(&v);
+                                bound += 1;
+                            }
                             Some(Err(())) => impossible = true,
                             None => break,
                         }
                     }
-                    if !impossible && key.len() < index.columns(&table.schema).len() {
+                    if !impossible && bound < columns.len() {
                         continue;
                     }
-                    let key = Key::from(key);
                     let row = if impossible {
                         None
                     } else {
@@ -306,10 +311,14 @@ impl Optimizer<'_> {
                         )
                     });
                     self.const_tables = self.const_tables | TableMap::table(t);
-                    self.const_rows[t] = row.clone();
+                    self.const_rows[t] = row;
                     found.push(TablePlan {
                         table: t,
-                        access: Access::Const { index, key, row },
+                        access: Access::Const {
+                            index,
+                            key,
+                            row: None,
+                        },
                         possible_keys: vec![index],
                         rows: 1,
                         filtered: 100.0,
