@@ -436,6 +436,10 @@ impl Optimizer<'_> {
         rest: &[usize],
         ranges: &[Vec<RangeCandidate>],
     ) -> Result<(Vec<TablePlan>, f64), PlanError> {
+        if rest.is_empty() {
+            // Every table is const: nothing to order (most statements of an OLTP workload).
+            return Ok((Vec::new(), 0.0));
+        }
         let orders = if rest.len() <= 4 {
             permutations(rest)
         } else {
