@@ -43,8 +43,8 @@ static TRANSACTION_CONTROL: LazyLock<Vec<(&str, Statement)>> = LazyLock::new(|| 
     ]
     .into_iter()
     .map(|text| {
-        let mut parsed =
-            Parser::parse_sql(&MySqlDialect {}, text).expect("sqlparser parses {text}");
+        let mut parsed = Parser::parse_sql(&MySqlDialect {}, text)
+            .unwrap_or_else(|e| panic!("sqlparser parses {text}: {e}"));
         (text, parsed.remove(0))
     })
     .collect()
