@@ -47,7 +47,7 @@ fn prepared(c: &mut Criterion) {
         let Statement::Query(query) = waterline_planner::parse(sql).unwrap().remove(0) else {
             panic!("{name} is not a query");
         };
-        let bound = Arc::new(bind_query(&catalog, &query).unwrap());
+        let bound = Arc::new(bind_query(&catalog, &query, None).unwrap());
         let params: Vec<Value> = match name {
             "by_name" => vec![1.into(), 4.into(), "BARBARBAR".into()],
             "point" => vec![1.into(), 4.into(), 17.into()],

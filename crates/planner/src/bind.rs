@@ -42,15 +42,39 @@ pub struct BoundSelect {
     pub group_by: Vec<Expr>,
     /// How many `?` placeholders the statement has.
     pub param_count: usize,
+    /// Whether a session value of this moment (`NOW()`) was bound in: the binding is good
+    /// for one execution only.
+    pub volatile: bool,
+}
+
+/// The values a statement takes from the session it runs in, wherever they stand in it:
+/// `NOW()`, `DATABASE()`, `@@autocommit` and the like. A binder with one binds each as a
+/// literal (and notes that the binding holds for this execution only).
+pub trait SessionValues {
+    /// The value of `e` if it is a session value; an error for one the session does not
+    /// have (an unknown `@@variable`).
+    fn value(&self, e: &ast::Expr) -> Result<Option<Value>, PlanError>;
 }
 
 /// Resolves names against a list of tables; numbers `?` placeholders in the order it meets them.
-#[derive(Debug)]
 pub struct Binder<'a> {
     tables: &'a [BoundTable],
     params: usize,
     /// Every column bound so far, as (table, column).
     pub seen: Vec<(usize, usize)>,
+    session: Option<&'a dyn SessionValues>,
+    /// Whether a session value was bound: the binding is good for this execution only.
+    pub volatile: bool,
+}
+
+impl std::fmt::Debug for Binder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Binder")
+            .field("tables", &self.tables.len())
+            .field("params", &self.params)
+            .field("volatile", &self.volatile)
+            .finish()
+    }
 }
 
 impl<'a> Binder<'a> {
@@ -60,7 +84,15 @@ impl<'a> Binder<'a> {
             tables,
             params: 0,
             seen: Vec::new(),
+            session: None,
+            volatile: false,
         }
+    }
+
+    /// This binder, with `session`'s values bound wherever they stand.
+    pub fn with_session(mut self, session: &'a dyn SessionValues) -> Binder<'a> {
+        self.session = Some(session);
+        self
     }
 
     /// Numbers the next placeholder `n` (0-based): for a clause bound apart from the rest of
@@ -121,6 +153,12 @@ impl<'a> Binder<'a> {
     pub fn expr(&mut self, e: &ast::Expr, clause: &'static str) -> Result<Expr, PlanError> {
         use ast::Expr as A;
         let boxed = |b: &mut Self, e: &ast::Expr| b.expr(e, clause).map(Box::new);
+        if let Some(session) = self.session
+            && let Some(v) = session.value(e)?
+        {
+            self.volatile = true;
+            return Ok(Expr::Literal(v));
+        }
         Ok(match e {
             A::Identifier(id) => self.column(None, &id.value, clause)?,
             A::CompoundIdentifier(ids) => match ids.as_slice() {
@@ -321,7 +359,14 @@ fn bind_table(
 }
 
 /// Binds a query: one SELECT over base tables joined by commas or inner JOIN ... ON.
-pub fn bind_query(catalog: &dyn Catalog, query: &ast::Query) -> Result<BoundSelect, PlanError> {
+///
+/// With `session`, its values (`NOW()`, `@@autocommit`) are bound as literals wherever
+/// they stand, and the result says it is [`BoundSelect::volatile`].
+pub fn bind_query(
+    catalog: &dyn Catalog,
+    query: &ast::Query,
+    session: Option<&dyn SessionValues>,
+) -> Result<BoundSelect, PlanError> {
     let SetExpr::Select(select) = query.body.as_ref() else {
         return Err(PlanError::Unsupported(format!("{}", query.body)));
     };
@@ -348,6 +393,7 @@ pub fn bind_query(catalog: &dyn Catalog, query: &ast::Query) -> Result<BoundSele
         }
     }
     let mut binder = Binder::new(&tables);
+    binder.session = session;
     for item in &select.projection {
         match item {
             SelectItem::UnnamedExpr(e)
@@ -398,6 +444,7 @@ pub fn bind_query(catalog: &dyn Catalog, query: &ast::Query) -> Result<BoundSele
     }
     let param_count = binder.param_count();
     Ok(BoundSelect {
+        volatile: binder.volatile,
         tables,
         conds,
         used_columns,

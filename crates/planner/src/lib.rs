@@ -70,7 +70,7 @@ use sqlparser::parser::Parser;
 use thiserror::Error;
 use waterline_txn::Value;
 
-pub use bind::{BoundSelect, BoundTable};
+pub use bind::{BoundSelect, BoundTable, SessionValues};
 pub use catalog::{Catalog, IndexId, TableStats};
 pub use expr::{CmpOp, ColumnRef, Env, Expr};
 pub use memory::MemCatalog;
@@ -142,6 +142,10 @@ pub enum PlanError {
     /// A bug in the planner (1105).
     #[error("internal planner error: {0}")]
     Internal(String),
+    /// An error the session reported for one of its values (an unknown `@@variable`, 1193):
+    /// its number, SQLSTATE and message.
+    #[error("{2}")]
+    Session(u16, &'static str, String),
 }
 
 impl PlanError {
@@ -159,6 +163,7 @@ impl PlanError {
             PlanError::MissingParam(_) => 1210,
             PlanError::TooManyTables(_) => 1116,
             PlanError::Catalog(_) | PlanError::Internal(_) => 1105,
+            PlanError::Session(code, ..) => *code,
         }
     }
 
@@ -173,6 +178,7 @@ impl PlanError {
             PlanError::OutOfRange(_) => "22003",
             PlanError::Unsupported(_) | PlanError::MissingParam(_) => "HY000",
             PlanError::TooManyTables(_) | PlanError::Catalog(_) | PlanError::Internal(_) => "HY000",
+            PlanError::Session(_, state, _) => state,
         }
     }
 }
@@ -242,7 +248,7 @@ impl<'c> Planner<'c> {
 
     /// Plans a parsed query.
     pub fn plan_query(&self, query: &ast::Query, params: &[Value]) -> Result<Plan, PlanError> {
-        let select = bind::bind_query(self.catalog, query)?;
+        let select = bind::bind_query(self.catalog, query, None)?;
         self.optimize(Arc::new(select), params)
     }
 
@@ -268,16 +274,17 @@ impl<'c> Planner<'c> {
         selection: Option<&ast::Expr>,
         params: &[Value],
     ) -> Result<Plan, PlanError> {
-        let select = self.bind_where(table, selection)?;
+        let select = self.bind_where(table, selection, None)?;
         self.optimize(Arc::new(select), params)
     }
 
     /// Binds the WHERE of an UPDATE or DELETE of `table`, as a one-table select of every
-    /// column.
+    /// column; with `session`, as [`bind::bind_query`] says.
     pub fn bind_where(
         &self,
         table: &str,
         selection: Option<&ast::Expr>,
+        session: Option<&dyn SessionValues>,
     ) -> Result<BoundSelect, PlanError> {
         let schema = self.catalog.table(table).ok_or_else(|| {
             PlanError::NoSuchTable(format!("{}.{table}", self.catalog.database()))
@@ -288,6 +295,9 @@ impl<'c> Planner<'c> {
             schema: Arc::clone(&schema),
         }];
         let mut binder = bind::Binder::new(&tables);
+        if let Some(session) = session {
+            binder = binder.with_session(session);
+        }
         let conds = match selection {
             Some(e) => binder.expr(e, "where clause")?.conjuncts(),
             None => Vec::new(),
@@ -295,6 +305,7 @@ impl<'c> Planner<'c> {
         let param_count = binder.param_count();
         let used_columns = vec![vec![true; schema.columns.len()]];
         Ok(BoundSelect {
+            volatile: binder.volatile,
             tables,
             conds,
             used_columns,

@@ -7,8 +7,8 @@
 //! and its reply through an async result writer that wrote the column definitions from a
 //! freshly built `Vec<Column>`: about a sixth of the server's CPU under TPC-C over the
 //! protocol. The bytes are opensrv's (the same column definitions, NULL bitmap and closing
-//! EOF or OK, chosen by the same client flags), with one correction: the closing packet of
-//! a result set carries `SERVER_STATUS_IN_TRANS` when a transaction is open, as MySQL's does.
+//! EOF or OK, chosen by the same client flags), with one correction: the closing packets
+//! carry the session's status flags and warning count, as MySQL's do.
 //! `wire.rs` sends an execution that has long data (COM_STMT_SEND_LONG_DATA) to opensrv,
 //! which keeps that data.
 
@@ -22,11 +22,10 @@ use crate::session::{Response, ResultColumn};
 
 /// Client capability flags this module reads (the handshake response's first four bytes).
 pub(crate) const CLIENT_PROTOCOL_41: u32 = 0x0200;
-const CLIENT_TRANSACTIONS: u32 = 0x2000;
+pub(crate) const CLIENT_TRANSACTIONS: u32 = 0x2000;
 const CLIENT_SESSION_TRACK: u32 = 1 << 23;
-const CLIENT_DEPRECATE_EOF: u32 = 1 << 24;
+pub(crate) const CLIENT_DEPRECATE_EOF: u32 = 1 << 24;
 
-const SERVER_STATUS_IN_TRANS: u16 = 0x0001;
 /// utf8_general_ci, the character set opensrv declares for every column.
 const UTF8_GENERAL_CI: u16 = 33;
 /// The largest payload one packet carries; a longer one continues in the next.
@@ -125,13 +124,8 @@ pub(crate) fn reply(
     seq: u8,
     client: u32,
     result: &Result<Response, SqlError>,
-    in_transaction: bool,
+    (status, warnings): (u16, u16),
 ) {
-    let status = if in_transaction {
-        SERVER_STATUS_IN_TRANS
-    } else {
-        0
-    };
     let mut p = Packets::new(out, seq);
     match result {
         Err(e) => error(&mut p, e),
@@ -139,10 +133,18 @@ pub(crate) fn reply(
             affected,
             last_insert_id,
             ..
-        }) => ok(&mut p, client, 0x00, *affected, *last_insert_id, status),
+        }) => ok(
+            &mut p,
+            client,
+            0x00,
+            *affected,
+            *last_insert_id,
+            status,
+            warnings,
+        ),
         // opensrv answers a result set without columns with an OK.
         Ok(Response::Rows { columns, .. }) if columns.is_empty() => {
-            ok(&mut p, client, 0x00, 0, 0, status);
+            ok(&mut p, client, 0x00, 0, 0, status, warnings);
         }
         Ok(Response::Rows { columns, rows }) => {
             lenenc_int(p.begin(), columns.len() as u64);
@@ -152,7 +154,7 @@ pub(crate) fn reply(
                 p.end();
             }
             if client & CLIENT_DEPRECATE_EOF == 0 {
-                eof(&mut p, 0);
+                eof(&mut p, status, 0);
             }
             let mut scratch = String::new();
             for row in rows {
@@ -160,9 +162,9 @@ pub(crate) fn reply(
                 p.end();
             }
             if client & CLIENT_DEPRECATE_EOF == 0 {
-                eof(&mut p, status);
+                eof(&mut p, status, warnings);
             } else {
-                ok(&mut p, client, 0xfe, 0, 0, status);
+                ok(&mut p, client, 0xfe, 0, 0, status, warnings);
             }
         }
     }
@@ -181,14 +183,22 @@ fn error(p: &mut Packets<'_>, e: &SqlError) {
 
 /// An OK packet (`header` 0xfe: the OK that ends a result set under CLIENT_DEPRECATE_EOF),
 /// without info text, as opensrv writes it.
-fn ok(p: &mut Packets<'_>, client: u32, header: u8, affected: u64, last_id: u64, status: u16) {
+fn ok(
+    p: &mut Packets<'_>,
+    client: u32,
+    header: u8,
+    affected: u64,
+    last_id: u64,
+    status: u16,
+    warnings: u16,
+) {
     let body = p.begin();
     body.push(header);
     lenenc_int(body, affected);
     lenenc_int(body, last_id);
     if client & CLIENT_PROTOCOL_41 != 0 {
         body.extend_from_slice(&status.to_le_bytes());
-        body.extend_from_slice(&[0, 0]); // warnings
+        body.extend_from_slice(&warnings.to_le_bytes());
     } else if client & CLIENT_TRANSACTIONS != 0 {
         body.extend_from_slice(&status.to_le_bytes());
     }
@@ -198,10 +208,11 @@ fn ok(p: &mut Packets<'_>, client: u32, header: u8, affected: u64, last_id: u64,
     p.end();
 }
 
-/// An EOF packet (no warnings).
-fn eof(p: &mut Packets<'_>, status: u16) {
+/// An EOF packet.
+fn eof(p: &mut Packets<'_>, status: u16, warnings: u16) {
     let body = p.begin();
-    body.extend_from_slice(&[0xfe, 0, 0]);
+    body.push(0xfe);
+    body.extend_from_slice(&warnings.to_le_bytes());
     body.extend_from_slice(&status.to_le_bytes());
     p.end();
 }
@@ -526,7 +537,7 @@ mod tests {
         let row2 = vec![0, 0b1000, 2, 0, 0, 0];
         // Without CLIENT_DEPRECATE_EOF: an EOF after the columns and at the end.
         let mut out = Vec::new();
-        reply(&mut out, 1, CLIENT_PROTOCOL_41, &result, false);
+        reply(&mut out, 1, CLIENT_PROTOCOL_41, &result, (0, 0));
         let eof = vec![0xfe, 0, 0, 0, 0];
         assert_eq!(
             out,
@@ -548,14 +559,14 @@ mod tests {
             1,
             CLIENT_PROTOCOL_41 | CLIENT_DEPRECATE_EOF,
             &result,
-            true,
+            (1, 0),
         );
         let end = vec![0xfe, 0, 0, 1, 0, 0, 0];
         assert_eq!(out, packets(&[vec![2], id, v, row1, row2, end]));
         // An error, and an OK.
         let mut out = Vec::new();
         let e = SqlError::new(1146, "42S02", "Table 'x' doesn't exist");
-        reply(&mut out, 1, CLIENT_PROTOCOL_41, &Err(e), false);
+        reply(&mut out, 1, CLIENT_PROTOCOL_41, &Err(e), (0, 0));
         let mut expected = vec![0xff, 0x7a, 0x04, b'#'];
         expected.extend_from_slice(b"42S02Table 'x' doesn't exist");
         assert_eq!(out, frame(1, &expected));
@@ -565,7 +576,7 @@ mod tests {
             1,
             CLIENT_PROTOCOL_41,
             &Ok(Response::done(3)),
-            true,
+            (1, 0),
         );
         assert_eq!(out, frame(1, &[0, 3, 0, 1, 0, 0, 0]));
     }

@@ -37,6 +37,7 @@ fn table_handle(
 
 /// The WHERE of an UPDATE or DELETE of `table`, bound.
 fn bind_filter(
+    s: &Session,
     db: &str,
     table: &Table,
     selection: Option<&Ast>,
@@ -45,7 +46,7 @@ fn bind_filter(
         database: db,
         tables: std::slice::from_ref(table),
     };
-    let filter = Planner::new(&catalog).bind_where(table.name(), selection)?;
+    let filter = Planner::new(&catalog).bind_where(table.name(), selection, Some(s))?;
     Ok(Arc::new(filter))
 }
 
@@ -139,8 +140,7 @@ pub(crate) fn bind_insert(
     let SetExpr::Values(values) = source.body.as_ref() else {
         return Err(SqlError::unsupported("INSERT ... SELECT"));
     };
-    let mut binder = Binder::new(&[]);
-    let mut volatile = false;
+    let mut binder = Binder::new(&[]).with_session(s);
     let mut rows = Vec::with_capacity(values.rows.len());
     for (i, exprs) in values.rows.iter().enumerate() {
         if exprs.len() != positions.len() {
@@ -149,13 +149,7 @@ pub(crate) fn bind_insert(
         let mut row: Vec<Option<Expr>> = vec![None; schema.columns.len()];
         for (e, &pos) in exprs.iter().zip(&positions) {
             if !is_default(e) {
-                row[pos] = Some(match crate::select::session_value(s, e)? {
-                    Some(v) => {
-                        volatile = true;
-                        Expr::Literal(v)
-                    }
-                    None => binder.expr(e, "field list")?,
-                });
+                row[pos] = Some(binder.expr(e, "field list")?);
             }
         }
         rows.push(row);
@@ -163,7 +157,7 @@ pub(crate) fn bind_insert(
     Ok(BoundInsert {
         table,
         rows,
-        volatile,
+        volatile: binder.volatile,
     })
 }
 
@@ -306,6 +300,8 @@ pub(crate) struct BoundUpdate {
     /// How many placeholders SET has (WHERE's come after them).
     set_params: usize,
     filter: Arc<BoundSelect>,
+    /// Whether SET holds a session value of this moment (NOW()): then it is not kept.
+    pub(crate) volatile: bool,
 }
 
 /// Binds UPDATE t SET c = expr, ... [WHERE ...].
@@ -324,7 +320,7 @@ pub(crate) fn bind_update(
         alias: table.name().to_owned(),
         schema: Arc::clone(&schema),
     }];
-    let mut binder = Binder::new(&bound);
+    let mut binder = Binder::new(&bound).with_session(s);
     let mut sets: Vec<(usize, Expr)> = Vec::new();
     for a in &up.assignments {
         let AssignmentTarget::ColumnName(c) = &a.target else {
@@ -338,8 +334,9 @@ pub(crate) fn bind_update(
             .ok_or_else(|| SqlError::unknown_column(&c, "field list"))?;
         sets.push((pos, binder.expr(&a.value, "field list")?));
     }
-    let filter = bind_filter(&db, &table, up.selection.as_ref())?;
+    let filter = bind_filter(s, &db, &table, up.selection.as_ref())?;
     Ok(BoundUpdate {
+        volatile: binder.volatile || filter.volatile,
         db,
         table,
         sets,
@@ -409,6 +406,13 @@ pub(crate) struct BoundDelete {
     filter: Arc<BoundSelect>,
 }
 
+impl BoundDelete {
+    /// Whether WHERE holds a session value of this moment (NOW()): then it is not kept.
+    pub(crate) fn volatile(&self) -> bool {
+        self.filter.volatile
+    }
+}
+
 /// Binds DELETE FROM t [WHERE ...].
 pub(crate) fn bind_delete(
     s: &Session,
@@ -431,7 +435,7 @@ pub(crate) fn bind_delete(
         return Err(SqlError::unsupported("a multi-table DELETE"));
     };
     let (db, table) = table_handle(s, tables, single_table(one)?)?;
-    let filter = bind_filter(&db, &table, del.selection.as_ref())?;
+    let filter = bind_filter(s, &db, &table, del.selection.as_ref())?;
     Ok(BoundDelete { db, table, filter })
 }
 

@@ -165,7 +165,6 @@ async fn reply<W: AsyncWrite + Send + Unpin>(
     result: Result<Response, SqlError>,
     results: QueryResultWriter<'_, W>,
     binary: bool,
-    in_transaction: bool,
     unsent: &Unsent,
 ) -> io::Result<()> {
     match result {
@@ -176,15 +175,13 @@ async fn reply<W: AsyncWrite + Send + Unpin>(
             ..
         }) => {
             // No info text: opensrv encodes it by the client's flags alone, and a client that
-            // asked for session tracking the server does not offer cannot parse it.
-            let mut ok = OkResponse {
+            // asked for session tracking the server does not offer cannot parse it. The status
+            // flags and warning count are written in by the connection's writer (`wire.rs`).
+            let ok = OkResponse {
                 affected_rows: affected,
                 last_insert_id,
                 ..OkResponse::default()
             };
-            if in_transaction {
-                ok.status_flags |= opensrv_mysql::StatusFlags::SERVER_STATUS_IN_TRANS;
-            }
             results.completed(ok).await
         }
         Ok(Response::Rows {
@@ -291,12 +288,8 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
         results: QueryResultWriter<'a, W>,
     ) -> io::Result<()> {
         let values: Vec<Value> = params.into_iter().map(|p| param(p.value)).collect();
-        let (result, open) = {
-            let mut session = self.session.lock();
-            let result = session.execute_prepared(id, &values);
-            (result, session.in_transaction())
-        };
-        reply(result, results, true, open, &self.unsent).await
+        let result = self.session.lock().execute_prepared(id, &values);
+        reply(result, results, true, &self.unsent).await
     }
 
     async fn on_close<'a>(&'a mut self, id: u32)
@@ -313,12 +306,8 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
         results: QueryResultWriter<'a, W>,
     ) -> io::Result<()> {
         self.sync_user();
-        let (result, open) = {
-            let mut session = self.session.lock();
-            let result = session.execute(query);
-            (result, session.in_transaction())
-        };
-        reply(result, results, false, open, &self.unsent).await
+        let result = self.session.lock().execute(query);
+        reply(result, results, false, &self.unsent).await
     }
 
     async fn on_init<'a>(

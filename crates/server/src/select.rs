@@ -74,13 +74,42 @@ pub(crate) fn session_value(s: &Session, e: &Ast) -> Result<Option<Value>, SqlEr
             crate::vars::get(s, &id.value[2..]).map(Some)
         }
         Ast::CompoundIdentifier(ids) if ids.len() == 2 && ids[0].value.starts_with("@@") => {
-            crate::vars::get(s, &ids[1].value).map(Some)
+            let scope = &ids[0].value[2..];
+            crate::vars::get(s, &format!("{scope}.{}", ids[1].value)).map(Some)
         }
-        Ast::Function(f)
-            if matches!(&f.args, FunctionArguments::List(l) if l.args.is_empty())
-                || matches!(f.args, FunctionArguments::None) =>
-        {
+        Ast::Function(f) => {
             let name = f.name.to_string().to_ascii_uppercase();
+            // NOW(fsp) and its kin take the digits of a second to keep, 0 to 6.
+            let fsp = match &f.args {
+                FunctionArguments::None => 0,
+                FunctionArguments::List(l) if l.args.is_empty() => 0,
+                FunctionArguments::List(l) => match l.args.as_slice() {
+                    [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(Ast::Value(v)))]
+                        if is_time_function(&name) =>
+                    {
+                        match &v.value {
+                            ast::Value::Number(n, _) if n.parse::<u8>().is_ok_and(|d| d <= 6) => {
+                                n.parse::<u8>().unwrap_or(0)
+                            }
+                            _ => {
+                                return Err(SqlError::new(
+                                    1426,
+                                    "42000",
+                                    format!(
+                                        "Too-big precision {v} specified for '{}'. Maximum is 6.",
+                                        name.to_ascii_lowercase()
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                    _ => return Ok(None),
+                },
+                _ => return Ok(None),
+            };
+            if fsp > 0 && !is_time_function(&name) {
+                return Ok(None);
+            }
             Ok(match name.as_str() {
                 "DATABASE" | "SCHEMA" => {
                     Some(s.database.as_deref().map_or(Value::Null, Value::from))
@@ -91,14 +120,27 @@ pub(crate) fn session_value(s: &Session, e: &Ast) -> Result<Option<Value>, SqlEr
                 "VERSION" => Some(Value::from(crate::VERSION.to_owned())),
                 "CONNECTION_ID" => Some(Value::Int(i64::from(s.connection_id))),
                 "LAST_INSERT_ID" => Some(Value::Int(s.last_insert_id as i64)),
-                "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP" => {
-                    Some(Value::DateTime(crate::vars::now()))
+                "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" => {
+                    Some(Value::DateTime(s.now(fsp, false)))
                 }
+                "SYSDATE" => Some(Value::DateTime(s.now(fsp, true))),
+                "UTC_TIMESTAMP" => Some(Value::DateTime(waterline_txn::DateTime(
+                    crate::vars::truncate_fsp(s.statement_began(), fsp),
+                ))),
+                "UNIX_TIMESTAMP" => Some(Value::Int(s.statement_began().div_euclid(1_000_000))),
                 _ => None,
             })
         }
         _ => Ok(None),
     }
+}
+
+/// The functions of the current time that take a precision (fractional digits).
+fn is_time_function(name: &str) -> bool {
+    matches!(
+        name,
+        "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP" | "UTC_TIMESTAMP"
+    )
 }
 
 fn aggregate(f: &ast::Function) -> Option<(AggFunc, &FunctionArguments)> {
@@ -121,11 +163,11 @@ struct ProjectionBinder<'a, 'b> {
     volatile: bool,
 }
 
-impl<'a, 'b> ProjectionBinder<'a, 'b> {
+impl<'a: 'b, 'b> ProjectionBinder<'a, 'b> {
     fn new(session: &'a Session, tables: &'b [BoundTable]) -> Self {
         ProjectionBinder {
             session,
-            binder: Binder::new(tables),
+            binder: Binder::new(tables).with_session(session),
             aggs: Vec::new(),
             volatile: false,
         }
@@ -447,7 +489,8 @@ fn bind_projection(
                     SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
                     _ => match e {
                         Ast::Identifier(id) => id.value.clone(),
-                        Ast::CompoundIdentifier(ids) => {
+                        // `@@global.x` is named as written, as MySQL names it.
+                        Ast::CompoundIdentifier(ids) if !ids[0].value.starts_with("@@") => {
                             ids.last().map(|i| i.value.clone()).unwrap_or_default()
                         }
                         _ => text.clone(),
@@ -512,7 +555,7 @@ fn bind_projection(
         group_by,
         sort,
         aggs: pb.aggs,
-        volatile: pb.volatile,
+        volatile: pb.volatile || pb.binder.volatile,
     })
 }
 
@@ -674,7 +717,7 @@ pub(crate) struct BoundQuery {
 impl BoundQuery {
     /// Whether it holds a value of this moment (NOW(), @@autocommit): then it is not kept.
     pub(crate) fn volatile(&self) -> bool {
-        self.projection.volatile
+        self.projection.volatile || self.select.volatile
     }
 }
 
@@ -707,7 +750,7 @@ pub(crate) fn bind(s: &Session, tables: &[Table], q: &ast::Query) -> Result<Boun
         BoundSelect::default()
     } else {
         let database = s.database.as_deref().ok_or_else(SqlError::no_database)?;
-        bind_query(&crate::ddl::SchemaCatalog { database, tables }, q)?
+        bind_query(&crate::ddl::SchemaCatalog { database, tables }, q, Some(s))?
     };
     let projection = bind_projection(s, &bound.tables, q, select)?;
     Ok(BoundQuery {
@@ -768,7 +811,7 @@ pub(crate) fn explain(
     let tables = s.shared.engine.tables();
     s.with_trx(|s, trx| {
         let access = TxnAccess::new(&db, &tables, trx, None);
-        let bound = bind_query(&access, q).map_err(|e| plan_failure(&access, e))?;
+        let bound = bind_query(&access, q, Some(&*s)).map_err(|e| plan_failure(&access, e))?;
         let usable = usable_rows(q, select_of(q)?, &bound, limit_offset(q, params)?);
         let plan = Planner::new(&access)
             .mode(s.planner)
@@ -806,7 +849,7 @@ pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColu
     let bound = if select.from.is_empty() {
         Vec::new()
     } else {
-        bind_query(&catalog, q)?.tables
+        bind_query(&catalog, q, Some(&*s))?.tables
     };
     let mut pb = ProjectionBinder::new(s, &bound);
     let mut cols = Vec::new();

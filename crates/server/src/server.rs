@@ -17,6 +17,32 @@ use crate::protocol::Backend;
 use crate::shared::Shared;
 use crate::wire::Socket;
 
+/// The name of every connection's thread.
+const CONNECTION_THREAD: &str = "waterline-conn";
+
+thread_local! {
+    /// Where the last panic on this thread happened, for the one line that reports it.
+    static PANIC_AT: std::cell::Cell<Option<String>> = const { std::cell::Cell::new(None) };
+}
+
+/// Installs (once) a panic hook that keeps a connection thread's panic to the one line its
+/// thread prints when it catches it (no message and backtrace from the default hook); other
+/// threads' panics go to the hook that was there before.
+fn quiet_connection_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().name() == Some(CONNECTION_THREAD) {
+                let at = info.location().map(ToString::to_string);
+                PANIC_AT.with(|a| a.set(at));
+            } else {
+                before(info);
+            }
+        }));
+    });
+}
+
 /// The server: shared state and its connection limit.
 #[derive(Clone, Debug)]
 pub struct Server {
@@ -154,11 +180,29 @@ impl Server {
             return;
         };
         // If the thread cannot start, the closure and its backend are dropped here.
+        quiet_connection_panics();
         let _ = std::thread::Builder::new()
-            .name("waterline-conn".into())
+            .name(CONNECTION_THREAD.into())
             .spawn(move || {
                 if std_stream.set_blocking().is_ok() {
-                    crate::wire::serve(std_stream, backend, statements, max_packet);
+                    let id = backend.session().lock().connection_id();
+                    // A bug met on one connection ends that connection alone: unwinding
+                    // drops its backend, which rolls its transaction back (freeing its row
+                    // locks and admission permit) and counts it out.
+                    let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        crate::wire::serve(std_stream, backend, statements, max_packet);
+                    }));
+                    if let Err(panic) = served {
+                        let what = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| (*s).to_owned())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_default();
+                        let at = PANIC_AT.with(|a| a.take()).unwrap_or_default();
+                        eprintln!(
+                            "waterline: connection {id} closed by an internal error at {at}: {what}"
+                        );
+                    }
                 }
             });
     }

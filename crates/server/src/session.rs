@@ -19,6 +19,11 @@ use waterline_txn::{Isolation, Transaction, Value};
 use crate::error::SqlError;
 use crate::shared::Shared;
 
+/// Status flag: a transaction is open.
+pub const SERVER_STATUS_IN_TRANS: u16 = 0x0001;
+/// Status flag: autocommit is on.
+pub const SERVER_STATUS_AUTOCOMMIT: u16 = 0x0002;
+
 /// A column of a result set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResultColumn {
@@ -102,7 +107,8 @@ impl Bound {
         match self {
             Bound::Query(q) => q.volatile(),
             Bound::Insert(i) => i.volatile,
-            Bound::Update(_) | Bound::Delete(_) => false,
+            Bound::Update(u) => u.volatile,
+            Bound::Delete(d) => d.volatile(),
         }
     }
 }
@@ -128,6 +134,18 @@ pub struct Session {
     /// SET TRANSACTION (without SESSION): the next transaction only.
     pub(crate) next_isolation: Option<Isolation>,
     pub(crate) planner: PlannerMode,
+    /// `innodb_lock_wait_timeout`: how long this session's row-lock waits last.
+    pub(crate) lock_wait_timeout: std::time::Duration,
+    pub(crate) sql_mode: crate::vars::SqlMode,
+    pub(crate) time_zone: crate::vars::TimeZone,
+    /// When the running statement began (UTC microseconds): NOW() is this, however often a
+    /// statement calls it, as in MySQL (SYSDATE() reads the clock).
+    statement_began: i64,
+    /// `foreign_key_checks` and `unique_checks`, read back as set (waterline has no foreign
+    /// keys, and checks uniqueness always, as InnoDB does for a unique index that is not
+    /// bulk-loaded).
+    pub(crate) foreign_key_checks: bool,
+    pub(crate) unique_checks: bool,
     pub(crate) trx: Option<Transaction>,
     pub(crate) last_insert_id: u64,
     pub(crate) warnings: Vec<(String, u16, String)>,
@@ -157,6 +175,12 @@ impl Session {
             isolation: shared.config.isolation,
             next_isolation: None,
             planner: shared.config.planner,
+            lock_wait_timeout: shared.engine.config().lock_wait_timeout,
+            sql_mode: crate::vars::SqlMode::default(),
+            time_zone: crate::vars::TimeZone::default(),
+            statement_began: 0,
+            foreign_key_checks: true,
+            unique_checks: true,
             trx: None,
             last_insert_id: 0,
             warnings: Vec::new(),
@@ -177,12 +201,49 @@ impl Session {
         self.trx.is_some()
     }
 
+    /// The server status flags MySQL sends in every OK and EOF packet: `SERVER_STATUS_IN_TRANS`
+    /// while a transaction is open, `SERVER_STATUS_AUTOCOMMIT` while autocommit is on. Clients
+    /// act on them: PyMySQL, for one, sends `SET autocommit=0` only if the flag says it is on.
+    pub fn server_status(&self) -> u16 {
+        let mut flags = 0;
+        if self.trx.is_some() {
+            flags |= SERVER_STATUS_IN_TRANS;
+        }
+        if self.autocommit {
+            flags |= SERVER_STATUS_AUTOCOMMIT;
+        }
+        flags
+    }
+
+    /// When the running statement began in the session's time zone (NOW()), or with `live`
+    /// the clock's time (SYSDATE()), with `fsp` fractional digits.
+    pub(crate) fn now(&self, fsp: u8, live: bool) -> waterline_txn::DateTime {
+        let utc = if live {
+            crate::vars::utc_micros()
+        } else {
+            self.statement_began
+        };
+        let local = utc + self.time_zone.offset_secs * 1_000_000;
+        waterline_txn::DateTime(crate::vars::truncate_fsp(local, fsp))
+    }
+
+    /// When the running statement began, in UTC microseconds.
+    pub(crate) fn statement_began(&self) -> i64 {
+        self.statement_began
+    }
+
+    /// The warnings the last statement left (the count OK and EOF packets carry).
+    pub fn warning_count(&self) -> u16 {
+        u16::try_from(self.warnings.len()).unwrap_or(u16::MAX)
+    }
+
     /// Runs one SQL statement.
     pub fn execute(&mut self, sql: &str) -> Result<Response, SqlError> {
         self.shared
             .counters
             .questions
             .fetch_add(1, Ordering::Relaxed);
+        self.statement_began = crate::vars::utc_micros();
         self.forget_stale_bindings();
         if sql.len() > self.shared.config.max_allowed_packet {
             return Err(SqlError::new(
@@ -252,6 +313,7 @@ impl Session {
             .counters
             .questions
             .fetch_add(1, Ordering::Relaxed);
+        self.statement_began = crate::vars::utc_micros();
         self.forget_stale_bindings();
         let prepared = self
             .prepared
@@ -422,13 +484,17 @@ impl Session {
             .fetch_add(1, Ordering::Relaxed);
         self.commit()?;
         let isolation = self.next_isolation.take().unwrap_or(self.isolation);
-        self.trx = Some(self.shared.engine.begin_async(isolation).await);
+        let mut trx = self.shared.engine.begin_async(isolation).await;
+        trx.set_lock_wait_timeout(self.lock_wait_timeout);
+        self.trx = Some(trx);
         Ok(())
     }
 
     fn begin_trx(&mut self) -> Transaction {
         let isolation = self.next_isolation.take().unwrap_or(self.isolation);
-        self.shared.engine.begin(isolation)
+        let mut trx = self.shared.engine.begin(isolation);
+        trx.set_lock_wait_timeout(self.lock_wait_timeout);
+        trx
     }
 
     /// COMMIT (and implicit commits): ends the open transaction.
@@ -560,6 +626,13 @@ impl Session {
     /// The columns a query will return, for COM_STMT_PREPARE (planned, not run).
     fn describe(&mut self, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
         crate::select::describe(self, q)
+    }
+}
+
+impl waterline_planner::SessionValues for Session {
+    fn value(&self, e: &ast::Expr) -> Result<Option<Value>, waterline_planner::PlanError> {
+        crate::select::session_value(self, e)
+            .map_err(|e| waterline_planner::PlanError::Session(e.code, e.state, e.message))
     }
 }
 

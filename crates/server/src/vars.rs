@@ -5,21 +5,175 @@ use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sqlparser::ast::{
-    Expr as Ast, Set, ShowStatementFilter, TransactionIsolationLevel, TransactionMode,
+    ContextModifier, Expr as Ast, Set, ShowStatementFilter, TransactionIsolationLevel,
+    TransactionMode,
 };
 use waterline_planner::bind::Binder;
 use waterline_planner::{Env, PlannerMode};
-use waterline_txn::{Counter, DateTime, Isolation, Value};
+use waterline_txn::{Counter, Isolation, Value};
 
 use crate::error::SqlError;
 use crate::session::{Response, Session};
 
-/// The current time, as a DATETIME (UTC).
-pub fn now() -> DateTime {
+/// The current time in UTC, in microseconds since 1970.
+pub fn utc_micros() -> i64 {
     let micros = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros());
-    DateTime(i64::try_from(micros / 1_000_000 * 1_000_000).unwrap_or(0))
+    i64::try_from(micros).unwrap_or(0)
+}
+
+/// `micros` with `fsp` fractional digits kept (the rest cut off, as NOW(fsp) does).
+pub fn truncate_fsp(micros: i64, fsp: u8) -> i64 {
+    let unit = 10i64.pow(6 - u32::from(fsp.min(6)));
+    micros.div_euclid(unit) * unit
+}
+
+/// MySQL 8.0's default `sql_mode`.
+pub const DEFAULT_SQL_MODE: &str = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,\
+NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION";
+
+/// The modes of `sql_mode` waterline accepts: those it follows (strictness,
+/// NO_AUTO_VALUE_ON_ZERO) and those that change nothing it supports. The modes that change
+/// how SQL parses or compares (ANSI_QUOTES, PIPES_AS_CONCAT, NO_BACKSLASH_ESCAPES,
+/// PAD_CHAR_TO_FULL_LENGTH, ...) are refused, not ignored.
+const SQL_MODES: [&str; 10] = [
+    "ONLY_FULL_GROUP_BY",
+    "STRICT_TRANS_TABLES",
+    "STRICT_ALL_TABLES",
+    "NO_ZERO_IN_DATE",
+    "NO_ZERO_DATE",
+    "ERROR_FOR_DIVISION_BY_ZERO",
+    "NO_ENGINE_SUBSTITUTION",
+    "NO_AUTO_VALUE_ON_ZERO",
+    "NO_DIR_IN_CREATE",
+    "NO_AUTO_CREATE_USER",
+];
+
+/// A session's `sql_mode`: its text as `@@sql_mode` reads it back, and what waterline acts on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqlMode {
+    /// The modes, comma-separated, in MySQL's order.
+    pub text: String,
+    /// STRICT_TRANS_TABLES or STRICT_ALL_TABLES: a value that does not fit its column is an
+    /// error (1264, 1366, 1406), not a warning and a clamped value.
+    pub strict: bool,
+    /// NO_AUTO_VALUE_ON_ZERO: 0 into an AUTO_INCREMENT column is stored as 0.
+    pub no_auto_value_on_zero: bool,
+}
+
+impl Default for SqlMode {
+    fn default() -> SqlMode {
+        SqlMode::parse(DEFAULT_SQL_MODE).expect("the default modes are known")
+    }
+}
+
+impl SqlMode {
+    /// `text` as MySQL reads `SET sql_mode = '...'`: names in any case, in any order, with
+    /// `TRADITIONAL` standing for its modes. An unknown or refused mode is error 1231.
+    pub fn parse(text: &str) -> Result<SqlMode, SqlError> {
+        let refused = |what: &str| {
+            SqlError::new(
+                1231,
+                "42000",
+                format!("Variable 'sql_mode' can't be set to the value of '{what}'"),
+            )
+        };
+        let mut on = [false; SQL_MODES.len()];
+        for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            let word = word.to_ascii_uppercase();
+            if word == "TRADITIONAL" {
+                for m in [
+                    "STRICT_TRANS_TABLES",
+                    "STRICT_ALL_TABLES",
+                    "NO_ZERO_IN_DATE",
+                    "NO_ZERO_DATE",
+                    "ERROR_FOR_DIVISION_BY_ZERO",
+                    "NO_ENGINE_SUBSTITUTION",
+                ] {
+                    on[SQL_MODES.iter().position(|k| *k == m).unwrap_or(0)] = true;
+                }
+                continue;
+            }
+            match SQL_MODES.iter().position(|m| *m == word) {
+                Some(i) => on[i] = true,
+                None => return Err(refused(&word)),
+            }
+        }
+        let has = |m: &str| SQL_MODES.iter().zip(on).any(|(k, o)| o && *k == m);
+        Ok(SqlMode {
+            text: SQL_MODES
+                .iter()
+                .zip(on)
+                .filter(|(_, o)| *o)
+                .map(|(m, _)| *m)
+                .collect::<Vec<_>>()
+                .join(","),
+            strict: has("STRICT_TRANS_TABLES") || has("STRICT_ALL_TABLES"),
+            no_auto_value_on_zero: has("NO_AUTO_VALUE_ON_ZERO"),
+        })
+    }
+}
+
+/// A session's `time_zone`: `SYSTEM` (UTC: waterline's system time zone) or an offset from
+/// UTC, `+HH:MM`. Named zones need time zone tables, which waterline does not have (MySQL
+/// without them answers 1298, as here).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeZone {
+    /// As `@@time_zone` reads it back.
+    pub text: String,
+    /// Seconds east of UTC.
+    pub offset_secs: i64,
+}
+
+impl Default for TimeZone {
+    fn default() -> TimeZone {
+        TimeZone {
+            text: "SYSTEM".into(),
+            offset_secs: 0,
+        }
+    }
+}
+
+impl TimeZone {
+    /// `SYSTEM`, `UTC` or `[+-]HH:MM` (within MySQL's -13:59 to +14:00).
+    pub fn parse(text: &str) -> Result<TimeZone, SqlError> {
+        let unknown = || {
+            SqlError::new(
+                1298,
+                "HY000",
+                format!("Unknown or incorrect time zone: '{text}'"),
+            )
+        };
+        let t = text.trim();
+        if t.eq_ignore_ascii_case("SYSTEM") {
+            return Ok(TimeZone::default());
+        }
+        if t.eq_ignore_ascii_case("UTC") {
+            return Ok(TimeZone {
+                text: t.to_owned(),
+                offset_secs: 0,
+            });
+        }
+        let (sign, rest) = match t.as_bytes().first() {
+            Some(b'+') => (1, &t[1..]),
+            Some(b'-') => (-1, &t[1..]),
+            _ => return Err(unknown()),
+        };
+        let (h, m) = rest.split_once(':').ok_or_else(unknown)?;
+        let (h, m): (i64, i64) = (
+            h.parse().map_err(|_| unknown())?,
+            m.parse().map_err(|_| unknown())?,
+        );
+        let offset = sign * (h * 3600 + m * 60);
+        if m >= 60 || !(-(13 * 3600 + 59 * 60)..=14 * 3600).contains(&offset) {
+            return Err(unknown());
+        }
+        Ok(TimeZone {
+            text: format!("{}{h:02}:{m:02}", if sign < 0 { '-' } else { '+' }),
+            offset_secs: offset,
+        })
+    }
 }
 
 fn isolation_name(i: Isolation) -> &'static str {
@@ -45,13 +199,14 @@ fn parse_isolation(text: &str) -> Result<Isolation, SqlError> {
 }
 
 /// Names the server answers for, in SHOW VARIABLES order.
-const NAMES: [&str; 22] = [
+const NAMES: [&str; 24] = [
     "auto_increment_increment",
     "autocommit",
     "character_set_client",
     "character_set_connection",
     "character_set_results",
     "collation_connection",
+    "foreign_key_checks",
     "innodb_lock_wait_timeout",
     "interactive_timeout",
     "license",
@@ -65,19 +220,36 @@ const NAMES: [&str; 22] = [
     "time_zone",
     "transaction_isolation",
     "tx_isolation",
+    "unique_checks",
     "version",
     "version_comment",
     "waterline_planner_mode",
 ];
 
-/// The value of system variable `name` (`@@session.` or `@@global.` stripped).
+/// The value of system variable `name` (after `@@`; `session.`, `local.` or `global.` may
+/// lead it: the session's value, or the one new sessions start with).
 pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
     let name = name.to_ascii_lowercase();
+    let global = name.starts_with("global.");
     let name = name
         .trim_start_matches("session.")
         .trim_start_matches("global.")
         .trim_start_matches("local.");
     let engine = s.shared.engine.config();
+    if global {
+        match name {
+            "autocommit" | "foreign_key_checks" | "unique_checks" => return Ok(Value::Int(1)),
+            "innodb_lock_wait_timeout" => {
+                return Ok(Value::Int(engine.lock_wait_timeout.as_secs() as i64));
+            }
+            "sql_mode" => return Ok(Value::from(DEFAULT_SQL_MODE)),
+            "time_zone" => return Ok(Value::from("SYSTEM")),
+            "transaction_isolation" | "tx_isolation" => {
+                return Ok(Value::from(isolation_name(s.shared.config.isolation)));
+            }
+            _ => {}
+        }
+    }
     Ok(match name {
         "auto_increment_increment" | "lower_case_table_names" => Value::Int(1),
         "autocommit" => Value::Int(i64::from(s.autocommit)),
@@ -86,7 +258,9 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         | "character_set_results"
         | "character_set_server" => Value::Str("utf8mb4".into()),
         "collation_connection" | "collation_server" => Value::Str("utf8mb4_bin".into()),
-        "innodb_lock_wait_timeout" => Value::Int(engine.lock_wait_timeout.as_secs() as i64),
+        "innodb_lock_wait_timeout" => Value::Int(s.lock_wait_timeout.as_secs() as i64),
+        "foreign_key_checks" => Value::Int(i64::from(s.foreign_key_checks)),
+        "unique_checks" => Value::Int(i64::from(s.unique_checks)),
         "interactive_timeout" | "wait_timeout" => Value::Int(28_800),
         "license" => Value::Str("MIT OR Apache-2.0".into()),
         "max_allowed_packet" => Value::Int(s.shared.config.max_allowed_packet as i64),
@@ -95,8 +269,9 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         // The Rust client reads this at connect (NULL would fail it) and, connected to a
         // loopback address, moves to the socket named here unless told not to.
         "socket" => Value::from(s.shared.listening.lock().socket.clone()),
-        "sql_mode" => Value::from(""),
-        "system_time_zone" | "time_zone" => Value::from("UTC"),
+        "sql_mode" => Value::from(s.sql_mode.text.as_str()),
+        "system_time_zone" => Value::from("UTC"),
+        "time_zone" => Value::from(s.time_zone.text.as_str()),
         "transaction_isolation" | "tx_isolation" => Value::from(isolation_name(s.isolation)),
         "transaction_read_only" | "tx_read_only" | "performance_schema" => Value::Int(0),
         "version" => Value::from(crate::VERSION),
@@ -112,32 +287,62 @@ fn text_of(v: &Value) -> String {
     crate::types::text(v).unwrap_or_default()
 }
 
-fn assign(s: &mut Session, name: &str, e: &Ast, params: &[Value]) -> Result<(), SqlError> {
+/// A boolean system variable's new value: 1, 0, ON, OFF, TRUE, FALSE.
+fn switch(name: &str, value: &Value) -> Result<bool, SqlError> {
+    let wrong = || {
+        SqlError::new(
+            1231,
+            "42000",
+            format!(
+                "Variable '{name}' can't be set to the value of '{}'",
+                text_of(value)
+            ),
+        )
+    };
+    match value {
+        Value::Int(0) => Ok(false),
+        Value::Int(1) => Ok(true),
+        Value::Str(t) => match t.to_ascii_uppercase().as_str() {
+            "ON" | "TRUE" | "1" => Ok(true),
+            "OFF" | "FALSE" | "0" => Ok(false),
+            _ => Err(wrong()),
+        },
+        Value::Null => Err(SqlError::new(
+            1231,
+            "42000",
+            format!("Variable '{name}' can't be set to the value of 'NULL'"),
+        )),
+        _ => Err(wrong()),
+    }
+}
+
+fn assign(
+    s: &mut Session,
+    global: bool,
+    name: &str,
+    e: &Ast,
+    params: &[Value],
+) -> Result<(), SqlError> {
     let lower = name.to_ascii_lowercase();
-    let name = lower
-        .trim_start_matches("@@")
+    let unprefixed = lower.trim_start_matches("@@");
+    if global || unprefixed.starts_with("global.") {
+        // One server-wide value for every session is not built: the command line sets it.
+        return Err(SqlError::unsupported("SET GLOBAL"));
+    }
+    let name = unprefixed
         .trim_start_matches("session.")
         .trim_start_matches("local.");
     // `SET x = ON` names a keyword, not a column.
     let value = match e {
         Ast::Identifier(id) => Value::from(id.value.as_str()),
         other => Binder::new(&[])
+            .with_session(s)
             .expr(other, "set")?
             .eval(Env { rows: &[], params })?,
     };
     match name {
         "autocommit" => {
-            let on = match &value {
-                Value::Int(n) => *n != 0,
-                Value::Str(t) => matches!(t.to_ascii_uppercase().as_str(), "ON" | "1" | "TRUE"),
-                _ => {
-                    return Err(SqlError::new(
-                        1231,
-                        "42000",
-                        "Variable 'autocommit' can't be set to the value of NULL",
-                    ));
-                }
-            };
+            let on = switch(name, &value)?;
             if on && !s.autocommit {
                 s.commit()?; // turning autocommit on commits the open transaction
             }
@@ -146,19 +351,43 @@ fn assign(s: &mut Session, name: &str, e: &Ast, params: &[Value]) -> Result<(), 
         "transaction_isolation" | "tx_isolation" => {
             s.isolation = parse_isolation(&text_of(&value))?
         }
+        "innodb_lock_wait_timeout" => {
+            let Value::Int(n) = value else {
+                return Err(SqlError::new(
+                    1232,
+                    "42000",
+                    "Incorrect argument type to variable 'innodb_lock_wait_timeout'",
+                ));
+            };
+            // MySQL's range; a value outside it is clamped, with a warning.
+            let secs = n.clamp(1, 1_073_741_824);
+            if secs != n {
+                s.warnings.push((
+                    "Warning".into(),
+                    1292,
+                    format!("Truncated incorrect innodb_lock_wait_timeout value: '{n}'"),
+                ));
+            }
+            s.lock_wait_timeout = std::time::Duration::from_secs(secs as u64);
+            if let Some(trx) = &mut s.trx {
+                trx.set_lock_wait_timeout(s.lock_wait_timeout);
+            }
+        }
+        "sql_mode" => s.sql_mode = SqlMode::parse(&text_of(&value))?,
+        "time_zone" => s.time_zone = TimeZone::parse(&text_of(&value))?,
+        "foreign_key_checks" => s.foreign_key_checks = switch(name, &value)?,
+        "unique_checks" => s.unique_checks = switch(name, &value)?,
         "waterline_planner_mode" => {
             s.planner = text_of(&value)
                 .parse::<PlannerMode>()
                 .map_err(|m| SqlError::new(1231, "42000", m))?;
         }
         // Accepted and kept as they are: what connectors set at connect.
-        "sql_mode"
-        | "names"
+        "names"
         | "character_set_client"
         | "character_set_connection"
         | "character_set_results"
         | "collation_connection"
-        | "time_zone"
         | "sql_safe_updates"
         | "net_write_timeout"
         | "wait_timeout"
@@ -166,8 +395,6 @@ fn assign(s: &mut Session, name: &str, e: &Ast, params: &[Value]) -> Result<(), 
         | "sql_select_limit"
         | "session_track_schema"
         | "session_track_state_change"
-        | "foreign_key_checks"
-        | "unique_checks"
         | "sql_log_bin" => {}
         _ if name.starts_with('@') => {} // a user variable: accepted, not kept
         other => {
@@ -186,19 +413,25 @@ fn assign(s: &mut Session, name: &str, e: &Ast, params: &[Value]) -> Result<(), 
 pub(crate) fn set(s: &mut Session, set: &Set, params: &[Value]) -> Result<Response, SqlError> {
     match set {
         Set::SingleAssignment {
-            variable, values, ..
+            variable,
+            values,
+            scope,
+            ..
         } => {
             let [value] = values.as_slice() else {
                 return Err(SqlError::parse("SET takes one value"));
             };
-            assign(s, &variable.to_string(), value, params)?;
+            let global = matches!(scope, Some(ContextModifier::Global));
+            assign(s, global, &variable.to_string(), value, params)?;
         }
         Set::MultipleAssignments { assignments } => {
             for a in assignments {
-                assign(s, &a.name.to_string(), &a.value, params)?;
+                let global = matches!(a.scope, Some(ContextModifier::Global));
+                assign(s, global, &a.name.to_string(), &a.value, params)?;
             }
         }
-        Set::SetNames { .. } | Set::SetNamesDefault {} | Set::SetTimeZone { .. } => {}
+        Set::SetTimeZone { value, .. } => assign(s, false, "time_zone", value, params)?,
+        Set::SetNames { .. } | Set::SetNamesDefault {} => {}
         Set::SetTransaction { modes, session, .. } => {
             for mode in modes {
                 if let TransactionMode::IsolationLevel(level) = mode {

@@ -8,6 +8,8 @@
 //! | COM_FIELD_LIST (the mariadb CLI after USE, without `-A`) | an 8-byte EOF libmariadb rejects | the 5-byte EOF |
 //! | a packet over `max_allowed_packet` | read whole | error 1153, connection closed |
 //! | an error number above 1885 (MySQL 8.0's 3572) | panics the connection's task | written as 1105, its number and SQLSTATE put back by `Out` |
+//! | server status flags and warning count | always 0 (the handshake, every OK and EOF) | the session's, written in by `Out` (see [`patch_status`]) |
+//! | `SELECT @@...` starting the text | answered by opensrv itself for `max_allowed_packet` (a constant) | passed on with a leading space, so that the session answers |
 //!
 //! A connection has a thread of its own (see `server.rs`), so its socket is read and written
 //! with blocking calls, and opensrv runs over two adapters: `Filter`, the `AsyncRead` it
@@ -23,9 +25,11 @@
 use std::collections::HashMap;
 use std::io::{self, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::ops::Range;
 use std::os::unix::net::UnixStream;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Poll};
 
 use opensrv_mysql::AsyncMysqlIntermediary;
@@ -33,7 +37,10 @@ use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use waterline_txn::Value;
 
-use crate::binary::{self, MAX_CHUNK, frame, frame_into};
+use crate::binary::{
+    self, CLIENT_DEPRECATE_EOF, CLIENT_PROTOCOL_41, CLIENT_TRANSACTIONS, MAX_CHUNK, frame,
+    frame_into,
+};
 use crate::protocol::Backend;
 use crate::session::Session;
 
@@ -203,6 +210,15 @@ fn inspect(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
                 "Invalid utf8mb4 character string",
             ))
         }
+        // opensrv answers `SELECT @@max_allowed_packet` itself, with a constant of its own.
+        Some(&COM_QUERY)
+            if payload[1..].starts_with(b"SELECT @@") || payload[1..].starts_with(b"select @@") =>
+        {
+            let mut spaced = Vec::with_capacity(payload.len() + 1);
+            spaced.extend_from_slice(&[COM_QUERY, b' ']);
+            spaced.extend_from_slice(&payload[1..]);
+            Verdict::Forward(spaced)
+        }
         Some(&COM_STMT_SEND_LONG_DATA) => {
             let id = payload
                 .get(1..5)
@@ -348,6 +364,10 @@ struct Filter<S> {
     at: usize,
     /// The client is gone, or was sent away: opensrv reads end of stream.
     closed: bool,
+    /// The command opensrv was last given, for `Out`, which reads its reply.
+    command: Arc<AtomicU8>,
+    /// `client_flags`, for `Out`.
+    shared_flags: Arc<std::sync::atomic::AtomicU32>,
 }
 
 impl<S: Socket> Filter<S> {
@@ -356,6 +376,7 @@ impl<S: Socket> Filter<S> {
         // opensrv has read all of the last one.
         self.pending.clear();
         self.pending.shrink_to(KEEP_BYTES);
+        self.at = 0;
         while !self.closed {
             let read = read_packet(&mut self.client, self.max_packet + 1024, &mut self.packet)?;
             let packet = match read {
@@ -378,6 +399,8 @@ impl<S: Socket> Filter<S> {
                 if let Some(flags) = self.packet.get(..4) {
                     self.client_flags =
                         u32::from_le_bytes([flags[0], flags[1], flags[2], flags[3]]);
+                    self.shared_flags
+                        .store(self.client_flags, Ordering::Relaxed);
                 }
                 Verdict::Pass
             } else {
@@ -386,20 +409,22 @@ impl<S: Socket> Filter<S> {
             match verdict {
                 Verdict::Pass => {
                     frame_into(&mut self.pending, packet.seq, &self.packet);
-                    self.at = 0;
+                    self.command
+                        .store(self.packet.first().copied().unwrap_or(0), Ordering::Relaxed);
                     break;
                 }
                 Verdict::Forward(bytes) => {
                     frame_into(&mut self.pending, packet.seq, &bytes);
-                    self.at = 0;
+                    self.command
+                        .store(bytes.first().copied().unwrap_or(0), Ordering::Relaxed);
                     break;
                 }
                 Verdict::Reply(bytes) => self.reply.write_all(&bytes)?,
                 Verdict::Run(id, params) => {
-                    let (result, open) = {
+                    let (result, status) = {
                         let mut session = self.session.lock();
                         let result = session.execute_prepared(id, &params);
-                        (result, session.in_transaction())
+                        (result, (session.server_status(), session.warning_count()))
                     };
                     self.out.clear();
                     binary::reply(
@@ -407,7 +432,7 @@ impl<S: Socket> Filter<S> {
                         packet.reply_seq,
                         self.client_flags,
                         &result,
-                        open,
+                        status,
                     );
                     self.reply.write_all(&self.out)?;
                 }
@@ -431,8 +456,9 @@ impl<S: Socket> AsyncRead for Filter<S> {
             return Poll::Ready(Err(e));
         }
         // Nothing pending now means the connection ended: zero bytes is end of stream.
-        let n = buf.remaining().min(this.pending.len() - this.at);
-        buf.put_slice(&this.pending[this.at..this.at + n]);
+        let rest = this.pending.get(this.at..).unwrap_or_default();
+        let n = buf.remaining().min(rest.len());
+        buf.put_slice(&rest[..n]);
         this.at += n;
         Poll::Ready(Ok(()))
     }
@@ -448,6 +474,16 @@ struct Out<S> {
     handshake: bool,
     login: Login,
     unsent: Unsent,
+    /// The session, whose status flags and warning count every reply carries.
+    session: Arc<Mutex<Session>>,
+    /// The command the reply being written answers (set by the filter).
+    command: Arc<AtomicU8>,
+    /// The client's capability flags, read from its handshake response.
+    client_flags: Arc<std::sync::atomic::AtomicU32>,
+    /// The greeting is the first thing written.
+    greeted: bool,
+    /// Scratch: the packets of the reply being patched.
+    ranges: Vec<Range<usize>>,
 }
 
 impl<S> Out<S> {
@@ -532,6 +568,31 @@ impl<S: Socket> AsyncWrite for Out<S> {
 
     fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        let (status, warnings) = {
+            let session = this.session.lock();
+            (session.server_status(), session.warning_count())
+        };
+        if !this.greeted {
+            this.greeted = true;
+            greeting_status(&mut this.buf, status);
+        } else {
+            // The login's reply is an OK (or error) as a command's is.
+            let command = if this.handshake {
+                0
+            } else {
+                this.command.load(Ordering::Relaxed)
+            };
+            let client = this.client_flags.load(Ordering::Relaxed);
+            packet_ranges(&this.buf, &mut this.ranges);
+            patch_status(
+                &mut this.buf,
+                &this.ranges,
+                command,
+                client,
+                status,
+                warnings,
+            );
+        }
         if this.handshake {
             this.rewrite_handshake();
         }
@@ -551,6 +612,149 @@ impl<S: Socket> AsyncWrite for Out<S> {
     }
 }
 
+/// The payload of each packet in `buf` (a packet continued over several chunks counts once,
+/// by its first chunk), into `ranges`.
+fn packet_ranges(buf: &[u8], ranges: &mut Vec<Range<usize>>) {
+    ranges.clear();
+    let mut at = 0;
+    let mut continued = false;
+    while let Some(h) = buf.get(at..at + 4) {
+        let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
+        let start = at + 4;
+        at = start + len;
+        if !continued {
+            ranges.push(start..at.min(buf.len()));
+        }
+        continued = len == MAX_CHUNK;
+    }
+}
+
+/// Writes the status flags into the greeting (Protocol::HandshakeV10): after the version's
+/// text, the connection id, 8 bytes of scramble, a filler, the capabilities' lower half and
+/// the character set.
+fn greeting_status(buf: &mut [u8], status: u16) {
+    let Some(payload) = buf.get_mut(4..) else {
+        return;
+    };
+    let Some(nul) = payload.iter().position(|&b| b == 0) else {
+        return;
+    };
+    let at = nul + 1 + 4 + 8 + 1 + 2 + 1;
+    if let Some(flags) = payload.get_mut(at..at + 2) {
+        flags.copy_from_slice(&status.to_le_bytes());
+    }
+}
+
+/// Writes `status` and `warnings` into the OK and EOF packets of `buf`, the reply to
+/// `command` (0: the login's) whose packets `ranges` gives, for a client with capability
+/// flags `client`. Which packet is an OK or an EOF depends on where it stands in the reply
+/// (a binary row starts with 0x00 as an OK does), so the reply is walked as the protocol lays
+/// it out: an OK, an error, or a column count, the columns, an EOF, rows and a closing EOF or
+/// OK; for COM_STMT_PREPARE, the statement's OK, then the parameters and the columns, each
+/// followed by an EOF.
+pub(crate) fn patch_status(
+    buf: &mut [u8],
+    ranges: &[Range<usize>],
+    command: u8,
+    client: u32,
+    status: u16,
+    warnings: u16,
+) {
+    let eofs = client & CLIENT_DEPRECATE_EOF == 0;
+    let mut packets = ranges.iter().cloned();
+    let Some(first) = packets.next() else {
+        return;
+    };
+    let head = buf.get(first.start).copied();
+    let mut ok = |r: Range<usize>| ok_status(&mut buf[r], client, status, warnings);
+    match (command, head) {
+        (_, Some(0xff)) | (_, None) => {}
+        (COM_QUERY | COM_STMT_EXECUTE, Some(0x00)) => ok(first),
+        (COM_QUERY | COM_STMT_EXECUTE, Some(0xfb)) => {} // LOCAL INFILE request
+        (COM_QUERY | COM_STMT_EXECUTE, Some(_)) => {
+            let Some((_, columns)) = lenenc(&buf[first]) else {
+                return;
+            };
+            for _ in 0..columns {
+                packets.next();
+            }
+            if eofs && let Some(r) = packets.next() {
+                eof_status(&mut buf[r], status, 0);
+            }
+            for r in packets {
+                match buf.get(r.start) {
+                    // A row can start with 0xfe only if its first value is 16 MiB or more
+                    // long, and then the packet is a full chunk.
+                    Some(0xfe) if r.len() < MAX_CHUNK => {
+                        if eofs {
+                            eof_status(&mut buf[r], status, warnings);
+                        } else {
+                            ok_status(&mut buf[r], client, status, warnings);
+                        }
+                        break;
+                    }
+                    Some(0xff) => break,
+                    _ => {}
+                }
+            }
+        }
+        (COM_STMT_PREPARE, Some(0x00)) => {
+            let p = &buf[first];
+            let (Some(c), Some(n)) = (p.get(5..7), p.get(7..9)) else {
+                return;
+            };
+            let (columns, params) = (
+                u16::from_le_bytes([c[0], c[1]]),
+                u16::from_le_bytes([n[0], n[1]]),
+            );
+            for count in [params, columns] {
+                if count == 0 {
+                    continue;
+                }
+                for _ in 0..count {
+                    packets.next();
+                }
+                if eofs && let Some(r) = packets.next() {
+                    eof_status(&mut buf[r], status, 0);
+                }
+            }
+        }
+        (_, Some(0x00)) => ok(first),
+        (_, Some(0xfe)) if first.len() < 9 => eof_status(&mut buf[first], status, warnings),
+        _ => {}
+    }
+}
+
+/// An OK packet's status flags and warnings, after its header and two length-encoded
+/// integers (affected rows, last insert id).
+fn ok_status(p: &mut [u8], client: u32, status: u16, warnings: u16) {
+    let Some((a, _)) = p.get(1..).and_then(lenenc) else {
+        return;
+    };
+    let Some((b, _)) = p.get(1 + a..).and_then(lenenc) else {
+        return;
+    };
+    let at = 1 + a + b;
+    if client & CLIENT_PROTOCOL_41 != 0 {
+        if let Some(f) = p.get_mut(at..at + 4) {
+            f[..2].copy_from_slice(&status.to_le_bytes());
+            f[2..].copy_from_slice(&warnings.to_le_bytes());
+        }
+    } else if client & CLIENT_TRANSACTIONS != 0
+        && let Some(f) = p.get_mut(at..at + 2)
+    {
+        f.copy_from_slice(&status.to_le_bytes());
+    }
+}
+
+/// An EOF packet's warnings and status flags.
+fn eof_status(p: &mut [u8], status: u16, warnings: u16) {
+    if let Some(f) = p.get_mut(1..5) {
+        f[..2].copy_from_slice(&warnings.to_le_bytes());
+        f[2..].copy_from_slice(&status.to_le_bytes());
+    }
+}
+
 /// Serves one connection on the calling thread (blocking): opensrv behind the filter. Returns
 /// when the client goes away; the backend's drop rolls back what it left open.
 pub fn serve<S: Socket>(
@@ -563,6 +767,8 @@ pub fn serve<S: Socket>(
         return;
     };
     let login = Login::default();
+    let command = Arc::new(AtomicU8::new(0));
+    let client_flags = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let filter = Filter {
         client: BufReader::with_capacity(16 << 10, stream),
         reply,
@@ -577,6 +783,8 @@ pub fn serve<S: Socket>(
         pending: Vec::new(),
         at: 0,
         closed: false,
+        command: Arc::clone(&command),
+        shared_flags: Arc::clone(&client_flags),
     };
     let out = Out {
         client: out,
@@ -584,6 +792,11 @@ pub fn serve<S: Socket>(
         handshake: true,
         login,
         unsent: backend.unsent(),
+        session: backend.session(),
+        command,
+        client_flags,
+        greeted: false,
+        ranges: Vec::new(),
     };
     // No I/O driver: nothing here waits on an event loop. A protocol error ends only this
     // connection.
@@ -646,5 +859,48 @@ mod tests {
             matches!(execute(&s, 0, &bad_type), Verdict::Reply(_)),
             "unknown type"
         );
+    }
+
+    #[test]
+    fn status_and_warnings_are_written_where_the_reply_has_them() {
+        use crate::session::{Response, ResultColumn};
+        let column = |name: &str| ResultColumn {
+            name: name.into(),
+            table: "t".into(),
+            ty: opensrv_mysql::ColumnType::MYSQL_TYPE_LONG,
+        };
+        // Binary rows start with 0x00, as an OK does: only the closing packets change.
+        let rows = Response::Rows {
+            columns: vec![column("a"), column("b")],
+            rows: vec![
+                vec![Value::Int(0), Value::Null],
+                vec![Value::Int(254), Value::Int(7)],
+            ],
+        };
+        let replies = [
+            Ok(rows),
+            Ok(Response::done(3)),
+            Err(crate::SqlError::other("x")),
+        ];
+        for client in [
+            CLIENT_PROTOCOL_41,
+            CLIENT_PROTOCOL_41 | CLIENT_DEPRECATE_EOF,
+            CLIENT_TRANSACTIONS,
+        ] {
+            for result in &replies {
+                let mut written = Vec::new();
+                binary::reply(&mut written, 1, client, result, (0, 0));
+                let mut wanted = Vec::new();
+                binary::reply(&mut wanted, 1, client, result, (3, 2));
+                let mut ranges = Vec::new();
+                packet_ranges(&written, &mut ranges);
+                patch_status(&mut written, &ranges, COM_STMT_EXECUTE, client, 3, 2);
+                assert_eq!(written, wanted, "client {client:#x}: {result:?}");
+            }
+        }
+        // The greeting's flags follow the version's text.
+        let mut greeting = frame(0, b"\x0a8.0\0\x01\0\0\0abcdefgh\0\xff\xff\x21\0\0\0\0");
+        greeting_status(&mut greeting, 2);
+        assert_eq!(&greeting[4 + 21..4 + 23], &[2, 0]);
     }
 }

@@ -874,3 +874,122 @@ fn a_prepared_statement_is_bound_once_and_again_after_ddl() {
     ok(&mut s, "SET autocommit = 0");
     assert_eq!(prepared_rows(&mut s, autocommit, &[]), vec![vec!["0"]]);
 }
+
+#[test]
+fn session_time_functions_work_in_every_position() {
+    let mut s = session();
+    ok(&mut s, "CREATE TABLE ev (id INT PRIMARY KEY, at DATETIME)");
+    ok(
+        &mut s,
+        "INSERT INTO ev VALUES (1, NOW()), (2, '2000-01-01 00:00:00')",
+    );
+    // UPDATE's SET and WHERE, DELETE's WHERE, a query's WHERE: each refused before.
+    assert_eq!(
+        ok(
+            &mut s,
+            "UPDATE ev SET at = NOW() WHERE at < '2001-01-01' + 0 OR at < NOW()"
+        ),
+        1
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM ev WHERE at <= CURRENT_TIMESTAMP"),
+        [["1"], ["2"]]
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT COUNT(*) FROM ev WHERE at <= UTC_TIMESTAMP(6)"
+        ),
+        "2"
+    );
+    assert_eq!(ok(&mut s, "DELETE FROM ev WHERE at <= NOW(3)"), 2);
+    // A prepared statement reads the time at each execution, not once.
+    let (id, _, _) = s.prepare("SELECT NOW(6) = NOW(6)").unwrap();
+    assert_eq!(prepared_rows(&mut s, id, &[]), [["1"]]);
+    assert_eq!(err(&mut s, "SELECT NOW(7)").code, 1426);
+    // The session's time zone moves NOW() and not UTC_TIMESTAMP().
+    ok(&mut s, "SET time_zone = '+05:00'");
+    assert_eq!(one(&mut s, "SELECT NOW() > UTC_TIMESTAMP()"), "1");
+    ok(&mut s, "SET time_zone = '-05:00'");
+    assert_eq!(one(&mut s, "SELECT NOW() < UTC_TIMESTAMP()"), "1");
+    ok(&mut s, "SET time_zone = '+05:00'");
+    assert_eq!(one(&mut s, "SELECT @@time_zone"), "+05:00");
+    assert_eq!(err(&mut s, "SET time_zone = 'Europe/Paris'").code, 1298);
+}
+
+#[test]
+fn session_variables_read_back_what_is_in_force() {
+    let engine = Arc::new(Engine::open(EngineConfig::default()).unwrap());
+    let shared = Shared::new(engine, SessionConfig::default());
+    let mut a = Session::new(Arc::clone(&shared), "root", Some("waterline")).unwrap();
+    let mut b = Session::new(shared, "root", Some("waterline")).unwrap();
+    ok(&mut a, "CREATE TABLE lw (id INT PRIMARY KEY, v INT)");
+    ok(&mut a, "INSERT INTO lw VALUES (1, 0)");
+    assert_eq!(one(&mut a, "SELECT @@innodb_lock_wait_timeout"), "50");
+    ok(&mut a, "SET SESSION innodb_lock_wait_timeout = 1");
+    assert_eq!(
+        one(&mut a, "SELECT @@session.innodb_lock_wait_timeout"),
+        "1"
+    );
+    assert_eq!(
+        one(&mut a, "SELECT @@global.innodb_lock_wait_timeout"),
+        "50"
+    );
+    assert_eq!(one(&mut b, "SELECT @@innodb_lock_wait_timeout"), "50");
+    // The session's timeout is the one its lock waits get.
+    ok(&mut b, "BEGIN");
+    ok(&mut b, "UPDATE lw SET v = 1 WHERE id = 1");
+    let started = std::time::Instant::now();
+    assert_eq!(err(&mut a, "UPDATE lw SET v = 2 WHERE id = 1").code, 1205);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    ok(&mut b, "ROLLBACK");
+    ok(&mut a, "SET innodb_lock_wait_timeout = 0");
+    assert_eq!(rows(&mut a, "SHOW WARNINGS")[0][1], "1292");
+    assert_eq!(one(&mut a, "SELECT @@innodb_lock_wait_timeout"), "1");
+
+    assert_eq!(
+        one(&mut a, "SELECT @@sql_mode"),
+        "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,\
+         ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+    );
+    ok(
+        &mut a,
+        "SET sql_mode = 'no_engine_substitution,traditional'",
+    );
+    assert_eq!(
+        one(&mut a, "SELECT @@sql_mode"),
+        "STRICT_TRANS_TABLES,STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,\
+         ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+    );
+    // A mode that would change how SQL parses is refused, not ignored.
+    assert_eq!(err(&mut a, "SET sql_mode = 'ANSI_QUOTES'").code, 1231);
+    for (var, off) in [
+        ("foreign_key_checks", "0"),
+        ("unique_checks", "OFF"),
+        ("autocommit", "0"),
+    ] {
+        ok(&mut a, &format!("SET {var} = {off}"));
+        assert_eq!(one(&mut a, &format!("SELECT @@{var}")), "0", "{var}");
+        assert_eq!(one(&mut b, &format!("SELECT @@{var}")), "1", "{var}");
+    }
+    ok(
+        &mut a,
+        "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+    );
+    assert_eq!(
+        one(&mut a, "SELECT @@transaction_isolation"),
+        "READ-COMMITTED"
+    );
+    assert_eq!(
+        one(&mut b, "SELECT @@transaction_isolation"),
+        "REPEATABLE-READ"
+    );
+    // One value for every session is the command line's: SET GLOBAL is refused, not taken
+    // as the session's.
+    assert_eq!(
+        err(&mut a, "SET GLOBAL innodb_lock_wait_timeout = 3").code,
+        1235
+    );
+    assert_eq!(err(&mut a, "SET @@global.autocommit = 1").code, 1235);
+    assert_eq!(one(&mut a, "SELECT @@autocommit"), "0");
+}

@@ -180,6 +180,9 @@ pub struct Transaction {
     locks: Vec<Held>,
     /// The admission permit (`EngineConfig::admission`), held until the transaction ends.
     permit: Option<Permit>,
+    /// How long a row-lock wait lasts before it fails (the engine's
+    /// `lock_wait_timeout` unless [`Transaction::set_lock_wait_timeout`] says otherwise).
+    lock_wait_timeout: std::time::Duration,
 }
 
 /// Where a statement started: enough to undo it alone.
@@ -197,6 +200,7 @@ impl Transaction {
     ) -> Transaction {
         Transaction {
             permit,
+            lock_wait_timeout: shared.config.lock_wait_timeout,
             keeps_redo: shared.pipeline.wants_redo(),
             shared,
             isolation,
@@ -217,6 +221,12 @@ impl Transaction {
     /// read-only.
     pub fn id(&self) -> Option<TrxId> {
         self.id
+    }
+
+    /// How long this transaction's row-lock waits last before they fail with
+    /// [`TxnError::LockWaitTimeout`]: a session's `innodb_lock_wait_timeout`.
+    pub fn set_lock_wait_timeout(&mut self, timeout: std::time::Duration) {
+        self.lock_wait_timeout = timeout;
     }
 
     /// The isolation level.

@@ -37,7 +37,7 @@ impl Transaction {
             key: key.clone(),
             hash,
             mode,
-            timeout: self.shared.config.lock_wait_timeout,
+            timeout: self.lock_wait_timeout,
             nowait,
             table_name: table.name(),
         };
@@ -91,7 +91,7 @@ impl Transaction {
         let waited = self.shared.locks.wait_for_writer(
             me,
             pending.trx_id(),
-            self.shared.config.lock_wait_timeout,
+            self.lock_wait_timeout,
             (table.name(), &record.key),
             || record.still_pending(pending),
         );

@@ -1,0 +1,180 @@
+//! Python's MySQL clients (PyMySQL, mysql-connector-python, SQLAlchemy over PyMySQL) against
+//! `waterline serve` as a process: rollback, autocommit and the server status flags as they
+//! see them, and clients that go away without COM_QUIT or are killed mid-statement, after
+//! which their row locks are free and the server's output holds no panic.
+//!
+//! `.ci/run` installs the Python packages and sets `WATERLINE_REQUIRE_CLIENTS=1`, which makes
+//! a missing one a failure; elsewhere the tests say they were skipped.
+
+#![allow(clippy::print_stderr)]
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+
+const BIN: &str = env!("CARGO_BIN_EXE_waterline");
+const SCRIPTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python");
+
+fn have_python_clients() -> bool {
+    let found = Command::new("python3")
+        .args(["-c", "import pymysql, mysql.connector, sqlalchemy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("WATERLINE_REQUIRE_CLIENTS").is_none(),
+            "PyMySQL, mysql-connector-python and SQLAlchemy are required here"
+        );
+        eprintln!(
+            "skipped: pip install pymysql mysql-connector-python sqlalchemy to run this test"
+        );
+    }
+    found
+}
+
+/// `waterline serve` on a free port, its standard error in `log`.
+struct Served {
+    child: Child,
+    port: u16,
+    log: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Served {
+    fn start() -> Served {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("serve.log");
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(BIN)
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(["--lock-wait-timeout", "20"])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let served = Served {
+            child,
+            port,
+            log,
+            _dir: dir,
+        };
+        drop(served.connect());
+        served
+    }
+
+    fn connect(&self) -> mysql::Conn {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let opts = mysql::OptsBuilder::new()
+                .ip_or_hostname(Some("127.0.0.1"))
+                .tcp_port(self.port)
+                .user(Some("root"))
+                .db_name(Some("waterline"))
+                .prefer_socket(false);
+            match mysql::Conn::new(opts) {
+                Ok(c) => return c,
+                Err(e) if Instant::now() > deadline => panic!("serve never answered: {e}"),
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    }
+
+    fn python(&self, script: &str, args: &[&str]) -> Command {
+        let mut c = Command::new("python3");
+        c.arg(format!("{SCRIPTS}/{script}"))
+            .arg(self.port.to_string())
+            .args(args);
+        c
+    }
+
+    /// Stops the server (SIGTERM) and returns what it wrote to standard error.
+    fn stop(mut self) -> String {
+        let pid = rustix::process::Pid::from_child(&self.child);
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+        self.child.wait().unwrap();
+        std::fs::read_to_string(&self.log).unwrap()
+    }
+}
+
+#[test]
+fn python_clients_roll_back_and_read_the_status_flags() {
+    if !have_python_clients() {
+        return;
+    }
+    let served = Served::start();
+    let out = served.python("rollback.py", &[]).output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success() && text.ends_with("ok\n"), "{text}");
+    let log = served.stop();
+    assert!(
+        !log.contains("panic") && !log.contains("internal error"),
+        "{log}"
+    );
+}
+
+#[test]
+fn clients_gone_without_quit_or_killed_mid_statement_leave_no_lock_and_no_panic() {
+    if !have_python_clients() {
+        return;
+    }
+    let served = Served::start();
+    let mut conn = served.connect();
+    conn.query_drop("CREATE TABLE g (id INT PRIMARY KEY, v INT)")
+        .unwrap();
+    conn.query_drop("INSERT INTO g VALUES (1, 0), (2, 0)")
+        .unwrap();
+    conn.query_drop("SET SESSION innodb_lock_wait_timeout = 10")
+        .unwrap();
+
+    // Exits holding row 1's lock, without COM_QUIT: the server rolls it back.
+    let out = served.python("gone.py", &["exit"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "locked\n");
+    conn.query_drop("UPDATE g SET v = v + 10 WHERE id = 1")
+        .unwrap();
+
+    // Holds row 1, waits for row 2 (ours), and is killed while it waits.
+    conn.query_drop("BEGIN").unwrap();
+    conn.query_drop("UPDATE g SET v = v + 10 WHERE id = 2")
+        .unwrap();
+    let mut waiter = served
+        .python("gone.py", &["wait"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(waiter.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "locked\n");
+    std::thread::sleep(Duration::from_millis(300)); // into its lock wait
+    waiter.kill().unwrap();
+    waiter.wait().unwrap();
+    // Our commit lets its statement finish; its reply finds the socket closed, and the
+    // connection ends, rolling back.
+    conn.query_drop("COMMIT").unwrap();
+    conn.query_drop("UPDATE g SET v = v + 10 WHERE id = 1")
+        .unwrap();
+    let rows: Vec<(i64, i64)> = conn.query("SELECT id, v FROM g ORDER BY id").unwrap();
+    assert_eq!(
+        rows,
+        vec![(1, 20), (2, 10)],
+        "the gone clients' updates undone"
+    );
+    drop(conn);
+    let log = served.stop();
+    assert!(
+        !log.contains("panic") && !log.contains("internal error"),
+        "{log}"
+    );
+}
