@@ -470,3 +470,84 @@ fn tpcc_refuses_what_cannot_work() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+/// Every point's configuration, as the report's JSON states it (read back from the engine).
+fn effective_configs(dir: &std::path::Path) -> Vec<(String, String)> {
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    json["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["config"].as_str().unwrap().to_owned(),
+                p["effective"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn tpcc_reports_the_configuration_each_point_ran_with() {
+    // The compared knob changes per configuration; every other flag holds for all of them,
+    // on each in-process backend (the SQL backend's isolation is read back from a session).
+    for (backend, compare, wanted) in [
+        (
+            "native",
+            "snapshot=vector,hybrid",
+            ["snapshot=Vector", "snapshot=Hybrid"],
+        ),
+        (
+            "sql",
+            "view-close=latched,latch-free",
+            ["view_close=Latched", "view_close=LatchFree"],
+        ),
+        (
+            "sql",
+            "planner=fixed,legacy8027",
+            ["planner=fixed", "planner=legacy8027"],
+        ),
+        (
+            "native",
+            "trx-shards=1,256",
+            ["trx_shards=1,", "trx_shards=256,"],
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let stdout = lite_tpcc(
+            &[],
+            &[
+                "--backend",
+                backend,
+                "--warmup",
+                "0",
+                "--count",
+                "50",
+                "--clients",
+                "2",
+                "--isolation",
+                "read-committed",
+                "--lock-wait-timeout",
+                "7",
+                "--compare",
+                compare,
+            ],
+            dir.path(),
+        );
+        let points = effective_configs(dir.path());
+        assert_eq!(points.len(), 2, "{stdout}");
+        for ((label, effective), wanted) in points.iter().zip(wanted) {
+            assert!(effective.contains(wanted), "{label}: {effective}");
+            assert!(
+                effective.contains("isolation=READ-COMMITTED")
+                    && effective.contains("lock_wait_timeout=7s"),
+                "{label} kept the other flags: {effective}"
+            );
+            assert!(
+                stdout.contains(effective.as_str()),
+                "the summary says it: {stdout}"
+            );
+        }
+    }
+}

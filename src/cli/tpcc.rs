@@ -114,16 +114,22 @@ pub fn configurations(args: &TpccArgs) -> Result<Vec<(String, Knobs)>, String> {
     let (knob, values) = compare
         .split_once('=')
         .ok_or_else(|| format!("--compare {compare:?}: expected KNOB=V1,V2"))?;
+    // The knob's flag alone, parsed by a parser without defaults: `try_update_from` would
+    // put every flag with a default back to it (clap sees them all as given), so
+    // `--isolation read-committed --compare snapshot=...` ran REPEATABLE READ.
+    let command = <KnobParser as clap::CommandFactory>::command()
+        .mut_args(|a| a.default_value(None).required(false));
     values
         .split(',')
         .map(|value| {
-            let mut parser = KnobParser {
-                knobs: args.knobs.clone(),
-            };
-            parser
-                .try_update_from([format!("--{knob}"), value.to_owned()])
+            let matches = command
+                .clone()
+                .try_get_matches_from([format!("--{knob}"), value.to_owned()])
                 .map_err(|e| format!("--compare {knob}={value}: {}", e.kind()))?;
-            Ok((format!("{knob}={value}"), parser.knobs))
+            let mut knobs = args.knobs.clone();
+            clap::FromArgMatches::update_from_arg_matches(&mut knobs, &matches)
+                .map_err(|e| format!("--compare {knob}={value}: {}", e.kind()))?;
+            Ok((format!("{knob}={value}"), knobs))
         })
         .collect()
 }
@@ -336,7 +342,6 @@ impl Loaded {
                 limit: args.limit(),
                 runtime: args.runtime(),
                 machine: placement.machine(),
-                isolation: format!("{:?}", args.knobs.isolation),
                 load: self.load,
             },
             points,
@@ -418,4 +423,67 @@ pub fn run(args: TpccArgs) -> CliResult<()> {
     let report = sweep(&args, &configs, &placement)?;
     let dir = args.report_dir.clone().unwrap_or_else(default_report_dir);
     finish(&report, &dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every knob set away from its default.
+    const AWAY: [(&str, &str); 20] = [
+        ("isolation", "read-committed"),
+        ("planner", "legacy8027"),
+        ("step-order", "spec"),
+        ("delivery-claim", "wait"),
+        ("snapshot", "vector"),
+        ("view-close", "latched"),
+        ("trx-shards", "1"),
+        ("lock-wait-timeout", "7"),
+        ("lock-spin-us", "0"),
+        ("lock-holder-boost", "3"),
+        ("implicit-insert-locks", "false"),
+        ("purge-interval-ms", "5"),
+        ("commit-purge", "false"),
+        ("hybrid-global-window-bytes", "4096"),
+        ("csn-ring-slots", "1024"),
+        ("flush", "os"),
+        ("wakeup", "broadcast"),
+        ("sync-delay-us", "10"),
+        ("segment-bytes", "1048576"),
+        ("admission", "limit:4"),
+    ];
+
+    fn parse(flags: &[String]) -> TpccArgs {
+        TpccParser::try_parse_from(flags).unwrap().args
+    }
+
+    #[test]
+    fn compare_changes_its_knob_and_keeps_every_other_flag() {
+        let all: Vec<String> = AWAY
+            .iter()
+            .flat_map(|(k, v)| [format!("--{k}"), (*v).to_owned()])
+            .collect();
+        // Each knob family in turn is compared, against each of the others set away from
+        // its default.
+        for (knob, value) in AWAY {
+            let default = <KnobParser as clap::CommandFactory>::command()
+                .get_arguments()
+                .find(|a| a.get_long() == Some(knob))
+                .and_then(|a| a.get_default_values().first().cloned())
+                .map_or("1".to_owned(), |v| v.to_string_lossy().into_owned());
+            let mut flags = all.clone();
+            flags.extend(["--compare".into(), format!("{knob}={default},{value}")]);
+            let configs = configurations(&parse(&flags)).unwrap();
+            for ((label, knobs), v) in configs.iter().zip([&default, &value.to_owned()]) {
+                let mut wanted = all.clone();
+                wanted.extend([format!("--{knob}"), v.clone()]);
+                assert_eq!(label, &format!("{knob}={v}"));
+                assert_eq!(
+                    format!("{knobs:?}"),
+                    format!("{:?}", parse(&wanted).knobs),
+                    "--compare {knob}={v} changed another flag"
+                );
+            }
+        }
+    }
 }

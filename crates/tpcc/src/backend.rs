@@ -293,6 +293,107 @@ impl Target {
     pub fn stats(&self) -> Option<StatsSnapshot> {
         self.engine().map(|e| e.stats())
     }
+
+    /// The configuration in force, read back: the in-process engine's own config, and the
+    /// isolation level (and planner mode) a client's session has, as a client's connection
+    /// gets them. A report states this for every point, so that what it says ran is what
+    /// ran, whatever the command line said.
+    pub fn effective(&self) -> Result<String, Error> {
+        match self {
+            Target::Native(db) => {
+                let pool = match &db.pool {
+                    Some(p) => format!(", whole transactions on {}", p.policy().name()),
+                    None => String::new(),
+                };
+                Ok(format!(
+                    "{}, isolation={}, step_order={:?}, delivery_claim={:?}{pool}",
+                    describe_engine(&db.engine),
+                    isolation_name(db.isolation),
+                    db.order,
+                    db.claim
+                ))
+            }
+            Target::Sql { shared, native } => {
+                let session =
+                    OnThread::open(async || EmbeddedConn::new(Arc::clone(shared), DATABASE))?.run(
+                        async |conn| {
+                            conn.query(
+                                "SELECT @@transaction_isolation, @@waterline_planner_mode",
+                                &[],
+                            )
+                            .await
+                        },
+                    )?;
+                Ok(format!(
+                    "{}, {}",
+                    describe_engine(&native.engine),
+                    describe_session(&session)
+                ))
+            }
+            Target::Mysql { url, isolation } => {
+                let session =
+                    OnThread::open(async || MysqlConn::connect(url))?.run(async |conn| {
+                        conn.text(isolation_sql(*isolation)).await?;
+                        // MariaDB 10.11 has no @@transaction_isolation; both have @@tx_isolation.
+                        conn.query("SELECT @@tx_isolation, @@version", &[]).await
+                    })?;
+                Ok(describe_session(&session))
+            }
+        }
+    }
+}
+
+fn isolation_name(i: Isolation) -> &'static str {
+    match i {
+        Isolation::ReadCommitted => "READ-COMMITTED",
+        Isolation::RepeatableRead => "REPEATABLE-READ",
+    }
+}
+
+/// An engine's knobs, from its own config.
+fn describe_engine(engine: &Engine) -> String {
+    let c = engine.config();
+    let mut out = format!(
+        "snapshot={:?}, view_close={:?}, trx_shards={}, lock_wait_timeout={:?}, \
+         lock_spin={:?}, lock_holder_boost={}, implicit_insert_locks={}, purge_interval={:?}, \
+         commit_purge={}, admission={}",
+        c.snapshot,
+        c.view_close,
+        c.trx_shards,
+        c.lock_wait_timeout,
+        c.lock_spin,
+        c.lock_holder_boost,
+        c.implicit_insert_locks,
+        c.purge_interval,
+        c.commit_purge,
+        c.admission.name(),
+    );
+    if engine.commit_stats().is_some() {
+        let g = &c.commit.group;
+        out.push_str(&format!(
+            ", durable: flush={:?}, wakeup={:?}, sync_delay={:?}, sync_no_delay_count={}",
+            c.commit.flush, g.wakeup, g.sync_delay, g.sync_no_delay_count
+        ));
+    } else {
+        out.push_str(", in memory");
+    }
+    out
+}
+
+/// `isolation=..., planner=...` (or `server=...`) from a row of session variables.
+fn describe_session(rows: &[waterline_txn::Row]) -> String {
+    let text = |i: usize| {
+        rows.first()
+            .and_then(|r| r.get(i))
+            .and_then(waterline_server::types::text)
+            .unwrap_or_else(|| "?".into())
+    };
+    let second = if text(1).contains('.') {
+        format!("server={}", text(1))
+    } else {
+        format!("planner={}", text(1))
+    };
+    format!("isolation={}, {second}", text(0))
 }
 
 /// A client on an embedded session.

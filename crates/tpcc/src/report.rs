@@ -99,6 +99,9 @@ pub fn median(mut values: Vec<f64>) -> f64 {
 pub struct Point {
     /// The configuration's label (`default`, or `snapshot=vector`).
     pub config: String,
+    /// The configuration in force, read back from the engine and a client's session
+    /// ([`crate::Target::effective`]), not from the command line.
+    pub effective: String,
     /// Clients.
     pub clients: usize,
     /// Which round of the sweep (`--rounds`) this point belongs to, from 1.
@@ -239,8 +242,6 @@ pub struct RunInfo {
     pub runtime: Runtime,
     /// The machine, and how threads were placed on it.
     pub machine: Machine,
-    /// The isolation level.
-    pub isolation: String,
     /// Rows loaded and how long that took.
     pub load: (u64, f64),
 }
@@ -373,6 +374,7 @@ impl Report {
                 });
                 json!({
                     "config": p.config,
+                    "effective": p.effective,
                     "clients": p.clients,
                     "round": p.round,
                     "tpmc": m.tpmc(),
@@ -416,7 +418,6 @@ impl Report {
                 "runtime": runtime,
                 "cpus": info.machine.cpus,
                 "machine": info.machine.json(),
-                "isolation": info.isolation,
                 "loaded_rows": info.load.0,
                 "load_secs": info.load.1,
                 "rounds": self.rounds(),
@@ -454,7 +455,7 @@ impl Report {
         for name in COMMIT_COLUMNS {
             let _ = write!(out, ",{name}");
         }
-        out.push_str(",round\n");
+        out.push_str(",round,effective\n");
         for p in &self.points {
             let m = &p.measurement;
             let _ = write!(
@@ -509,7 +510,7 @@ impl Report {
                 }
                 None => out.push_str(&",".repeat(COMMIT_COLUMNS.len())),
             }
-            let _ = writeln!(out, ",{}", p.round);
+            let _ = writeln!(out, ",{},{}", p.round, csv_field(&p.effective));
         }
         out
     }
@@ -583,7 +584,7 @@ impl Report {
         let info = &self.info;
         let scale = &info.scale;
         let mut out = format!(
-            "TPC-C-lite on {}: {} warehouse(s), {} items, {} customers/district{}; {}; {} CPUs\n",
+            "TPC-C-lite on {}: {} warehouse(s), {} items, {} customers/district{}; {} CPUs\n",
             info.backend,
             scale.warehouses,
             scale.items,
@@ -593,10 +594,15 @@ impl Report {
             } else {
                 " (lite)"
             },
-            info.isolation,
             info.machine.cpus,
         );
         let _ = writeln!(out, "machine: {}", info.machine.describe());
+        // What each configuration ran with, as its engine and a client's session said.
+        for config in self.configs() {
+            if let Some(p) = self.points.iter().find(|p| p.config == config) {
+                let _ = writeln!(out, "{config}, in force: {}", p.effective);
+            }
+        }
         // With rounds, each point's label says its round.
         let rounds = self.rounds();
         let label = |p: &Point| {
@@ -772,6 +778,7 @@ mod tests {
         measurement.kinds[0].committed = committed;
         Point {
             config: config.into(),
+            effective: format!("{config} in force"),
             clients,
             round,
             measurement,
@@ -797,7 +804,6 @@ mod tests {
                 limit: Limit::Count(1),
                 runtime: Runtime::Threads,
                 machine: Machine::cpus_only(),
-                isolation: "RepeatableRead".into(),
                 load: (0, 0.0),
             },
             points,

@@ -60,6 +60,7 @@ pub fn run_point_on(
     let facts = target.facts()?;
     Ok(Point {
         config: config.to_owned(),
+        effective: target.effective()?,
         clients: options.clients,
         round: 1,
         measurement,

@@ -239,7 +239,6 @@ fn report(backend: &str, points: Vec<waterline_tpcc::Point>, load: (u64, f64)) -
             limit: Limit::Count(400),
             runtime: Runtime::Threads,
             machine: waterline_tpcc::Machine::cpus_only(),
-            isolation: "RepeatableRead".into(),
             load,
         },
         points,
