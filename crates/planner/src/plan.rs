@@ -186,9 +186,14 @@ impl Plan {
 /// character; 2 more for a VARCHAR's length; 1 more if the column may be NULL).
 pub fn key_part_len(ty: ColumnType, nullable: bool) -> usize {
     let bytes = match ty {
+        ColumnType::TinyInt => 1,
+        ColumnType::SmallInt => 2,
+        ColumnType::MediumInt => 3,
         ColumnType::Int => 4,
+        ColumnType::Unsigned(bytes) => usize::from(bytes),
         ColumnType::BigInt | ColumnType::Double => 8,
-        ColumnType::DateTime => 5,
+        // MySQL's DATETIME(fsp): 5 bytes, and 1 per 2 digits of a second.
+        ColumnType::DateTime(fsp) => 5 + usize::from(fsp).div_ceil(2),
         ColumnType::Char(n) => 4 * n as usize,
         ColumnType::Varchar(n) => 4 * n as usize + 2,
         ColumnType::Decimal { precision, scale } => {

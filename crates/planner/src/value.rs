@@ -171,21 +171,36 @@ fn decimal_arith(op: ArithOp, x: Decimal, y: Decimal) -> Option<Value> {
 
 /// Parses `YYYY-MM-DD` or `YYYY-MM-DD HH:MM:SS` (MySQL's literal forms of a DATETIME).
 pub fn parse_datetime(s: &str) -> Option<DateTime> {
-    let (date, time) = s.trim().split_once(' ').unwrap_or((s.trim(), "00:00:00"));
+    let s = s.trim();
+    // MySQL takes 'T' between the date and the time as it takes a space (ISO 8601).
+    let (date, time) = s.split_once([' ', 'T']).unwrap_or((s, "00:00:00"));
     let d: Vec<&str> = date.split('-').collect();
+    let (time, fraction) = time.trim().split_once('.').unwrap_or((time.trim(), ""));
     let t: Vec<&str> = time.split(':').collect();
-    if d.len() != 3 || t.len() != 3 {
+    if d.len() != 3 || t.len() != 3 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     let n = |x: &str| x.parse::<u32>().ok();
-    DateTime::from_ymd_hms(
+    let whole = DateTime::from_ymd_hms(
         d[0].parse().ok()?,
         n(d[1])?,
         n(d[2])?,
         n(t[0])?,
         n(t[1])?,
         n(t[2])?,
-    )
+    )?;
+    // Up to 6 digits of a second are kept; a seventh rounds the sixth, as MySQL does.
+    let mut micros = 0i64;
+    for (i, digit) in fraction.bytes().take(7).enumerate() {
+        let digit = i64::from(digit - b'0');
+        match i {
+            0..=5 => micros = micros * 10 + digit,
+            _ => micros += i64::from(digit >= 5),
+        }
+    }
+    let shown = fraction.len().min(6) as u32;
+    micros *= 10i64.pow(6 - shown);
+    Some(DateTime(whole.0 + micros))
 }
 
 /// A constant as a key bound for a column of type `ty` (MySQL's `save_in_field` in
@@ -214,8 +229,15 @@ pub fn key_bound(ty: ColumnType, value: &Value) -> Option<KeyBound> {
         return Some(KeyBound::Null);
     }
     match (ty, value) {
-        (T::Int | T::BigInt, Value::Int(n)) => Some(KeyBound::Exact(Value::Int(*n))),
-        (T::Int | T::BigInt, Value::Decimal(_) | Value::Double(_) | Value::Str(_)) => {
+        // A constant outside the column's range bounds nothing an index can seek to: the
+        // rows are compared one by one.
+        (t, Value::Int(n)) if t.is_integer() => {
+            let (low, high) = t.int_range()?;
+            (low..=high)
+                .contains(n)
+                .then(|| KeyBound::Exact(Value::Int(*n)))
+        }
+        (t, Value::Decimal(_) | Value::Double(_) | Value::Str(_)) if t.is_integer() => {
             let x = match value {
                 Value::Str(s) => s.trim().parse::<f64>().ok()?,
                 v => v.as_f64()?,
@@ -224,6 +246,10 @@ pub fn key_bound(ty: ColumnType, value: &Value) -> Option<KeyBound> {
                 return None;
             }
             let (floor, ceil) = (x.floor() as i64, x.ceil() as i64);
+            let (low, high) = ty.int_range()?;
+            if floor < low || ceil > high {
+                return None;
+            }
             let integral =
                 exact(value).is_none_or(|d| d.units() % 10i128.pow(d.scale().into()) == 0);
             match (floor == ceil, integral) {
@@ -243,10 +269,14 @@ pub fn key_bound(ty: ColumnType, value: &Value) -> Option<KeyBound> {
             Some(KeyBound::Exact(Value::Double(value.as_f64()?)))
         }
         (T::Char(_) | T::Varchar(_), Value::Str(s)) => Some(KeyBound::Exact(Value::Str(s.clone()))),
-        (T::DateTime, Value::DateTime(t)) => Some(KeyBound::Exact(Value::DateTime(*t))),
-        (T::DateTime, Value::Str(s)) => {
-            parse_datetime(s).map(|t| KeyBound::Exact(Value::DateTime(t)))
+        // A constant with more digits of a second than the column keeps falls between two
+        // of its values: no index bound is safe.
+        (T::DateTime(fsp), Value::DateTime(t)) => {
+            (t.round(fsp) == *t).then_some(KeyBound::Exact(Value::DateTime(*t)))
         }
+        (T::DateTime(fsp), Value::Str(s)) => parse_datetime(s)
+            .filter(|t| t.round(fsp) == *t)
+            .map(|t| KeyBound::Exact(Value::DateTime(t))),
         _ => None,
     }
 }
@@ -297,7 +327,7 @@ mod tests {
         );
         assert_eq!(key_bound(ColumnType::Varchar(8), &Value::Int(7)), None);
         assert!(matches!(
-            key_bound(ColumnType::DateTime, &Value::from("2026-11-21 05:00:00")),
+            key_bound(ColumnType::DateTime(0), &Value::from("2026-11-21 05:00:00")),
             Some(KeyBound::Exact(Value::DateTime(_)))
         ));
     }

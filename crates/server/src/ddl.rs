@@ -112,7 +112,13 @@ pub(crate) fn create_table(
             Column::new(c.name.value.clone(), ty)
         };
         defaults.push(match default {
-            Some(v) => Some(store(&column, v)?),
+            Some(v) => Some(store(&column, v, true, 1, &mut Vec::new()).map_err(|_| {
+                SqlError::new(
+                    1067,
+                    "42000",
+                    format!("Invalid default value for '{}'", column.name),
+                )
+            })?),
             None => None,
         });
         columns.push(column);

@@ -182,10 +182,16 @@ pub(crate) fn insert(
             .collect::<Result<_, _>>()?;
         rows.push(row);
     }
-    // AUTO_INCREMENT: NULL, 0 or nothing takes the next value.
+    // AUTO_INCREMENT: NULL, 0 (unless sql_mode has NO_AUTO_VALUE_ON_ZERO) or nothing takes
+    // the next value.
     let mut first_id = 0;
+    let zero_is_a_value = s.sql_mode.no_auto_value_on_zero;
     if let Some(col) = meta.auto_increment {
-        let wants = |v: &Option<Value>| matches!(v, None | Some(Value::Null) | Some(Value::Int(0)));
+        let wants = |v: &Option<Value>| match v {
+            None | Some(Value::Null) => true,
+            Some(Value::Int(0)) => !zero_is_a_value,
+            _ => false,
+        };
         let needed = rows.iter().filter(|r| wants(&r[col])).count() as i64;
         let explicit_max = rows
             .iter()
@@ -205,13 +211,20 @@ pub(crate) fn insert(
         reserve_ids(s, table, col, 0, explicit_max + 1);
     }
     let mut full: Vec<Row> = Vec::with_capacity(rows.len());
-    for r in rows {
+    let strict = s.sql_mode.strict;
+    for (n, r) in rows.into_iter().enumerate() {
         let mut row = Vec::with_capacity(r.len());
         for (i, v) in r.into_iter().enumerate() {
             let v = v
                 .or_else(|| meta.defaults.get(i).cloned().flatten())
                 .unwrap_or(Value::Null);
-            row.push(store(&schema.columns[i], v)?);
+            row.push(store(
+                &schema.columns[i],
+                v,
+                strict,
+                n + 1,
+                &mut s.warnings,
+            )?);
         }
         full.push(row);
     }
@@ -361,6 +374,8 @@ pub(crate) fn update(
     let schema = table.shared_schema();
     let (set_values, where_values) = params.split_at(bound.set_params.min(params.len()));
     let pk = schema.primary_key.clone();
+    let strict = s.sql_mode.strict;
+    let mut warnings = Vec::new();
     let (matched, changed) = s.with_trx(|s, trx| {
         let targets = target_rows(s, trx, db, table, filter, where_values)?;
         let (mut matched, mut changed) = (0u64, 0u64);
@@ -373,7 +388,13 @@ pub(crate) fn update(
                     rows: &[Some(&new)],
                     params: set_values,
                 })?;
-                new[*pos] = store(&schema.columns[*pos], v)?;
+                new[*pos] = store(
+                    &schema.columns[*pos],
+                    v,
+                    strict,
+                    matched as usize,
+                    &mut warnings,
+                )?;
             }
             if new == old {
                 continue;
@@ -391,10 +412,12 @@ pub(crate) fn update(
         }
         Ok((matched, changed))
     })?;
+    s.warnings.append(&mut warnings);
+    let warned = s.warnings.len();
     Ok(Response::Done {
         affected: changed,
         last_insert_id: 0,
-        info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+        info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: {warned}"),
     })
 }
 

@@ -17,27 +17,28 @@ pub fn column_type(ty: &DataType) -> Result<ColumnType, SqlError> {
         Some(CharacterLength::Max) => Err(SqlError::unsupported(ty)),
         None => Ok(default),
     };
+    let fsp = |digits: &Option<u64>| match digits {
+        None => Ok(0),
+        Some(d) if *d <= 6 => Ok(*d as u8),
+        Some(d) => Err(SqlError::new(
+            1426,
+            "42000",
+            format!("Too-big precision {d} specified for '{ty}'. Maximum is 6."),
+        )),
+    };
     Ok(match ty {
-        DataType::TinyInt(_)
-        | DataType::SmallInt(_)
-        | DataType::MediumInt(_)
-        | DataType::Int(_)
-        | DataType::Integer(_)
-        | DataType::Int4(_)
-        | DataType::TinyIntUnsigned(_)
-        | DataType::SmallIntUnsigned(_)
-        | DataType::MediumIntUnsigned(_)
-        | DataType::Bool
-        | DataType::Boolean => ColumnType::Int,
-        // An unsigned INT needs 32 bits of magnitude: keep it in a BIGINT.
-        DataType::IntUnsigned(_)
-        | DataType::IntegerUnsigned(_)
-        | DataType::Int4Unsigned(_)
-        | DataType::BigInt(_)
-        | DataType::Int8(_)
-        | DataType::Int64
-        | DataType::BigIntUnsigned(_)
-        | DataType::Int8Unsigned(_) => ColumnType::BigInt,
+        DataType::TinyInt(_) | DataType::Bool | DataType::Boolean => ColumnType::TinyInt,
+        DataType::SmallInt(_) => ColumnType::SmallInt,
+        DataType::MediumInt(_) => ColumnType::MediumInt,
+        DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => ColumnType::Int,
+        DataType::BigInt(_) | DataType::Int8(_) | DataType::Int64 => ColumnType::BigInt,
+        DataType::TinyIntUnsigned(_) => ColumnType::Unsigned(1),
+        DataType::SmallIntUnsigned(_) => ColumnType::Unsigned(2),
+        DataType::MediumIntUnsigned(_) => ColumnType::Unsigned(3),
+        DataType::IntUnsigned(_) | DataType::IntegerUnsigned(_) | DataType::Int4Unsigned(_) => {
+            ColumnType::Unsigned(4)
+        }
+        DataType::BigIntUnsigned(_) | DataType::Int8Unsigned(_) => ColumnType::Unsigned(8),
         DataType::Decimal(info)
         | DataType::Numeric(info)
         | DataType::Dec(info)
@@ -71,8 +72,13 @@ pub fn column_type(ty: &DataType) -> Result<ColumnType, SqlError> {
                 some => ColumnType::Varchar(chars(some, 0)?),
             }
         }
-        DataType::Text | DataType::TinyText => ColumnType::Varchar(65_535),
-        DataType::Datetime(_) | DataType::Timestamp(..) | DataType::Date => ColumnType::DateTime,
+        DataType::Text => ColumnType::Varchar(65_535),
+        DataType::TinyText => ColumnType::Varchar(255),
+        // TIMESTAMP is kept as a DATETIME: not converted by the session's time zone (listed
+        // in the known differences). DATE, TIME and YEAR have no type here: refused below.
+        DataType::Datetime(digits) | DataType::Timestamp(digits, _) => {
+            ColumnType::DateTime(fsp(digits)?)
+        }
         DataType::Double(_)
         | DataType::DoubleUnsigned(_)
         | DataType::DoublePrecision
@@ -88,25 +94,41 @@ pub fn column_type(ty: &DataType) -> Result<ColumnType, SqlError> {
 /// The SQL name of an engine type (SHOW CREATE, DESCRIBE).
 pub fn type_name(ty: ColumnType) -> String {
     match ty {
+        ColumnType::TinyInt => "tinyint".into(),
+        ColumnType::SmallInt => "smallint".into(),
+        ColumnType::MediumInt => "mediumint".into(),
         ColumnType::Int => "int".into(),
         ColumnType::BigInt => "bigint".into(),
+        ColumnType::Unsigned(bytes) => format!(
+            "{} unsigned",
+            ["tinyint", "smallint", "mediumint", "int", "bigint"][match bytes {
+                1..=4 => usize::from(bytes) - 1,
+                _ => 4,
+            }]
+        ),
         ColumnType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
         ColumnType::Char(n) => format!("char({n})"),
         ColumnType::Varchar(n) => format!("varchar({n})"),
-        ColumnType::DateTime => "datetime".into(),
+        ColumnType::DateTime(0) => "datetime".into(),
+        ColumnType::DateTime(fsp) => format!("datetime({fsp})"),
         ColumnType::Double => "double".into(),
     }
 }
 
-/// The protocol type of an engine type.
+/// The protocol type of an engine type. The integers narrower than INT go as LONG and
+/// INT UNSIGNED as LONGLONG, without the UNSIGNED flag (a known difference: MySQL sends
+/// TINY, SHORT, INT24 and the flag).
 pub fn wire_type(ty: ColumnType) -> Wire {
     match ty {
-        ColumnType::Int => Wire::MYSQL_TYPE_LONG,
-        ColumnType::BigInt => Wire::MYSQL_TYPE_LONGLONG,
+        ColumnType::TinyInt | ColumnType::SmallInt | ColumnType::MediumInt | ColumnType::Int => {
+            Wire::MYSQL_TYPE_LONG
+        }
+        ColumnType::Unsigned(1..=3) => Wire::MYSQL_TYPE_LONG,
+        ColumnType::BigInt | ColumnType::Unsigned(_) => Wire::MYSQL_TYPE_LONGLONG,
         ColumnType::Decimal { .. } => Wire::MYSQL_TYPE_NEWDECIMAL,
         ColumnType::Char(_) => Wire::MYSQL_TYPE_STRING,
         ColumnType::Varchar(_) => Wire::MYSQL_TYPE_VAR_STRING,
-        ColumnType::DateTime => Wire::MYSQL_TYPE_DATETIME,
+        ColumnType::DateTime(_) => Wire::MYSQL_TYPE_DATETIME,
         ColumnType::Double => Wire::MYSQL_TYPE_DOUBLE,
     }
 }
@@ -122,69 +144,139 @@ pub fn value_wire_type(v: &Value) -> Wire {
     }
 }
 
-/// `value` as column `column` stores it: MySQL's implicit conversions (a numeric string into
-/// a number column, a number into a string column, a literal into a DATETIME, rounding into
-/// an INT). What cannot convert is error 1366.
-pub fn store(column: &Column, value: Value) -> Result<Value, SqlError> {
+/// A warning a statement leaves for SHOW WARNINGS: level, code, message.
+pub type Warning = (String, u16, String);
+
+/// `value` as column `column` stores it, for row `row` (from 1) of its statement: MySQL's
+/// implicit conversions (a numeric string into a number column, a number into a string
+/// column, a literal into a DATETIME, rounding into an integer or a DECIMAL). A value out of
+/// the column's range, or a string too long for it, is an error under a strict `sql_mode`
+/// (1264, 1406) and otherwise is clamped or cut, with a warning into `warnings`, as MySQL
+/// does. What cannot convert is error 1366.
+pub fn store(
+    column: &Column,
+    value: Value,
+    strict: bool,
+    row: usize,
+    warnings: &mut Vec<Warning>,
+) -> Result<Value, SqlError> {
+    let name = &column.name;
     let bad = |v: &Value| {
         SqlError::new(
             1366,
             "HY000",
             format!(
-                "Incorrect {} value: '{}' for column '{}'",
+                "Incorrect {} value: '{}' for column '{name}' at row {row}",
                 type_name(column.ty),
                 v.to_string().trim_matches('\''),
-                column.name
             ),
         )
     };
-    Ok(match (column.ty, value) {
-        (_, Value::Null) => Value::Null,
-        (ColumnType::Int | ColumnType::BigInt, Value::Str(s)) => match s.trim().parse::<i64>() {
-            Ok(n) => Value::Int(n),
-            Err(_) => match s.trim().parse::<f64>() {
-                Ok(x) if x.is_finite() => Value::Int(x.round() as i64),
-                _ => return Err(bad(&Value::Str(s))),
-            },
-        },
-        (ColumnType::Int | ColumnType::BigInt, Value::Decimal(d)) => {
-            let rounded = d.rescale(0).ok_or_else(|| bad(&Value::Decimal(d)))?;
-            Value::Int(i64::try_from(rounded.units()).map_err(|_| bad(&Value::Decimal(d)))?)
+    let mut out_of_range = |clamped: Value| -> Result<Value, SqlError> {
+        let message = format!("Out of range value for column '{name}' at row {row}");
+        if strict {
+            return Err(SqlError::new(1264, "22003", message));
         }
-        (ColumnType::Int | ColumnType::BigInt, Value::Double(x))
-            if x.is_finite() && x.abs() < 9.2e18 =>
-        {
-            Value::Int(x.round() as i64)
-        }
-        (ColumnType::Decimal { .. }, Value::Str(s)) => Value::Decimal(
-            s.trim()
-                .parse::<Decimal>()
-                .map_err(|_| bad(&Value::Str(s.clone())))?,
-        ),
-        (ColumnType::Decimal { scale, .. }, Value::Double(x)) => {
-            let units = (x * 10f64.powi(i32::from(scale))).round();
-            if !units.is_finite() || units.abs() > 1e37 {
-                return Err(bad(&Value::Double(x)));
+        warnings.push(("Warning".into(), 1264, message));
+        Ok(clamped)
+    };
+    let stored = match (column.ty, value) {
+        (_, Value::Null) => return Ok(Value::Null),
+        (ty, value) if ty.is_integer() => {
+            let (low, high) = ty.int_range().unwrap_or((i64::MIN, i64::MAX));
+            // The value rounded to an integer (half away from zero, as MySQL rounds a
+            // DECIMAL or a numeric string; a DOUBLE rounds half to even), as an i128 so
+            // that what is out of range can say by how much.
+            let wide: i128 = match value {
+                Value::Int(n) => i128::from(n),
+                Value::Decimal(d) => d.rescale(0).ok_or_else(|| bad(&Value::Decimal(d)))?.units(),
+                Value::Double(x) if x.is_finite() => x.round_ties_even().clamp(-1e30, 1e30) as i128,
+                Value::Str(s) => match s.trim().parse::<i128>() {
+                    Ok(n) => n,
+                    Err(_) => match s.trim().parse::<f64>() {
+                        Ok(x) if x.is_finite() => x.round().clamp(-1e30, 1e30) as i128,
+                        _ => return Err(bad(&Value::Str(s))),
+                    },
+                },
+                other => return Err(bad(&other)),
+            };
+            if wide < i128::from(low) {
+                return out_of_range(Value::Int(low));
             }
-            Value::Decimal(
-                Decimal::new(units as i128, scale).ok_or_else(|| bad(&Value::Double(x)))?,
-            )
+            if wide > i128::from(high) {
+                return out_of_range(Value::Int(high));
+            }
+            Value::Int(wide as i64)
+        }
+        (ColumnType::Decimal { precision, scale }, value) => {
+            let decimal = match value {
+                Value::Int(n) => Decimal::new(i128::from(n), 0),
+                Value::Decimal(d) => Some(d),
+                Value::Str(s) => Some(
+                    s.trim()
+                        .parse::<Decimal>()
+                        .map_err(|_| bad(&Value::Str(s.clone())))?,
+                ),
+                Value::Double(x) => {
+                    let units = (x * 10f64.powi(i32::from(scale))).round();
+                    if !units.is_finite() || units.abs() > 1e37 {
+                        None
+                    } else {
+                        Decimal::new(units as i128, scale)
+                    }
+                }
+                other => return Err(bad(&other)),
+            };
+            match decimal.and_then(|d| d.rescale(scale)) {
+                Some(d) if d.fits_digits(precision) => Value::Decimal(d),
+                rescaled => {
+                    // The largest value of the column's type, with the value's sign.
+                    let max = 10i128.pow(u32::from(precision)) - 1;
+                    let negative = rescaled
+                        .map_or_else(|| decimal.is_some_and(|d| d.units() < 0), |d| d.units() < 0);
+                    let units = if negative { -max } else { max };
+                    return out_of_range(Value::Decimal(
+                        Decimal::new(units, scale).ok_or_else(|| bad(&Value::Int(0)))?,
+                    ));
+                }
+            }
         }
         (ColumnType::Double, Value::Str(s)) => {
             Value::Double(s.trim().parse().map_err(|_| bad(&Value::Str(s.clone())))?)
         }
-        (
-            ColumnType::Char(_) | ColumnType::Varchar(_),
-            v @ (Value::Int(_) | Value::Decimal(_) | Value::Double(_)),
-        ) => Value::from(v.to_string()),
-        (ColumnType::Char(_) | ColumnType::Varchar(_), Value::DateTime(t)) => {
-            Value::from(t.to_string())
+        (ColumnType::Double, v @ (Value::Int(_) | Value::Decimal(_) | Value::Double(_))) => {
+            Value::Double(v.as_f64().unwrap_or_default())
         }
-        (ColumnType::DateTime, Value::Str(s)) => {
-            Value::DateTime(parse_datetime(&s).ok_or_else(|| bad(&Value::Str(s.clone())))?)
+        (ColumnType::Char(n) | ColumnType::Varchar(n), value) => {
+            let text = match value {
+                Value::Str(s) => s,
+                Value::DateTime(t) => t.to_string().into(),
+                other => other.to_string().into(),
+            };
+            if text.len() > n as usize && text.chars().count() > n as usize {
+                let message = format!("Data too long for column '{name}' at row {row}");
+                if strict {
+                    return Err(SqlError::new(1406, "22001", message));
+                }
+                warnings.push((
+                    "Warning".into(),
+                    1265,
+                    format!("Data truncated for column '{name}' at row {row}"),
+                ));
+                Value::from(text.chars().take(n as usize).collect::<String>())
+            } else {
+                Value::Str(text)
+            }
         }
+        (ColumnType::DateTime(fsp), Value::Str(s)) => Value::DateTime(
+            parse_datetime(&s)
+                .ok_or_else(|| bad(&Value::Str(s.clone())))?
+                .round(fsp),
+        ),
+        (ColumnType::DateTime(fsp), Value::DateTime(t)) => Value::DateTime(t.round(fsp)),
         (_, v) => v,
-    })
+    };
+    Ok(stored)
 }
 
 /// A value as the text protocol sends it (no quotes).

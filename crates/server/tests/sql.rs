@@ -993,3 +993,114 @@ fn session_variables_read_back_what_is_in_force() {
     assert_eq!(err(&mut a, "SET @@global.autocommit = 1").code, 1235);
     assert_eq!(one(&mut a, "SELECT @@autocommit"), "0");
 }
+
+#[test]
+fn integer_ranges_strict_and_not() {
+    let mut s = session();
+    ok(
+        &mut s,
+        "CREATE TABLE n (id INT PRIMARY KEY, t TINYINT, sm SMALLINT, m MEDIUMINT, \
+         tu TINYINT UNSIGNED, u INT UNSIGNED, b BIGINT, d DECIMAL(4,1), v VARCHAR(3))",
+    );
+    // MySQL 8.0's default sql_mode is strict: each of these is 1264 (or 1406), not stored.
+    for (column, value) in [
+        ("t", "128"),
+        ("t", "-129"),
+        ("sm", "70000"),
+        ("m", "8388608"),
+        ("tu", "256"),
+        ("tu", "-1"),
+        ("u", "-1"),
+        ("u", "4294967296"),
+        ("b", "9223372036854775808"),
+        ("d", "1000"),
+        ("t", "'300'"),
+        ("t", "127.5"),
+    ] {
+        let e = err(
+            &mut s,
+            &format!("INSERT INTO n (id, {column}) VALUES (1, {value})"),
+        );
+        assert_eq!(e.code, 1264, "{column} = {value}: {e}");
+        assert!(
+            e.message.contains(&format!("column '{column}' at row 1")),
+            "{e}"
+        );
+    }
+    assert_eq!(
+        err(&mut s, "INSERT INTO n (id, v) VALUES (1, 'abcd')").code,
+        1406
+    );
+    ok(
+        &mut s,
+        "INSERT INTO n VALUES (1, -128, 32767, -8388608, 255, 4294967295, -9223372036854775808, 999.94, 'abc')",
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT t, sm, m, tu, u, b, d, v FROM n"),
+        [[
+            "-128",
+            "32767",
+            "-8388608",
+            "255",
+            "4294967295",
+            "-9223372036854775808",
+            "999.9",
+            "abc"
+        ]]
+    );
+    // A rounded value that lands out of range is out of range; an UPDATE checks as INSERT.
+    assert_eq!(err(&mut s, "UPDATE n SET tu = tu + 1").code, 1264);
+    assert_eq!(one(&mut s, "SELECT tu FROM n"), "255");
+    // Without strictness: clamped, with a warning for each.
+    ok(&mut s, "SET sql_mode = ''");
+    ok(
+        &mut s,
+        "INSERT INTO n (id, t, u, d, v) VALUES (2, 300, -5, -1000, 'abcdef')",
+    );
+    let warnings = rows(&mut s, "SHOW WARNINGS");
+    let codes: Vec<&str> = warnings.iter().map(|w| w[1].as_str()).collect();
+    assert_eq!(codes, ["1264", "1264", "1264", "1265"]);
+    assert_eq!(
+        rows(&mut s, "SELECT t, u, d, v FROM n WHERE id = 2"),
+        [["127", "0", "-999.9", "abc"]]
+    );
+    match s.execute("UPDATE n SET t = t + 1 WHERE id = 2").unwrap() {
+        Response::Done { info, .. } => assert!(info.ends_with("Warnings: 1"), "{info}"),
+        other => panic!("{other:?}"),
+    }
+    // A constant outside a column's range finds nothing, and fails nothing.
+    assert!(rows(&mut s, "SELECT id FROM n WHERE t = 300").is_empty());
+}
+
+#[test]
+fn datetime_keeps_its_digits_of_a_second_and_rounds_the_rest() {
+    let mut s = session();
+    ok(
+        &mut s,
+        "CREATE TABLE dt (id INT PRIMARY KEY, a DATETIME, b DATETIME(3), c TIMESTAMP(6))",
+    );
+    // What Python's str(datetime.now()) and isoformat() send.
+    ok(
+        &mut s,
+        "INSERT INTO dt VALUES (1, '2026-11-26 12:00:00.5', '2026-11-26 12:00:00.12351', \
+         '2026-11-26T12:00:00.123456')",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO dt VALUES (2, '2026-12-31 23:59:59.999999', NULL, NULL)",
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT a, b, c FROM dt ORDER BY id"),
+        [
+            [
+                "2026-11-26 12:00:01",
+                "2026-11-26 12:00:00.124000",
+                "2026-11-26 12:00:00.123456"
+            ],
+            ["2027-01-01 00:00:00", "NULL", "NULL"]
+        ]
+    );
+    assert_eq!(err(&mut s, "CREATE TABLE bad (a DATETIME(7))").code, 1426);
+    // DATE has no type of its own here: refused, not stored as a DATETIME.
+    assert_eq!(err(&mut s, "CREATE TABLE d (a DATE)").code, 1235);
+}

@@ -81,7 +81,7 @@ const AMOUNT: ColumnType = ColumnType::Decimal {
     precision: 6,
     scale: 2,
 };
-const DATE: ColumnType = ColumnType::DateTime;
+const DATE: ColumnType = ColumnType::DateTime(0);
 const fn vc(n: u32) -> ColumnType {
     ColumnType::Varchar(n)
 }
@@ -335,14 +335,29 @@ impl TableDef {
     }
 }
 
+fn int_name(bytes: u8) -> &'static str {
+    match bytes {
+        1 => "TINYINT",
+        2 => "SMALLINT",
+        3 => "MEDIUMINT",
+        4 => "INT",
+        _ => "BIGINT",
+    }
+}
+
 fn sql_type(ty: ColumnType) -> String {
     match ty {
+        ColumnType::TinyInt => "TINYINT".into(),
+        ColumnType::SmallInt => "SMALLINT".into(),
+        ColumnType::MediumInt => "MEDIUMINT".into(),
         ColumnType::Int => "INT".into(),
         ColumnType::BigInt => "BIGINT".into(),
+        ColumnType::Unsigned(bytes) => format!("{} UNSIGNED", int_name(bytes)),
         ColumnType::Decimal { precision, scale } => format!("DECIMAL({precision},{scale})"),
         ColumnType::Char(n) => format!("CHAR({n})"),
         ColumnType::Varchar(n) => format!("VARCHAR({n})"),
-        ColumnType::DateTime => "DATETIME".into(),
+        ColumnType::DateTime(0) => "DATETIME".into(),
+        ColumnType::DateTime(fsp) => format!("DATETIME({fsp})"),
         ColumnType::Double => "DOUBLE".into(),
     }
 }

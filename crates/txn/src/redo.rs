@@ -200,8 +200,13 @@ fn put_schema(out: &mut Vec<u8>, schema: &TableSchema) {
                 out.push(5);
                 out.extend_from_slice(&n.to_le_bytes());
             }
-            ColumnType::DateTime => out.push(6),
+            ColumnType::DateTime(0) => out.push(6),
             ColumnType::Double => out.push(7),
+            ColumnType::TinyInt => out.push(8),
+            ColumnType::SmallInt => out.push(9),
+            ColumnType::MediumInt => out.push(10),
+            ColumnType::Unsigned(bytes) => out.extend_from_slice(&[11, bytes]),
+            ColumnType::DateTime(fsp) => out.extend_from_slice(&[12, fsp]),
         }
         out.push(u8::from(column.nullable));
     }
@@ -322,8 +327,13 @@ impl Reader<'_> {
                 },
                 4 => ColumnType::Char(self.u32()? as u32),
                 5 => ColumnType::Varchar(self.u32()? as u32),
-                6 => ColumnType::DateTime,
+                6 => ColumnType::DateTime(0),
                 7 => ColumnType::Double,
+                8 => ColumnType::TinyInt,
+                9 => ColumnType::SmallInt,
+                10 => ColumnType::MediumInt,
+                11 => ColumnType::Unsigned(self.u8()?),
+                12 => ColumnType::DateTime(self.u8()?),
                 other => return Err(self.bad(&format!("column type {other}"))),
             };
             let nullable = self.u8()? != 0;
@@ -385,7 +395,7 @@ mod tests {
                     },
                 ),
                 Column::nullable("note", ColumnType::Varchar(24)),
-                Column::new("at", ColumnType::DateTime),
+                Column::new("at", ColumnType::DateTime(0)),
                 Column::new("code", ColumnType::Char(4)),
                 Column::new("w", ColumnType::BigInt),
                 Column::new("x", ColumnType::Double),

@@ -8,10 +8,19 @@ use crate::value::{Decimal, Row, Value};
 /// A column's type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ColumnType {
+    /// 8-bit signed integer (TINYINT, and BOOL).
+    TinyInt,
+    /// 16-bit signed integer (SMALLINT).
+    SmallInt,
+    /// 24-bit signed integer (MEDIUMINT).
+    MediumInt,
     /// 32-bit signed integer.
     Int,
     /// 64-bit signed integer.
     BigInt,
+    /// An UNSIGNED integer this many bytes wide (1, 2, 3, 4 or 8). A value is an `i64`, so
+    /// BIGINT UNSIGNED holds 0 to 2^63 - 1 here (MySQL's goes to 2^64 - 1).
+    Unsigned(u8),
     /// DECIMAL(precision, scale).
     Decimal {
         /// Total digits (at most 38 here, as `i128` holds them; MySQL allows 65).
@@ -23,10 +32,31 @@ pub enum ColumnType {
     Char(u32),
     /// VARCHAR(n): at most `n` characters.
     Varchar(u32),
-    /// DATETIME.
-    DateTime,
+    /// DATETIME(fsp): `fsp` digits of a second kept (0 to 6), the rest rounded off.
+    DateTime(u8),
     /// DOUBLE.
     Double,
+}
+
+impl ColumnType {
+    /// The values an integer type holds, lowest and highest; `None` for the other types.
+    pub fn int_range(self) -> Option<(i64, i64)> {
+        Some(match self {
+            ColumnType::TinyInt => (-128, 127),
+            ColumnType::SmallInt => (-32_768, 32_767),
+            ColumnType::MediumInt => (-8_388_608, 8_388_607),
+            ColumnType::Int => (i64::from(i32::MIN), i64::from(i32::MAX)),
+            ColumnType::BigInt => (i64::MIN, i64::MAX),
+            ColumnType::Unsigned(bytes) if bytes >= 8 => (0, i64::MAX),
+            ColumnType::Unsigned(bytes) => (0, (1i64 << (8 * u32::from(bytes))) - 1),
+            _ => return None,
+        })
+    }
+
+    /// Whether it is one of the integer types.
+    pub fn is_integer(self) -> bool {
+        self.int_range().is_some()
+    }
 }
 
 /// A column: name, type, and whether it may hold NULL.
@@ -220,10 +250,12 @@ impl TableSchema {
         match (column.ty, value) {
             (_, Value::Null) if nullable => Ok(Value::Null),
             (_, Value::Null) => Err(mismatch("cannot be NULL")),
-            (ColumnType::Int, Value::Int(n)) if i32::try_from(n).is_err() => {
-                Err(mismatch(&format!("{n} is out of range for INT")))
-            }
-            (ColumnType::Int | ColumnType::BigInt, Value::Int(n)) => Ok(Value::Int(n)),
+            (ty, Value::Int(n)) if ty.is_integer() => match ty.int_range() {
+                Some((low, high)) if n < low || n > high => {
+                    Err(mismatch(&format!("{n} is out of range for {ty:?}")))
+                }
+                _ => Ok(Value::Int(n)),
+            },
             (ColumnType::Decimal { precision, scale }, value) => {
                 let decimal = match value {
                     Value::Int(n) => Decimal::new(n.into(), 0),
@@ -245,7 +277,7 @@ impl TableSchema {
                     Ok(Value::Str(s))
                 }
             }
-            (ColumnType::DateTime, Value::DateTime(t)) => Ok(Value::DateTime(t)),
+            (ColumnType::DateTime(fsp), Value::DateTime(t)) => Ok(Value::DateTime(t.round(fsp))),
             (
                 ColumnType::Double,
                 value @ (Value::Double(_) | Value::Int(_) | Value::Decimal(_)),

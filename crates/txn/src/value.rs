@@ -423,6 +423,13 @@ impl fmt::Display for Decimal {
 pub struct DateTime(pub i64);
 
 impl DateTime {
+    /// Rounded to `fsp` digits of a second (0 to 6), half up, as MySQL stores into a
+    /// DATETIME(fsp) column.
+    pub fn round(self, fsp: u8) -> DateTime {
+        let unit = 10i64.pow(6 - u32::from(fsp.min(6)));
+        DateTime((self.0 + unit / 2).div_euclid(unit) * unit)
+    }
+
     /// The given civil date and time; `None` if a field is out of range.
     pub fn from_ymd_hms(y: i32, m: u32, d: u32, hh: u32, mm: u32, ss: u32) -> Option<DateTime> {
         if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 59 {
