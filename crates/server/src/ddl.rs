@@ -59,6 +59,12 @@ pub(crate) fn create_table(
     create: &ast::CreateTable,
 ) -> Result<Response, SqlError> {
     s.database.as_ref().ok_or_else(SqlError::no_database)?;
+    // A temporary table is the session's own, invisible to others and gone at disconnect;
+    // made as a base table it would be neither: refused until sessions have tables of
+    // their own.
+    if create.temporary {
+        return Err(SqlError::unsupported("CREATE TEMPORARY TABLE"));
+    }
     let name = object_name(&create.name)?;
     if s.shared.engine.table(&name).is_ok() {
         if create.if_not_exists {

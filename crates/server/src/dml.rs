@@ -100,6 +100,8 @@ fn is_default(e: &Ast) -> bool {
 #[derive(Debug)]
 pub(crate) struct BoundInsert {
     table: Table,
+    /// REPLACE: a row that has the new row's primary or unique key is deleted first.
+    replace: bool,
     rows: Vec<Vec<Option<Expr>>>,
     /// Whether a value is a session value of this moment (NOW()): then it is not kept.
     pub(crate) volatile: bool,
@@ -117,6 +119,9 @@ pub(crate) fn bind_insert(
     let (_, table) = table_handle(s, tables, name)?;
     if ins.on.is_some() {
         return Err(SqlError::unsupported("INSERT ... ON DUPLICATE KEY UPDATE"));
+    }
+    if ins.ignore {
+        return Err(SqlError::unsupported("INSERT IGNORE"));
     }
     let schema = table.shared_schema();
     let positions: Vec<usize> = if ins.columns.is_empty() {
@@ -156,6 +161,7 @@ pub(crate) fn bind_insert(
     }
     Ok(BoundInsert {
         table,
+        replace: ins.replace_into,
         rows,
         volatile: binder.volatile,
     })
@@ -228,12 +234,16 @@ pub(crate) fn insert(
         }
         full.push(row);
     }
-    let n = full.len() as u64;
-    s.with_trx(|_, trx| {
+    let n = s.with_trx(|_, trx| {
+        let mut affected = 0;
         for row in full {
+            if bound.replace {
+                affected += delete_conflicts(trx, table, &row)?;
+            }
             trx.insert(table, row)?;
+            affected += 1;
         }
-        Ok(())
+        Ok(affected)
     })?;
     if first_id > 0 {
         s.last_insert_id = first_id as u64;
@@ -243,6 +253,40 @@ pub(crate) fn insert(
         last_insert_id: first_id as u64,
         info: String::new(),
     })
+}
+
+/// REPLACE's first step for `row`: deletes (locking them first) the rows of `table` that
+/// have its primary key or one of its unique keys, as MySQL's REPLACE does before it
+/// inserts. Returns how many it deleted (each counts as an affected row).
+fn delete_conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<u64, SqlError> {
+    let schema = table.shared_schema();
+    let mut doomed: Vec<Key> = Vec::new();
+    if let Some(pk) = &schema.primary_key {
+        let key: Key = pk.iter().map(|&c| row[c].clone()).collect();
+        if trx.get_for_update(table, key.clone())?.is_some() {
+            doomed.push(key);
+        }
+    }
+    for index in schema.indexes.iter().filter(|i| i.unique) {
+        // A NULL in a unique key conflicts with nothing.
+        if index.columns.iter().any(|&c| row[c].is_null()) {
+            continue;
+        }
+        let key: Key = index.columns.iter().map(|&c| row[c].clone()).collect();
+        let options = ScanOptions {
+            lock: Some(LockMode::Exclusive),
+            ..ScanOptions::default()
+        };
+        for (pk, _) in trx.scan_index(table, &index.name, KeyRange::Prefix(key), options)? {
+            if !doomed.contains(&pk) {
+                doomed.push(pk);
+            }
+        }
+    }
+    for key in &doomed {
+        trx.delete(table, key.clone())?;
+    }
+    Ok(doomed.len() as u64)
 }
 
 /// The rows of `table` that `filter` (its bound WHERE) selects, with their primary keys,

@@ -539,6 +539,9 @@ impl Session {
                 crate::ddl::create_index(self, create)
             }
             Statement::Drop {
+                temporary: true, ..
+            } => Err(SqlError::unsupported("DROP TEMPORARY TABLE")),
+            Statement::Drop {
                 object_type: ast::ObjectType::Table,
                 if_exists,
                 names,
@@ -563,22 +566,77 @@ impl Session {
                     .collect();
                 Ok(Response::text(&["Database"], rows))
             }
-            Statement::ShowTables { .. } => {
-                let db = self.database.clone().ok_or_else(SqlError::no_database)?;
-                let rows = self
-                    .shared
-                    .engine
-                    .tables()
-                    .iter()
-                    .map(|t| vec![Value::from(t.name().to_owned())])
-                    .collect();
-                Ok(Response::text(&[&format!("Tables_in_{db}")], rows))
-            }
+            Statement::ShowTables {
+                full, show_options, ..
+            } => self.show_tables(*full, show_options),
             Statement::ShowVariables { filter, .. } => {
                 crate::vars::show_variables(self, filter.as_ref())
             }
             Statement::ShowStatus { filter, .. } => crate::vars::show_status(self, filter.as_ref()),
             other => Err(SqlError::unsupported(statement_kind(other))),
+        }
+    }
+
+    /// SHOW [FULL] TABLES [FROM db] [LIKE 'pattern'].
+    fn show_tables(
+        &self,
+        full: bool,
+        options: &ast::ShowStatementOptions,
+    ) -> Result<Response, SqlError> {
+        let db = match &options.show_in {
+            Some(ast::ShowStatementIn {
+                parent_name: Some(name),
+                ..
+            }) => {
+                let name = waterline_planner::bind::object_name(name)?;
+                if !self.shared.has_database(&name) {
+                    return Err(SqlError::unknown_database(&name));
+                }
+                Arc::from(name.as_str())
+            }
+            _ => self.database.clone().ok_or_else(SqlError::no_database)?,
+        };
+        if options.starts_with.is_some() || options.limit.is_some() {
+            return Err(SqlError::unsupported(
+                "SHOW TABLES with STARTS WITH or LIMIT",
+            ));
+        }
+        let pattern = match &options.filter_position {
+            None => None,
+            Some(
+                ast::ShowStatementFilterPosition::Infix(f)
+                | ast::ShowStatementFilterPosition::Suffix(f),
+            ) => match f {
+                ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::NoKeyword(p) => {
+                    Some(p.clone())
+                }
+                other => return Err(SqlError::unsupported(format!("SHOW TABLES {other}"))),
+            },
+        };
+        let mut names: Vec<String> = self
+            .shared
+            .engine
+            .tables()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .filter(|n| pattern.as_ref().is_none_or(|p| crate::vars::like(p, n)))
+            .collect();
+        names.sort();
+        let rows = names
+            .into_iter()
+            .map(|n| {
+                let mut row = vec![Value::from(n)];
+                if full {
+                    row.push(Value::from("BASE TABLE"));
+                }
+                row
+            })
+            .collect();
+        let column = format!("Tables_in_{db}");
+        if full {
+            Ok(Response::text(&[&column, "Table_type"], rows))
+        } else {
+            Ok(Response::text(&[&column], rows))
         }
     }
 

@@ -453,7 +453,8 @@ pub(crate) fn set(s: &mut Session, set: &Set, params: &[Value]) -> Result<Respon
     Ok(Response::done(0))
 }
 
-fn like(pattern: &str, text: &str) -> bool {
+/// SQL's LIKE, `%` and `_`, without case (the names SHOW lists).
+pub(crate) fn like(pattern: &str, text: &str) -> bool {
     fn go(p: &[u8], t: &[u8]) -> bool {
         match (p.first(), t.first()) {
             (None, None) => true,

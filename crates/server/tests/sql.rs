@@ -1104,3 +1104,41 @@ fn datetime_keeps_its_digits_of_a_second_and_rounds_the_rest() {
     // DATE has no type of its own here: refused, not stored as a DATETIME.
     assert_eq!(err(&mut s, "CREATE TABLE d (a DATE)").code, 1235);
 }
+
+#[test]
+fn replace_deletes_what_its_row_collides_with_then_inserts() {
+    let mut s = session();
+    ok(
+        &mut s,
+        "CREATE TABLE r (id INT PRIMARY KEY, e VARCHAR(10), v INT, UNIQUE KEY ue (e))",
+    );
+    ok(&mut s, "INSERT INTO r VALUES (1, 'a', 1), (2, 'b', 2)");
+    // MySQL's affected rows: one for the insert, one for each row deleted first.
+    assert_eq!(ok(&mut s, "REPLACE INTO r VALUES (1, 'a', 10)"), 2);
+    assert_eq!(ok(&mut s, "REPLACE INTO r VALUES (3, 'c', 3)"), 1);
+    assert_eq!(
+        ok(&mut s, "REPLACE INTO r (id, e, v) VALUES (1, 'b', 5)"),
+        3
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT id, e, v FROM r ORDER BY id"),
+        [["1", "b", "5"], ["3", "c", "3"]]
+    );
+    // A NULL in a unique key collides with nothing.
+    ok(&mut s, "REPLACE INTO r VALUES (4, NULL, 4), (5, NULL, 5)");
+    assert_eq!(one(&mut s, "SELECT COUNT(*) FROM r"), "4");
+    // What is not built is refused, not done another way.
+    assert_eq!(
+        err(&mut s, "INSERT IGNORE INTO r VALUES (1, 'x', 0)").code,
+        1235
+    );
+    assert_eq!(err(&mut s, "CREATE TEMPORARY TABLE t (id INT)").code, 1235);
+    assert!(
+        rows(&mut s, "SHOW TABLES LIKE 't'").is_empty(),
+        "nothing was made"
+    );
+    assert_eq!(
+        rows(&mut s, "SHOW FULL TABLES LIKE 'r%'"),
+        [["r", "BASE TABLE"]]
+    );
+}
