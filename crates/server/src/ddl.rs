@@ -90,6 +90,16 @@ pub(crate) fn create_table(
     let mut indexes: Vec<(String, Vec<String>, bool)> = Vec::new();
     let mut auto_increment = None;
     for (i, c) in create.columns.iter().enumerate() {
+        if create.columns[..i]
+            .iter()
+            .any(|b| b.name.value.eq_ignore_ascii_case(&c.name.value))
+        {
+            return Err(SqlError::new(
+                1060,
+                "42S21",
+                format!("Duplicate column name '{}'", c.name.value),
+            ));
+        }
         let ty = column_type(&c.data_type)?;
         let mut nullable = true;
         let mut default = None;

@@ -135,6 +135,96 @@ pub(crate) fn session_value(s: &Session, e: &Ast) -> Result<Option<Value>, SqlEr
     }
 }
 
+/// ONLY_FULL_GROUP_BY: every column a grouped query's select list reads outside an aggregate
+/// is grouped, or belongs to a table whose whole primary key is grouped (so it has one
+/// value per group); a select item that is itself a GROUP BY expression is grouped.
+fn full_group_by(
+    s: &Session,
+    tables: &[BoundTable],
+    cols: &[OutCol],
+    group_by: &[Expr],
+) -> Result<(), SqlError> {
+    let grouped: Vec<(usize, usize)> = group_by
+        .iter()
+        .filter_map(|e| match e {
+            Expr::Column(c) => Some((c.table, c.column)),
+            _ => None,
+        })
+        .collect();
+    let determined = |t: usize, c: usize| {
+        grouped.contains(&(t, c))
+            || tables[t]
+                .schema
+                .primary_key
+                .as_ref()
+                .is_some_and(|pk| pk.iter().all(|&k| grouped.contains(&(t, k))))
+    };
+    for (i, col) in cols.iter().enumerate() {
+        let mut loose = None;
+        col.expr.scalars(&mut |e| {
+            if group_by.contains(e) {
+                return;
+            }
+            e.visit(&mut |x| {
+                if let Expr::Column(c) = x
+                    && loose.is_none()
+                    && !determined(c.table, c.column)
+                {
+                    loose = Some(c.clone());
+                }
+            });
+        });
+        let Some(c) = loose else {
+            continue;
+        };
+        let name = format!(
+            "{}.{}.{}",
+            s.database_name(),
+            tables[c.table].alias,
+            tables[c.table].schema.columns[c.column].name
+        );
+        return Err(if group_by.is_empty() {
+            SqlError::new(
+                1140,
+                "42000",
+                format!(
+                    "In aggregated query without GROUP BY, expression #{} of SELECT list \
+                     contains nonaggregated column '{name}'; this is incompatible with \
+                     sql_mode=only_full_group_by",
+                    i + 1
+                ),
+            )
+        } else {
+            SqlError::new(
+                1055,
+                "42000",
+                format!(
+                    "Expression #{} of SELECT list is not in GROUP BY clause and contains \
+                     nonaggregated column '{name}' which is not functionally dependent on \
+                     columns in GROUP BY clause; this is incompatible with \
+                     sql_mode=only_full_group_by",
+                    i + 1
+                ),
+            )
+        });
+    }
+    Ok(())
+}
+
+impl PExpr {
+    /// `f` of each scalar part (outside aggregates).
+    fn scalars(&self, f: &mut impl FnMut(&Expr)) {
+        match self {
+            PExpr::Scalar(e) => f(e),
+            PExpr::Agg(_) => {}
+            PExpr::Arith(_, a, b) => {
+                a.scalars(f);
+                b.scalars(f);
+            }
+        }
+    }
+}
+
 /// The functions of the current time that take a precision (fractional digits).
 fn is_time_function(name: &str) -> bool {
     matches!(
@@ -335,6 +425,10 @@ fn limit_value(e: &Ast, base: usize, params: &[Value]) -> Result<usize, SqlError
     let v = binder.expr(e, "limit clause")?.eval(env(&[], params))?;
     match v {
         Value::Int(n) if n >= 0 => Ok(n as usize),
+        // MySQL's grammar takes only an unsigned integer (or a `?`) in LIMIT.
+        other if !is_placeholder(e) => Err(SqlError::parse(format!(
+            "LIMIT takes an unsigned integer, not {other}"
+        ))),
         other => Err(SqlError::new(
             1210,
             "HY000",
@@ -493,6 +587,12 @@ fn bind_projection(
                         Ast::CompoundIdentifier(ids) if !ids[0].value.starts_with("@@") => {
                             ids.last().map(|i| i.value.clone()).unwrap_or_default()
                         }
+                        // A string constant is named by its text, without quotes.
+                        Ast::Value(v) => match &v.value {
+                            ast::Value::SingleQuotedString(s)
+                            | ast::Value::DoubleQuotedString(s) => s.clone(),
+                            _ => text.clone(),
+                        },
                         _ => text.clone(),
                     },
                 };
@@ -514,6 +614,9 @@ fn bind_projection(
             .collect::<Result<_, _>>()?,
         GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
     };
+    if s.sql_mode.only_full_group_by && (!group_by.is_empty() || !pb.aggs.is_empty()) {
+        full_group_by(s, tables, &cols, &group_by)?;
+    }
     if select.having.is_some() {
         return Err(SqlError::unsupported("HAVING"));
     }

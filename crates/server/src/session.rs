@@ -256,6 +256,12 @@ impl Session {
             crate::parse::Parsed::Statement(s) => s,
             crate::parse::Parsed::Special(special) => return self.special(special),
         };
+        // A `?` is a placeholder only in a prepared statement: in text, a syntax error.
+        if crate::parse::count_params(&statement) > 0 {
+            return Err(SqlError::parse(
+                "a '?' placeholder outside a prepared statement",
+            ));
+        }
         self.run(&statement, &[])
     }
 
@@ -557,14 +563,21 @@ impl Session {
             } => crate::ddl::create_database(self, db_name, *if_not_exists),
             Statement::Use(u) => self.use_database(u),
             Statement::Set(set) => crate::vars::set(self, set, params),
-            Statement::ShowDatabases { .. } | Statement::ShowSchemas { .. } => {
+            Statement::ShowDatabases { show_options, .. }
+            | Statement::ShowSchemas { show_options, .. } => {
+                let pattern = like_pattern(show_options)?;
                 let rows = self
                     .shared
                     .databases()
                     .into_iter()
+                    .filter(|d| pattern.as_ref().is_none_or(|p| crate::vars::like(p, d)))
                     .map(|d| vec![Value::from(d)])
                     .collect();
-                Ok(Response::text(&["Database"], rows))
+                let column = match &pattern {
+                    Some(p) => format!("Database ({p})"),
+                    None => "Database".into(),
+                };
+                Ok(Response::text(&[&column], rows))
             }
             Statement::ShowTables {
                 full, show_options, ..
@@ -632,7 +645,10 @@ impl Session {
                 row
             })
             .collect();
-        let column = format!("Tables_in_{db}");
+        let column = match &pattern {
+            Some(p) => format!("Tables_in_{db} ({p})"),
+            None => format!("Tables_in_{db}"),
+        };
         if full {
             Ok(Response::text(&[&column, "Table_type"], rows))
         } else {
@@ -697,6 +713,26 @@ impl waterline_planner::SessionValues for Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.abort();
+    }
+}
+
+/// The LIKE pattern of a SHOW statement, if it has one (MySQL names the listed column after
+/// it); STARTS WITH, LIMIT and WHERE are refused.
+fn like_pattern(options: &ast::ShowStatementOptions) -> Result<Option<String>, SqlError> {
+    if options.starts_with.is_some() || options.limit.is_some() {
+        return Err(SqlError::unsupported("SHOW with STARTS WITH or LIMIT"));
+    }
+    match &options.filter_position {
+        None => Ok(None),
+        Some(
+            ast::ShowStatementFilterPosition::Infix(f)
+            | ast::ShowStatementFilterPosition::Suffix(f),
+        ) => match f {
+            ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::NoKeyword(p) => {
+                Ok(Some(p.clone()))
+            }
+            other => Err(SqlError::unsupported(format!("SHOW ... {other}"))),
+        },
     }
 }
 

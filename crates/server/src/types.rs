@@ -268,11 +268,16 @@ pub fn store(
                 Value::Str(text)
             }
         }
-        (ColumnType::DateTime(fsp), Value::Str(s)) => Value::DateTime(
-            parse_datetime(&s)
-                .ok_or_else(|| bad(&Value::Str(s.clone())))?
-                .round(fsp),
-        ),
+        (ColumnType::DateTime(fsp), Value::Str(s)) => match parse_datetime(&s) {
+            Some(t) => Value::DateTime(t.round(fsp)),
+            None => {
+                return Err(SqlError::new(
+                    1292,
+                    "22007",
+                    format!("Incorrect datetime value: '{s}' for column '{name}' at row {row}"),
+                ));
+            }
+        },
         (ColumnType::DateTime(fsp), Value::DateTime(t)) => Value::DateTime(t.round(fsp)),
         (_, v) => v,
     };

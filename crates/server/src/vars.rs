@@ -60,6 +60,9 @@ pub struct SqlMode {
     pub strict: bool,
     /// NO_AUTO_VALUE_ON_ZERO: 0 into an AUTO_INCREMENT column is stored as 0.
     pub no_auto_value_on_zero: bool,
+    /// ONLY_FULL_GROUP_BY: a grouped query's select list may name only grouped columns
+    /// (or columns of a table whose whole primary key is grouped), else 1055 / 1140.
+    pub only_full_group_by: bool,
 }
 
 impl Default for SqlMode {
@@ -111,6 +114,7 @@ impl SqlMode {
                 .join(","),
             strict: has("STRICT_TRANS_TABLES") || has("STRICT_ALL_TABLES"),
             no_auto_value_on_zero: has("NO_AUTO_VALUE_ON_ZERO"),
+            only_full_group_by: has("ONLY_FULL_GROUP_BY"),
         })
     }
 }
@@ -490,9 +494,16 @@ pub(crate) fn show_variables(
     s: &Session,
     filter: Option<&ShowStatementFilter>,
 ) -> Result<Response, SqlError> {
+    // SHOW VARIABLES says ON and OFF where SELECT @@name says 1 and 0.
+    let shown = |name: &str, v: Value| match (name, v) {
+        ("autocommit" | "foreign_key_checks" | "unique_checks", Value::Int(n)) => {
+            Value::from(if n != 0 { "ON" } else { "OFF" })
+        }
+        (_, v) => v,
+    };
     let rows = NAMES
         .iter()
-        .map(|n| Ok(((*n).to_owned(), get(s, n)?)))
+        .map(|n| Ok(((*n).to_owned(), shown(n, get(s, n)?))))
         .collect::<Result<Vec<_>, SqlError>>()?;
     Ok(Response::text(
         &["Variable_name", "Value"],

@@ -364,7 +364,7 @@ fn variables_show_and_explain() {
     assert_eq!(rows(&mut s, "SHOW TABLES"), [["item"], ["stock"]]);
     assert_eq!(
         rows(&mut s, "SHOW VARIABLES LIKE 'autocommit'"),
-        [["autocommit", "1"]]
+        [["autocommit", "ON"]]
     );
     let status = rows(&mut s, "SHOW STATUS LIKE 'Waterline_views%'");
     assert_eq!(status.len(), 2);

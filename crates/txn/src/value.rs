@@ -432,7 +432,15 @@ impl DateTime {
 
     /// The given civil date and time; `None` if a field is out of range.
     pub fn from_ymd_hms(y: i32, m: u32, d: u32, hh: u32, mm: u32, ss: u32) -> Option<DateTime> {
-        if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 59 {
+        let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+        let month_days = match m {
+            2 if leap => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        };
+        if !(1..=12).contains(&m) || !(1..=month_days).contains(&d) || hh > 23 || mm > 59 || ss > 59
+        {
             return None;
         }
         let days = days_from_civil(i64::from(y), m, d);
