@@ -422,6 +422,25 @@ impl Session {
         self.prepared.remove(&id);
     }
 
+    /// COM_RESET_CONNECTION: the session as a new one starts, in the same database and for
+    /// the same user: its transaction rolled back, its variables back to their defaults,
+    /// its prepared statements gone.
+    pub fn reset(&mut self) {
+        self.abort();
+        self.autocommit = true;
+        self.isolation = self.shared.config.isolation;
+        self.next_isolation = None;
+        self.planner = self.shared.config.planner;
+        self.lock_wait_timeout = self.shared.engine.config().lock_wait_timeout;
+        self.sql_mode = crate::vars::SqlMode::default();
+        self.time_zone = crate::vars::TimeZone::default();
+        self.foreign_key_checks = true;
+        self.unique_checks = true;
+        self.last_insert_id = 0;
+        self.warnings.clear();
+        self.prepared.clear();
+    }
+
     /// Rolls back the open transaction, if any (a client that went away).
     pub fn abort(&mut self) {
         if let Some(trx) = self.trx.take() {

@@ -116,6 +116,8 @@ pub struct Shared {
     pub(crate) listening: Mutex<Listening>,
     /// Status counters.
     pub counters: Counters,
+    /// When the server started (SHOW STATUS's Uptime).
+    pub(crate) started: std::time::Instant,
 }
 
 impl Shared {
@@ -127,6 +129,7 @@ impl Shared {
             .map(|d| d.to_ascii_lowercase())
             .collect();
         Arc::new(Shared {
+            started: std::time::Instant::now(),
             engine,
             config,
             databases: Mutex::new(databases),

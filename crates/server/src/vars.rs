@@ -522,6 +522,10 @@ pub(crate) fn show_status(
     let engine = s.shared.engine.stats();
     let counter = |k: Counter| Value::Int(engine.get(k) as i64);
     let mut rows = vec![
+        (
+            "Uptime".to_owned(),
+            Value::Int(s.shared.started.elapsed().as_secs() as i64),
+        ),
         ("Connections".to_owned(), load(&c.connections)),
         ("Questions".into(), load(&c.questions)),
         ("Threads_connected".into(), load(&c.threads_connected)),

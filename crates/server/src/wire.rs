@@ -9,6 +9,7 @@
 //! | a packet over `max_allowed_packet` | read whole | error 1153, connection closed |
 //! | an error number above 1885 (MySQL 8.0's 3572) | panics the connection's task | written as 1105, its number and SQLSTATE put back by `Out` |
 //! | server status flags and warning count | always 0 (the handshake, every OK and EOF) | the session's, written in by `Out` (see [`patch_status`]) |
+//! | any command opensrv does not know (COM_RESET_CONNECTION, COM_STATISTICS, COM_SET_OPTION, COM_STMT_RESET, COM_CHANGE_USER, COM_PROCESS_KILL, ...) | an OK, whatever it asked | done here (the session reset, the statistics line, the EOF), or error 1047 / 1235 |
 //! | `SELECT @@...` starting the text | answered by opensrv itself for `max_allowed_packet` (a constant) | passed on with a leading space, so that the session answers |
 //!
 //! A connection has a thread of its own (see `server.rs`), so its socket is read and written
@@ -44,12 +45,20 @@ use crate::binary::{
 use crate::protocol::Backend;
 use crate::session::Session;
 
+const COM_QUIT: u8 = 0x01;
 const COM_INIT_DB: u8 = 0x02;
 const COM_QUERY: u8 = 0x03;
 const COM_FIELD_LIST: u8 = 0x04;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_STMT_SEND_LONG_DATA: u8 = 0x18;
+const COM_STATISTICS: u8 = 0x09;
+const COM_PING: u8 = 0x0e;
+const COM_CHANGE_USER: u8 = 0x11;
+const COM_STMT_CLOSE: u8 = 0x19;
+const COM_STMT_RESET: u8 = 0x1a;
+const COM_SET_OPTION: u8 = 0x1b;
+const COM_RESET_CONNECTION: u8 = 0x1f;
 
 /// A connection's packet buffers keep up to this much room between packets; one that held a
 /// large statement gives the rest back.
@@ -125,6 +134,8 @@ enum Verdict {
     Reply(Vec<u8>),
     /// An execution to run here: the statement and its parameter values.
     Run(u32, Vec<Value>),
+    /// A command opensrv does not know, answered here with the session's state.
+    Own(u8),
     /// No reply at all.
     Drop,
 }
@@ -218,6 +229,30 @@ fn inspect(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
             spaced.extend_from_slice(&[COM_QUERY, b' ']);
             spaced.extend_from_slice(&payload[1..]);
             Verdict::Forward(spaced)
+        }
+        // opensrv answers every command it does not parse with an OK, whatever it asked.
+        Some(&(COM_STATISTICS | COM_STMT_RESET | COM_SET_OPTION | COM_RESET_CONNECTION)) => {
+            Verdict::Own(payload[0])
+        }
+        Some(&COM_CHANGE_USER) => Verdict::Reply(error_packet(
+            seq,
+            1235,
+            "42000",
+            "This version of waterline doesn't yet support 'COM_CHANGE_USER'",
+        )),
+        Some(&command)
+            if !matches!(
+                command,
+                COM_QUIT
+                    | COM_INIT_DB
+                    | COM_QUERY
+                    | COM_PING
+                    | COM_STMT_PREPARE
+                    | COM_STMT_CLOSE
+                    | COM_STMT_SEND_LONG_DATA
+            ) =>
+        {
+            Verdict::Reply(error_packet(seq, 1047, "08S01", "Unknown command"))
         }
         Some(&COM_STMT_SEND_LONG_DATA) => {
             let id = payload
@@ -436,10 +471,83 @@ impl<S: Socket> Filter<S> {
                     );
                     self.reply.write_all(&self.out)?;
                 }
+                Verdict::Own(command) => {
+                    let reply = self.own_command(command, packet.reply_seq);
+                    self.reply.write_all(&reply)?;
+                }
                 Verdict::Drop => {}
             }
         }
         Ok(())
+    }
+}
+
+impl<S> Filter<S> {
+    /// The reply to a command opensrv does not know, done on the session.
+    fn own_command(&mut self, command: u8, seq: u8) -> Vec<u8> {
+        let mut session = self.session.lock();
+        match command {
+            COM_RESET_CONNECTION => {
+                session.reset();
+                self.statements.0.lock().clear();
+            }
+            COM_STMT_RESET => {
+                // Long data sent for the statement is forgotten (opensrv's copy goes with
+                // the next execution it runs, which is none: the flag that sends it there
+                // is cleared).
+                let id = self
+                    .packet
+                    .get(1..5)
+                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                match id.and_then(|id| {
+                    self.statements.0.lock().get_mut(&id).map(|s| {
+                        s.long_data = false;
+                    })
+                }) {
+                    Some(()) => {}
+                    None => {
+                        let id = id.unwrap_or(0);
+                        let m = format!(
+                            "Unknown prepared statement handler ({id}) given to mysqld_stmt_reset"
+                        );
+                        return error_packet(seq, 1243, "HY000", &m);
+                    }
+                }
+            }
+            COM_STATISTICS => {
+                // A bare string, as mysqladmin status prints it.
+                let c = &session.shared.counters;
+                let uptime = session.shared.started.elapsed().as_secs().max(1);
+                let questions = c.questions.load(Ordering::Relaxed);
+                let text = format!(
+                    "Uptime: {uptime}  Threads: {}  Questions: {questions}  Slow queries: 0  \
+                     Opens: 0  Open tables: {}  Queries per second avg: {:.3}",
+                    c.threads_connected.load(Ordering::Relaxed),
+                    session.shared.engine.tables().len(),
+                    questions as f64 / uptime as f64
+                );
+                return frame(seq, text.as_bytes());
+            }
+            COM_SET_OPTION => {
+                // Multi-statements on or off: an EOF, as MySQL answers. A text with several
+                // statements is still refused, one at a time.
+                let status = session.server_status();
+                let mut eof = vec![0xfe, 0, 0];
+                eof.extend_from_slice(&status.to_le_bytes());
+                return frame(seq, &eof);
+            }
+            _ => {}
+        }
+        let mut out = Vec::new();
+        let status = (session.server_status(), session.warning_count());
+        binary::reply(
+            &mut out,
+            seq,
+            self.client_flags,
+            &Ok(crate::session::Response::done(0)),
+            status,
+        );
+        out
     }
 }
 

@@ -115,7 +115,12 @@ impl Raw {
             }
             return first;
         }
-        if first[0] == 0x00 || first[0] == 0xff || (first[0] == 0xfe && first.len() < 9) {
+        // COM_STATISTICS is answered with a bare string.
+        if body[0] == 0x09
+            || first[0] == 0x00
+            || first[0] == 0xff
+            || (first[0] == 0xfe && first.len() < 9)
+        {
             return first;
         }
         // A result set: read to its last EOF (or closing OK).
@@ -376,4 +381,69 @@ fn an_execution_replies_the_same_in_the_filter_and_in_opensrv() {
         }
         raw.ping();
     }
+}
+
+/// The commands opensrv answers with an OK whatever they ask are answered here for what they
+/// ask, or refused.
+#[test]
+fn commands_opensrv_does_not_know_do_what_they_ask_or_are_refused() {
+    let port = start(1 << 20);
+    let mut raw = Raw::connect(port);
+    let status = |ok: &[u8]| u16::from_le_bytes([ok[3], ok[4]]);
+    assert_eq!(raw.command(b"\x02waterline")[0], 0);
+    assert_eq!(raw.command(b"\x03SET autocommit = 0")[0], 0);
+    let ok = raw.command(b"\x03INSERT INTO t VALUES (10, 'r', 1.00)");
+    assert_eq!(
+        status(&ok),
+        0x1,
+        "in a transaction, autocommit off: {}",
+        String::from_utf8_lossy(&ok)
+    );
+    // COM_RESET_CONNECTION: the transaction rolled back, the variables as new.
+    let ok = raw.command(&[0x1f]);
+    assert_eq!(
+        (ok[0], status(&ok)),
+        (0, 0x2),
+        "reset: autocommit on, nothing open"
+    );
+    assert_eq!(
+        raw.command(b"\x03SELECT COUNT(*) FROM t")[0],
+        1,
+        "the database is kept"
+    );
+    let mut c = mysql::Conn::new(
+        mysql::Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap(),
+    )
+    .unwrap();
+    let n: Option<i64> = c
+        .query_first("SELECT COUNT(*) FROM t WHERE id = 10")
+        .unwrap();
+    assert_eq!(n, Some(0), "the reset rolled the insert back");
+    // COM_STATISTICS: mysqladmin status's line.
+    let line = raw.command(&[0x09]);
+    let line = String::from_utf8_lossy(&line);
+    assert!(
+        line.starts_with("Uptime: ") && line.contains("Questions: "),
+        "{line}"
+    );
+    // COM_SET_OPTION: an EOF.
+    assert_eq!(raw.command(&[0x1b, 0, 0])[0], 0xfe);
+    // COM_STMT_RESET of a statement that exists, and of one that does not.
+    let prepared = raw.command(b"\x16SELECT name FROM t WHERE id = ?");
+    let id = prepared[1..5].to_vec();
+    let mut reset = vec![0x1a];
+    reset.extend_from_slice(&id);
+    assert_eq!(raw.command(&reset)[0], 0);
+    assert_eq!(error_code(&raw.command(&[0x1a, 9, 9, 0, 0])), Some(1243));
+    // COM_CHANGE_USER is not built; COM_PROCESS_KILL, COM_SHUTDOWN and the rest are not
+    // commands waterline has.
+    assert_eq!(error_code(&raw.command(&[0x11, b'x', 0])), Some(1235));
+    for command in [0x05, 0x07, 0x08, 0x0a, 0x0c, 0x0d, 0x1c, 0x20] {
+        assert_eq!(
+            error_code(&raw.command(&[command, 0, 0, 0, 0])),
+            Some(1047),
+            "{command:#x}"
+        );
+    }
+    raw.ping();
 }
