@@ -387,7 +387,7 @@ fn tpcc_rounds_take_turns_and_report_medians() {
     assert_eq!(csn["rounds_won"], won);
     let csv = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 7, "six points + header");
-    assert!(csv.lines().next().unwrap().ends_with(",round"));
+    assert!(csv.lines().next().unwrap().ends_with(",round,effective"));
 }
 
 #[test]

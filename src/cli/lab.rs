@@ -696,6 +696,13 @@ fn summary(
          repeats; on a noisy machine, a few percent either way is noise).\n",
         configs[0]
     );
+    // What ran, as each configuration's engine and a client's session read it back.
+    for config in &configs {
+        if let Some(p) = report.points.iter().find(|p| &p.config == config) {
+            let _ = writeln!(out, "- In force for `{config}`: {}", p.effective);
+        }
+    }
+    out.push('\n');
     // The throughput table (for the planner: the last segment of each configuration).
     let _ = write!(out, "| clients |");
     for c in &configs {

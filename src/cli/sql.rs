@@ -35,7 +35,11 @@ pub fn render(response: &Response) -> String {
                 .iter()
                 .map(|r| {
                     r.iter()
-                        .map(|v| waterline_server::types::text(v).unwrap_or_else(|| "NULL".into()))
+                        .zip(columns)
+                        .map(|(v, c)| {
+                            waterline_server::types::text_in(c.decimals, v)
+                                .unwrap_or_else(|| "NULL".into())
+                        })
                         .collect()
                 })
                 .collect();

@@ -229,8 +229,9 @@ fn column_definition(body: &mut Vec<u8>, c: &ResultColumn) {
     body.extend_from_slice(&UTF8_GENERAL_CI.to_le_bytes());
     body.extend_from_slice(&1024u32.to_le_bytes()); // column length
     body.push(c.ty as u8);
-    body.extend_from_slice(&[0, 0]); // flags
-    body.push(0); // decimals
+    body.extend_from_slice(&c.flags.to_le_bytes());
+    // opensrv writes no decimals, and the two must send the same bytes (see wire.rs).
+    body.push(0);
     body.extend_from_slice(&[0, 0]);
 }
 
@@ -251,15 +252,15 @@ fn binary_row(body: &mut Vec<u8>, columns: &[ResultColumn], row: &[Value], scrat
 /// One value in the encoding of column type `ty` (what the column's type promises, whatever
 /// the value: a mismatch writes the type's zero rather than a packet the client misreads).
 fn binary_value(body: &mut Vec<u8>, ty: Wire, v: &Value, scratch: &mut String) {
+    // An integer is its low bytes, signed or not: the stored value fits its column's width.
+    let int = |body: &mut Vec<u8>, width: usize| {
+        body.extend_from_slice(&v.as_int().unwrap_or(0).to_le_bytes()[..width]);
+    };
     match ty {
-        Wire::MYSQL_TYPE_LONG => {
-            let n = v.as_int().unwrap_or(0);
-            let n = n.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
-            body.extend_from_slice(&n.to_le_bytes());
-        }
-        Wire::MYSQL_TYPE_LONGLONG => {
-            body.extend_from_slice(&v.as_int().unwrap_or(0).to_le_bytes());
-        }
+        Wire::MYSQL_TYPE_TINY => int(body, 1),
+        Wire::MYSQL_TYPE_SHORT => int(body, 2),
+        Wire::MYSQL_TYPE_LONG | Wire::MYSQL_TYPE_INT24 => int(body, 4),
+        Wire::MYSQL_TYPE_LONGLONG => int(body, 8),
         Wire::MYSQL_TYPE_DOUBLE => {
             body.extend_from_slice(&v.as_f64().unwrap_or(0.0).to_le_bytes());
         }
@@ -498,16 +499,12 @@ mod tests {
     #[test]
     fn a_result_set_is_encoded_as_opensrv_encodes_it() {
         let columns = vec![
-            ResultColumn {
-                name: "id".into(),
-                table: "t".into(),
-                ty: Wire::MYSQL_TYPE_LONG,
-            },
-            ResultColumn {
-                name: "v".into(),
-                table: "t".into(),
-                ty: Wire::MYSQL_TYPE_VAR_STRING,
-            },
+            ResultColumn::new(
+                "id".into(),
+                "t".into(),
+                crate::types::ColumnMeta::computed(Wire::MYSQL_TYPE_LONG),
+            ),
+            ResultColumn::new("v".into(), "t".into(), crate::types::ColumnMeta::text()),
         ];
         let rows = vec![
             vec![Value::Int(1), Value::from("a")],

@@ -20,7 +20,7 @@ use waterline_txn::{Decimal, Value};
 use crate::error::SqlError;
 use crate::session::{Response, ResultColumn, Session};
 use crate::shared::Shared;
-use crate::types::text;
+use crate::types::text_in;
 use crate::wire::Unsent;
 
 /// One connection's backend.
@@ -129,7 +129,7 @@ fn columns(cols: &[ResultColumn]) -> Vec<Column> {
             table: c.table.to_string(),
             column: c.name.to_string(),
             coltype: c.ty,
-            colflags: ColumnFlags::empty(),
+            colflags: ColumnFlags::from_bits_truncate(c.flags),
         })
         .collect()
 }
@@ -143,21 +143,31 @@ pub(crate) fn datetime(v: &waterline_txn::DateTime) -> Option<NaiveDateTime> {
 /// Writes one value in the binary protocol's encoding for column type `ty`.
 fn write_binary<W: AsyncWrite + Unpin>(
     w: &mut RowWriter<'_, W>,
-    ty: Wire,
+    c: &ResultColumn,
     v: &Value,
 ) -> io::Result<()> {
-    match (ty, v) {
+    // opensrv checks the Rust type against the column's type and sign.
+    let unsigned = c.flags & crate::types::UNSIGNED_FLAG != 0;
+    match (c.ty, v) {
         (_, Value::Null) => w.write_col(None::<i64>),
-        (Wire::MYSQL_TYPE_LONG, Value::Int(n)) => {
+        (Wire::MYSQL_TYPE_TINY, Value::Int(n)) if unsigned => w.write_col(*n as u8),
+        (Wire::MYSQL_TYPE_TINY, Value::Int(n)) => w.write_col(*n as i8),
+        (Wire::MYSQL_TYPE_SHORT, Value::Int(n)) if unsigned => w.write_col(*n as u16),
+        (Wire::MYSQL_TYPE_SHORT, Value::Int(n)) => w.write_col(*n as i16),
+        (Wire::MYSQL_TYPE_LONG | Wire::MYSQL_TYPE_INT24, Value::Int(n)) if unsigned => {
+            w.write_col(*n as u32)
+        }
+        (Wire::MYSQL_TYPE_LONG | Wire::MYSQL_TYPE_INT24, Value::Int(n)) => {
             w.write_col(i32::try_from(*n).unwrap_or(i32::MAX))
         }
+        (Wire::MYSQL_TYPE_LONGLONG, Value::Int(n)) if unsigned => w.write_col(*n as u64),
         (Wire::MYSQL_TYPE_LONGLONG, Value::Int(n)) => w.write_col(*n),
         (Wire::MYSQL_TYPE_DOUBLE, other) => w.write_col(other.as_f64().unwrap_or(0.0)),
         (Wire::MYSQL_TYPE_DATETIME, Value::DateTime(t)) => match datetime(t) {
             Some(d) => w.write_col(d),
             None => w.write_col(None::<i64>),
         },
-        (_, other) => w.write_col(text(other).unwrap_or_default()),
+        (_, other) => w.write_col(crate::types::text(other).unwrap_or_default()),
     }
 }
 
@@ -193,9 +203,9 @@ async fn reply<W: AsyncWrite + Send + Unpin>(
             for row in &rows {
                 for (c, v) in cols.iter().zip(row) {
                     if binary {
-                        write_binary(&mut w, c.ty, v)?;
+                        write_binary(&mut w, c, v)?;
                     } else {
-                        w.write_col(text(v))?;
+                        w.write_col(text_in(c.decimals, v))?;
                     }
                 }
                 w.end_row().await?;

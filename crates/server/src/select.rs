@@ -23,7 +23,7 @@ use waterline_txn::{LockMode, LockWait, Row, Table, Value};
 use crate::access::TxnAccess;
 use crate::error::SqlError;
 use crate::session::{Response, ResultColumn, Session};
-use crate::types::{value_wire_type, wire_type};
+use crate::types::{ColumnMeta, value_wire_type};
 
 /// An aggregate function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +55,9 @@ enum PExpr {
 struct OutCol {
     name: Arc<str>,
     table: Arc<str>,
-    ty: Option<Wire>,
+    /// Its metadata, where the select list fixes it (a column, COUNT); else the first
+    /// non-NULL value's type decides.
+    meta: Option<ColumnMeta>,
     expr: PExpr,
     /// The expression's SQL text, to match ORDER BY items.
     text: String,
@@ -556,7 +558,7 @@ fn bind_projection(
                         cols.push(OutCol {
                             name: column.name.as_str().into(),
                             table: table.alias.as_str().into(),
-                            ty: Some(wire_type(column.ty)),
+                            meta: Some(ColumnMeta::of(column.ty)),
                             expr: PExpr::Scalar(e),
                             text: column.name.clone(),
                         });
@@ -565,17 +567,18 @@ fn bind_projection(
             }
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
                 let expr = pb.bind(e)?;
-                let (ty, table) = match &expr {
+                let (meta, table) = match &expr {
                     PExpr::Scalar(Expr::Column(c)) => {
                         let t = &tables[c.table];
                         (
-                            Some(wire_type(t.schema.columns[c.column].ty)),
+                            Some(ColumnMeta::of(t.schema.columns[c.column].ty)),
                             t.alias.as_str().into(),
                         )
                     }
-                    PExpr::Agg(i) if pb.aggs[*i].func == AggFunc::Count => {
-                        (Some(Wire::MYSQL_TYPE_LONGLONG), "".into())
-                    }
+                    PExpr::Agg(i) if pb.aggs[*i].func == AggFunc::Count => (
+                        Some(ColumnMeta::computed(Wire::MYSQL_TYPE_LONGLONG)),
+                        "".into(),
+                    ),
                     _ => (None, "".into()),
                 };
                 let text = e.to_string();
@@ -599,7 +602,7 @@ fn bind_projection(
                 cols.push(OutCol {
                     name: name.into(),
                     table,
-                    ty,
+                    meta,
                     expr,
                     text,
                 });
@@ -772,16 +775,17 @@ fn project(
     let columns = cols
         .iter()
         .enumerate()
-        .map(|(i, c)| ResultColumn {
-            name: Arc::clone(&c.name),
-            table: Arc::clone(&c.table),
-            ty: c.ty.unwrap_or_else(|| {
-                result
-                    .iter()
-                    .map(|r| &r[i])
-                    .find(|v| !v.is_null())
-                    .map_or(Wire::MYSQL_TYPE_VAR_STRING, value_wire_type)
-            }),
+        .map(|(i, c)| {
+            let meta = c.meta.unwrap_or_else(|| {
+                ColumnMeta::computed(
+                    result
+                        .iter()
+                        .map(|r| &r[i])
+                        .find(|v| !v.is_null())
+                        .map_or(Wire::MYSQL_TYPE_VAR_STRING, value_wire_type),
+                )
+            });
+            ResultColumn::new(Arc::clone(&c.name), Arc::clone(&c.table), meta)
         })
         .collect();
     Ok(Response::Rows {
@@ -961,31 +965,29 @@ pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColu
             SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
                 for t in &bound {
                     for c in &t.schema.columns {
-                        cols.push(ResultColumn {
-                            name: c.name.as_str().into(),
-                            table: t.alias.as_str().into(),
-                            ty: wire_type(c.ty),
-                        });
+                        cols.push(ResultColumn::new(
+                            c.name.as_str().into(),
+                            t.alias.as_str().into(),
+                            ColumnMeta::of(c.ty),
+                        ));
                     }
                 }
             }
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                let ty = match pb.bind(e)? {
+                let meta = match pb.bind(e)? {
                     PExpr::Scalar(Expr::Column(c)) => {
-                        wire_type(bound[c.table].schema.columns[c.column].ty)
+                        ColumnMeta::of(bound[c.table].schema.columns[c.column].ty)
                     }
-                    PExpr::Agg(i) if pb.aggs[i].func == AggFunc::Count => Wire::MYSQL_TYPE_LONGLONG,
-                    _ => Wire::MYSQL_TYPE_VAR_STRING,
+                    PExpr::Agg(i) if pb.aggs[i].func == AggFunc::Count => {
+                        ColumnMeta::computed(Wire::MYSQL_TYPE_LONGLONG)
+                    }
+                    _ => ColumnMeta::computed(Wire::MYSQL_TYPE_VAR_STRING),
                 };
                 let name = match item {
                     SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
                     _ => e.to_string(),
                 };
-                cols.push(ResultColumn {
-                    name: name.into(),
-                    table: "".into(),
-                    ty,
-                });
+                cols.push(ResultColumn::new(name.into(), "".into(), meta));
             }
             other => return Err(SqlError::unsupported(other)),
         }

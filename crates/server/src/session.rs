@@ -34,6 +34,24 @@ pub struct ResultColumn {
     pub table: Arc<str>,
     /// Its protocol type.
     pub ty: Wire,
+    /// MySQL's column flags (`UNSIGNED_FLAG` for an UNSIGNED column).
+    pub flags: u16,
+    /// Digits after the point: a DECIMAL's scale, a DATETIME's fractional digits, or
+    /// [`crate::types::NOT_FIXED_DEC`] for a computed value.
+    pub decimals: u8,
+}
+
+impl ResultColumn {
+    /// A column named `name`, of `table` ("" for an expression), described by `meta`.
+    pub fn new(name: Arc<str>, table: Arc<str>, meta: crate::types::ColumnMeta) -> ResultColumn {
+        ResultColumn {
+            name,
+            table,
+            ty: meta.ty,
+            flags: meta.flags,
+            decimals: meta.decimals,
+        }
+    }
 }
 
 /// What a statement returns.
@@ -71,11 +89,7 @@ impl Response {
     pub fn text(names: &[&str], rows: Vec<Vec<Value>>) -> Response {
         let columns = names
             .iter()
-            .map(|n| ResultColumn {
-                name: (*n).into(),
-                table: "".into(),
-                ty: Wire::MYSQL_TYPE_VAR_STRING,
-            })
+            .map(|n| ResultColumn::new((*n).into(), "".into(), crate::types::ColumnMeta::text()))
             .collect();
         Response::Rows { columns, rows }
     }

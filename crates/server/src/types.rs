@@ -115,15 +115,69 @@ pub fn type_name(ty: ColumnType) -> String {
     }
 }
 
-/// The protocol type of an engine type. The integers narrower than INT go as LONG and
-/// INT UNSIGNED as LONGLONG, without the UNSIGNED flag (a known difference: MySQL sends
-/// TINY, SHORT, INT24 and the flag).
+/// MySQL's column flag for an UNSIGNED number.
+pub const UNSIGNED_FLAG: u16 = 32;
+
+/// MySQL's "decimals" of a computed column: not fixed (a value shows the digits it has).
+pub const NOT_FIXED_DEC: u8 = 31;
+
+/// What a result set says of a column besides its name: the protocol type, the flags, and
+/// the digits after the point (a DECIMAL's scale, a DATETIME's fractional digits;
+/// [`NOT_FIXED_DEC`] for a computed value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColumnMeta {
+    /// The protocol type.
+    pub ty: Wire,
+    /// MySQL's column flags ([`UNSIGNED_FLAG`]).
+    pub flags: u16,
+    /// Digits after the point.
+    pub decimals: u8,
+}
+
+impl ColumnMeta {
+    /// A table column of type `ty`.
+    pub fn of(ty: ColumnType) -> ColumnMeta {
+        ColumnMeta {
+            ty: wire_type(ty),
+            flags: if matches!(ty, ColumnType::Unsigned(_)) {
+                UNSIGNED_FLAG
+            } else {
+                0
+            },
+            decimals: match ty {
+                ColumnType::Decimal { scale, .. } => scale,
+                ColumnType::DateTime(fsp) => fsp,
+                _ => 0,
+            },
+        }
+    }
+
+    /// A computed value's column, of protocol type `ty`.
+    pub fn computed(ty: Wire) -> ColumnMeta {
+        ColumnMeta {
+            ty,
+            flags: 0,
+            decimals: NOT_FIXED_DEC,
+        }
+    }
+
+    /// A text column (SHOW's).
+    pub fn text() -> ColumnMeta {
+        ColumnMeta {
+            ty: Wire::MYSQL_TYPE_VAR_STRING,
+            flags: 0,
+            decimals: 0,
+        }
+    }
+}
+
+/// The protocol type of an engine type.
 pub fn wire_type(ty: ColumnType) -> Wire {
     match ty {
-        ColumnType::TinyInt | ColumnType::SmallInt | ColumnType::MediumInt | ColumnType::Int => {
-            Wire::MYSQL_TYPE_LONG
-        }
-        ColumnType::Unsigned(1..=3) => Wire::MYSQL_TYPE_LONG,
+        ColumnType::TinyInt | ColumnType::Unsigned(1) => Wire::MYSQL_TYPE_TINY,
+        ColumnType::SmallInt | ColumnType::Unsigned(2) => Wire::MYSQL_TYPE_SHORT,
+        ColumnType::MediumInt | ColumnType::Unsigned(3) => Wire::MYSQL_TYPE_INT24,
+        ColumnType::Int | ColumnType::Unsigned(4) => Wire::MYSQL_TYPE_LONG,
         ColumnType::BigInt | ColumnType::Unsigned(_) => Wire::MYSQL_TYPE_LONGLONG,
         ColumnType::Decimal { .. } => Wire::MYSQL_TYPE_NEWDECIMAL,
         ColumnType::Char(_) => Wire::MYSQL_TYPE_STRING,
@@ -282,6 +336,28 @@ pub fn store(
         (_, v) => v,
     };
     Ok(stored)
+}
+
+/// A value of a column with `decimals` digits after the point, as the text protocol sends
+/// it: a DATETIME(fsp) value shows exactly fsp digits of a second, as MySQL shows it.
+pub fn text_in(decimals: u8, v: &Value) -> Option<String> {
+    match v {
+        Value::DateTime(t) if decimals <= 6 => {
+            let mut out = t.to_string();
+            // Display gives 6 digits when there is a fraction, none when there is not.
+            if let Some(dot) = out.find('.') {
+                out.truncate(dot);
+            }
+            if decimals > 0 {
+                let micros = t.0.rem_euclid(1_000_000);
+                let digits = format!("{micros:06}");
+                out.push('.');
+                out.push_str(&digits[..usize::from(decimals)]);
+            }
+            Some(out)
+        }
+        other => text(other),
+    }
 }
 
 /// A value as the text protocol sends it (no quotes).

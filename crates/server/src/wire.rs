@@ -972,10 +972,12 @@ mod tests {
     #[test]
     fn status_and_warnings_are_written_where_the_reply_has_them() {
         use crate::session::{Response, ResultColumn};
-        let column = |name: &str| ResultColumn {
-            name: name.into(),
-            table: "t".into(),
-            ty: opensrv_mysql::ColumnType::MYSQL_TYPE_LONG,
+        let column = |name: &str| {
+            ResultColumn::new(
+                name.into(),
+                "t".into(),
+                crate::types::ColumnMeta::computed(opensrv_mysql::ColumnType::MYSQL_TYPE_LONG),
+            )
         };
         // Binary rows start with 0x00, as an OK does: only the closing packets change.
         let rows = Response::Rows {

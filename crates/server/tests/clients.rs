@@ -373,3 +373,85 @@ fn clients_connecting_at_once_all_get_a_greeting() {
         assert_eq!(start[4], 10, "client {i}");
     }
 }
+
+/// Integer columns go with MySQL's widths and UNSIGNED flag, and their values decode the
+/// same through the text protocol, the filter's binary executions and opensrv's (the two
+/// binary paths: a fresh prepared statement, and one after long data).
+#[test]
+fn integer_columns_have_mysql_widths_and_signs_on_both_protocols() {
+    use mysql::consts::{ColumnFlags, ColumnType};
+    let port = start(4);
+    let mut c = connect(port);
+    c.query_drop(
+        "CREATE TABLE w (id INT PRIMARY KEY, t TINYINT, tu TINYINT UNSIGNED, s SMALLINT, \
+         su SMALLINT UNSIGNED, m MEDIUMINT, mu MEDIUMINT UNSIGNED, iu INT UNSIGNED, \
+         b BIGINT, at DATETIME(3))",
+    )
+    .unwrap();
+    c.query_drop(
+        "INSERT INTO w VALUES (1, -128, 255, -32768, 65535, -8388608, 16777215, 4294967295, \
+         -9223372036854775808, '2026-11-26 12:00:00.1239')",
+    )
+    .unwrap();
+    type Row = (i64, i64, i64, i64, i64, i64, i64, i64, i64, String);
+    let wanted: Row = (
+        1,
+        -128,
+        255,
+        -32768,
+        65535,
+        -8388608,
+        16777215,
+        4294967295,
+        i64::MIN,
+        "2026-11-26 12:00:00.124".into(),
+    );
+    let sql = "SELECT id, t, tu, s, su, m, mu, iu, b, at FROM w WHERE id = ?";
+    let text: Vec<Row> = c.query(sql.replace('?', "1")).unwrap();
+    assert_eq!(text, std::slice::from_ref(&wanted));
+    let statement = c.prep(sql).unwrap();
+    let kinds: Vec<(ColumnType, bool)> = statement
+        .columns()
+        .iter()
+        .map(|col| {
+            (
+                col.column_type(),
+                col.flags().contains(ColumnFlags::UNSIGNED_FLAG),
+            )
+        })
+        .collect();
+    use ColumnType::*;
+    assert_eq!(
+        kinds,
+        [
+            (MYSQL_TYPE_LONG, false),
+            (MYSQL_TYPE_TINY, false),
+            (MYSQL_TYPE_TINY, true),
+            (MYSQL_TYPE_SHORT, false),
+            (MYSQL_TYPE_SHORT, true),
+            (MYSQL_TYPE_INT24, false),
+            (MYSQL_TYPE_INT24, true),
+            (MYSQL_TYPE_LONG, true),
+            (MYSQL_TYPE_LONGLONG, false),
+            (MYSQL_TYPE_DATETIME, false),
+        ]
+    );
+    type Binary = (i64, i64, i64, i64, i64, i64, i64, i64, i64, mysql::Value);
+    let binary: Vec<Binary> = c.exec(&statement, (1,)).unwrap();
+    let b = &binary[0];
+    assert_eq!(
+        (b.0, b.1, b.2, b.3, b.4, b.5, b.6, b.7, b.8),
+        (
+            1,
+            -128,
+            255,
+            -32768,
+            65535,
+            -8388608,
+            16777215,
+            4294967295,
+            i64::MIN
+        )
+    );
+    assert_eq!(b.9, mysql::Value::Date(2026, 11, 26, 12, 0, 0, 124_000));
+}

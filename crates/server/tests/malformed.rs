@@ -330,12 +330,15 @@ fn an_execution_replies_the_same_in_the_filter_and_in_opensrv() {
     .unwrap();
     c.query_drop(
         "CREATE TABLE v (id INT PRIMARY KEY, big BIGINT, name VARCHAR(20), \
-         price DECIMAL(6,2), ratio DOUBLE, at DATETIME)",
+         price DECIMAL(6,2), ratio DOUBLE, at DATETIME, t TINYINT, tu TINYINT UNSIGNED, \
+         su SMALLINT UNSIGNED, m MEDIUMINT, iu INT UNSIGNED)",
     )
     .unwrap();
     c.query_drop(
-        "INSERT INTO v VALUES (1, 9000000000, 'one', 1.50, 0.25, '2026-11-21 10:11:12'), \
-         (2, NULL, NULL, NULL, NULL, NULL), (3, -1, '', -2.00, -1e300, '1999-12-31 23:59:59')",
+        "INSERT INTO v VALUES (1, 9000000000, 'one', 1.50, 0.25, '2026-11-21 10:11:12', \
+         -128, 255, 65535, -8388608, 4294967295), \
+         (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), \
+         (3, -1, '', -2.00, -1e300, '1999-12-31 23:59:59', 127, 0, 0, 8388607, 0)",
     )
     .unwrap();
     let base = 0x1 | 0x200 | 0x2000 | 0x8000 | 0x80000;
@@ -345,6 +348,7 @@ fn an_execution_replies_the_same_in_the_filter_and_in_opensrv() {
         assert_eq!(raw.command(b"\x02waterline")[0], 0, "COM_INIT_DB");
         for sql in [
             "SELECT id, big, name, price, ratio, at FROM v WHERE id >= ? ORDER BY id",
+            "SELECT t, tu, su, m, iu FROM v WHERE id >= ? ORDER BY id",
             "SELECT COUNT(*), SUM(price) FROM v WHERE id >= ?",
             "UPDATE v SET ratio = ratio WHERE id >= ?",
             "INSERT INTO v (id) VALUES (?)",

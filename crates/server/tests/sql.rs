@@ -19,11 +19,15 @@ fn session() -> Session {
 /// A result set's rows as text (NULL as "NULL").
 fn texts(response: Response, what: &str) -> Vec<Vec<String>> {
     match response {
-        Response::Rows { rows, .. } => rows
+        Response::Rows { rows, columns } => rows
             .iter()
             .map(|r| {
                 r.iter()
-                    .map(|v| waterline_server::types::text(v).unwrap_or_else(|| "NULL".into()))
+                    .zip(&columns)
+                    .map(|(v, c)| {
+                        waterline_server::types::text_in(c.decimals, v)
+                            .unwrap_or_else(|| "NULL".into())
+                    })
                     .collect()
             })
             .collect(),
