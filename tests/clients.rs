@@ -178,3 +178,56 @@ fn clients_gone_without_quit_or_killed_mid_statement_leave_no_lock_and_no_panic(
         "{log}"
     );
 }
+
+/// MySQL Connector/J 8.0.13, the jar BenchmarkSQL ships in `../shared/tools`: it read
+/// `@@init_connect` at connect and, failing, panicked the connection thread before.
+#[test]
+fn connector_j_connects_rolls_back_and_prepares() {
+    let jar = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/tools/benchmarksql/lib/mysql/mysql-connector-java-8.0.13.jar"
+    );
+    let javac = Command::new("javac").arg("-version").output();
+    if !std::path::Path::new(jar).exists() || javac.is_err() {
+        assert!(
+            std::env::var_os("WATERLINE_REQUIRE_CLIENTS").is_none(),
+            "a JDK and {jar} are required here"
+        );
+        eprintln!("skipped: no JDK, or no Connector/J jar at {jar}");
+        return;
+    }
+    let classes = tempfile::tempdir().unwrap();
+    let compiled = Command::new("javac")
+        .arg("-d")
+        .arg(classes.path())
+        .arg(format!(
+            "{}/tests/java/ConnectorJ.java",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let served = Served::start();
+    let out = Command::new("java")
+        .arg("-cp")
+        .arg(format!("{}:{jar}", classes.path().display()))
+        .arg("ConnectorJ")
+        .arg(served.port.to_string())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success() && text.ends_with("ok\n"), "{text}");
+    let log = served.stop();
+    assert!(
+        !log.contains("panic") && !log.contains("internal error"),
+        "{log}"
+    );
+}
