@@ -59,14 +59,15 @@ pub(crate) fn create_table(
     create: &ast::CreateTable,
 ) -> Result<Response, SqlError> {
     s.database.as_ref().ok_or_else(SqlError::no_database)?;
-    // A temporary table is the session's own, invisible to others and gone at disconnect;
-    // made as a base table it would be neither: refused until sessions have tables of
-    // their own.
-    if create.temporary {
-        return Err(SqlError::unsupported("CREATE TEMPORARY TABLE"));
-    }
     let name = object_name(&create.name)?;
-    if s.shared.engine.table(&name).is_ok() {
+    // A temporary table may have a base table's name (it hides it from its session), but
+    // not another temporary table's.
+    let exists = if create.temporary {
+        s.temporary_table(&name).is_some()
+    } else {
+        s.shared.engine.table(&name).is_ok()
+    };
+    if exists {
         if create.if_not_exists {
             s.warnings.push((
                 "Note".into(),
@@ -194,9 +195,17 @@ pub(crate) fn create_table(
             ));
         }
     }
-    s.shared.engine.create_table(schema)?;
+    // The session's own (invisible to others, gone at disconnect, never logged), or the
+    // catalog's.
+    let table = if create.temporary {
+        let table = s.shared.engine.create_temporary_table(schema)?;
+        s.add_temporary(table.clone());
+        table
+    } else {
+        s.shared.engine.create_table(schema)?
+    };
     s.shared.meta.lock().insert(
-        name.to_ascii_lowercase(),
+        crate::dml::meta_key(&table),
         TableMeta {
             defaults,
             auto_increment,
@@ -236,6 +245,9 @@ pub(crate) fn create_index(
         None => columns[0].clone(),
     };
     let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
+    if s.temporary_table(&table).is_some() {
+        return Err(SqlError::unsupported("CREATE INDEX on a temporary table"));
+    }
     match s
         .shared
         .engine
@@ -252,18 +264,23 @@ pub(crate) fn create_index(
     }
 }
 
-/// DROP TABLE [IF EXISTS] t, ...
+/// DROP [TEMPORARY] TABLE [IF EXISTS] t, ...: a temporary table of the name goes first, as
+/// in MySQL; with TEMPORARY, only temporary tables.
 pub(crate) fn drop_tables(
     s: &mut Session,
     names: &[ast::ObjectName],
     if_exists: bool,
+    temporary: bool,
 ) -> Result<Response, SqlError> {
     let db = s.database.clone().ok_or_else(SqlError::no_database)?;
     let names = names
         .iter()
         .map(object_name)
         .collect::<Result<Vec<_>, _>>()?;
-    if !if_exists && let Some(missing) = names.iter().find(|n| s.shared.engine.table(n).is_err()) {
+    let exists = |s: &Session, n: &str| {
+        s.temporary_table(n).is_some() || (!temporary && s.shared.engine.table(n).is_ok())
+    };
+    if !if_exists && let Some(missing) = names.iter().find(|n| !exists(s, n)) {
         return Err(SqlError::new(
             1051,
             "42S02",
@@ -271,6 +288,14 @@ pub(crate) fn drop_tables(
         ));
     }
     for name in &names {
+        if s.drop_temporary(name) {
+            continue;
+        }
+        if temporary {
+            s.warnings
+                .push(("Note".into(), 1051, format!("Unknown table '{db}.{name}'")));
+            continue;
+        }
         match s.shared.engine.drop_table(name) {
             Ok(()) => {
                 s.shared.meta.lock().remove(&name.to_ascii_lowercase());

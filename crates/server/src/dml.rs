@@ -57,10 +57,20 @@ fn single_table(from: &ast::TableWithJoins) -> Result<&ast::ObjectName, SqlError
     }
 }
 
+/// Where the server keeps `table`'s metadata: under its name, or for a temporary table
+/// (which may share a base table's name) under its id.
+pub(crate) fn meta_key(table: &Table) -> String {
+    if table.is_temporary() {
+        format!("#temporary-{}", table.id().0)
+    } else {
+        table.name().to_ascii_lowercase()
+    }
+}
+
 /// The table's metadata, creating it (from the table's largest key) if the server has none.
 fn meta(s: &Session, table: &Table) -> TableMeta {
     let mut all = s.shared.meta.lock();
-    all.entry(table.name().to_ascii_lowercase())
+    all.entry(meta_key(table))
         .or_insert_with(|| TableMeta {
             defaults: vec![None; table.schema().columns.len()],
             ..TableMeta::default()
@@ -71,7 +81,7 @@ fn meta(s: &Session, table: &Table) -> TableMeta {
 /// Reserves `n` AUTO_INCREMENT values past `at_least - 1`; returns the first.
 fn reserve_ids(s: &Session, table: &Table, column: usize, n: i64, at_least: i64) -> i64 {
     let mut all = s.shared.meta.lock();
-    let meta = all.entry(table.name().to_ascii_lowercase()).or_default();
+    let meta = all.entry(meta_key(table)).or_default();
     if meta.next_id == 0 {
         // After a restart: past the largest key (the AUTO_INCREMENT column leads the key).
         let pk = table.schema().primary_key.clone().unwrap_or_default();

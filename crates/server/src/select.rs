@@ -915,7 +915,7 @@ pub(crate) fn explain(
     params: &[Value],
 ) -> Result<Response, SqlError> {
     let db = s.database.clone().ok_or_else(SqlError::no_database)?;
-    let tables = s.shared.engine.tables();
+    let (_, tables) = s.tables();
     s.with_trx(|s, trx| {
         let access = TxnAccess::new(&db, &tables, trx, None);
         let bound = bind_query(&access, q, Some(&*s)).map_err(|e| plan_failure(&access, e))?;
@@ -948,7 +948,7 @@ pub(crate) fn explain(
 /// The columns a query returns, without running it (COM_STMT_PREPARE).
 pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
     let select = select_of(q)?;
-    let tables = s.shared.engine.tables();
+    let (_, tables) = s.tables();
     let catalog = crate::ddl::SchemaCatalog {
         database: s.database_name(),
         tables: &tables,

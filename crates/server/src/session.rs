@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use opensrv_mysql::ColumnType as Wire;
 use sqlparser::ast::{self, Statement};
 use waterline_planner::PlannerMode;
-use waterline_txn::{Isolation, Transaction, Value};
+use waterline_txn::{Isolation, Table, Transaction, Value};
 
 use crate::error::SqlError;
 use crate::shared::Shared;
@@ -160,6 +160,12 @@ pub struct Session {
     /// bulk-loaded).
     pub(crate) foreign_key_checks: bool,
     pub(crate) unique_checks: bool,
+    /// The session's temporary tables (CREATE TEMPORARY TABLE): named as their creator
+    /// named them, each hiding a base table of the same name from this session alone.
+    pub(crate) temporary: Vec<Table>,
+    /// Bumped by every CREATE or DROP of a temporary table: with the engine's catalog
+    /// version it says whether a binding still names the same tables.
+    temporary_changes: u64,
     pub(crate) trx: Option<Transaction>,
     pub(crate) last_insert_id: u64,
     pub(crate) warnings: Vec<(String, u16, String)>,
@@ -195,6 +201,8 @@ impl Session {
             statement_began: 0,
             foreign_key_checks: true,
             unique_checks: true,
+            temporary: Vec::new(),
+            temporary_changes: 0,
             trx: None,
             last_insert_id: 0,
             warnings: Vec::new(),
@@ -227,6 +235,67 @@ impl Session {
             flags |= SERVER_STATUS_AUTOCOMMIT;
         }
         flags
+    }
+
+    /// The tables this session's statements name, and the version of that list: the
+    /// engine's, with each of the session's temporary tables in place of a base table of
+    /// its name.
+    pub(crate) fn tables(&self) -> (u64, Vec<Table>) {
+        let (version, mut tables) = self.shared.engine.versioned_tables();
+        if !self.temporary.is_empty() {
+            tables.retain(|t| {
+                !self
+                    .temporary
+                    .iter()
+                    .any(|tmp| tmp.name().eq_ignore_ascii_case(t.name()))
+            });
+            tables.extend(self.temporary.iter().cloned());
+        }
+        (version + self.temporary_changes, tables)
+    }
+
+    /// The version of [`Session::tables`] (it moves whenever the list may have changed).
+    pub(crate) fn catalog_version(&self) -> u64 {
+        self.shared.engine.catalog_version() + self.temporary_changes
+    }
+
+    /// The session's temporary table `name`, if it has one.
+    pub(crate) fn temporary_table(&self, name: &str) -> Option<&Table> {
+        self.temporary
+            .iter()
+            .find(|t| t.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Adds a temporary table (CREATE TEMPORARY TABLE).
+    pub(crate) fn add_temporary(&mut self, table: Table) {
+        self.temporary.push(table);
+        self.temporary_changes += 1;
+    }
+
+    /// Drops temporary table `name` (and its metadata); whether there was one.
+    pub(crate) fn drop_temporary(&mut self, name: &str) -> bool {
+        let Some(i) = self
+            .temporary
+            .iter()
+            .position(|t| t.name().eq_ignore_ascii_case(name))
+        else {
+            return false;
+        };
+        let table = self.temporary.remove(i);
+        self.shared
+            .meta
+            .lock()
+            .remove(&crate::dml::meta_key(&table));
+        self.temporary_changes += 1;
+        true
+    }
+
+    /// Drops every temporary table (at disconnect, and COM_RESET_CONNECTION).
+    fn drop_all_temporary(&mut self) {
+        let names: Vec<String> = self.temporary.iter().map(|t| t.name().to_owned()).collect();
+        for name in names {
+            self.drop_temporary(&name);
+        }
     }
 
     /// When the running statement began in the session's time zone (NOW()), or with `live`
@@ -347,9 +416,7 @@ impl Session {
                 "Incorrect arguments to EXECUTE",
             ));
         }
-        let good = |b: &Binding| {
-            b.version == self.shared.engine.catalog_version() && b.database == self.database
-        };
+        let good = |b: &Binding| b.version == self.catalog_version() && b.database == self.database;
         let binding = match prepared.binding {
             Some(b) if good(&b) => b,
             _ => match self.bind(&prepared.statement)? {
@@ -373,7 +440,7 @@ impl Session {
     /// handles, and a dropped table's rows live as long as its last handle. So a statement
     /// that is never run again keeps a dropped table only until its session's next statement.
     fn forget_stale_bindings(&mut self) {
-        let version = self.shared.engine.catalog_version();
+        let version = self.catalog_version();
         if version != self.bindings_checked {
             for p in self.prepared.values_mut() {
                 if p.binding.as_ref().is_some_and(|b| b.version != version) {
@@ -395,7 +462,7 @@ impl Session {
         ) {
             return Ok(None);
         }
-        let (version, tables) = self.shared.engine.versioned_tables();
+        let (version, tables) = self.tables();
         let bound = match statement {
             Statement::Query(q) => Bound::Query(crate::select::bind(self, &tables, q)?),
             Statement::Insert(i) => Bound::Insert(crate::dml::bind_insert(self, &tables, i)?),
@@ -453,6 +520,7 @@ impl Session {
         self.last_insert_id = 0;
         self.warnings.clear();
         self.prepared.clear();
+        self.drop_all_temporary();
     }
 
     /// Rolls back the open transaction, if any (a client that went away).
@@ -570,7 +638,10 @@ impl Session {
                 Ok(Response::done(0))
             }
             Statement::CreateTable(create) => {
-                self.commit()?;
+                // CREATE TEMPORARY TABLE does not end the transaction, as in MySQL.
+                if !create.temporary {
+                    self.commit()?;
+                }
                 crate::ddl::create_table(self, create)
             }
             Statement::CreateIndex(create) => {
@@ -578,16 +649,17 @@ impl Session {
                 crate::ddl::create_index(self, create)
             }
             Statement::Drop {
-                temporary: true, ..
-            } => Err(SqlError::unsupported("DROP TEMPORARY TABLE")),
-            Statement::Drop {
                 object_type: ast::ObjectType::Table,
                 if_exists,
                 names,
+                temporary,
                 ..
             } => {
-                self.commit()?;
-                crate::ddl::drop_tables(self, names, *if_exists)
+                // DROP TEMPORARY TABLE does not end the transaction, as in MySQL.
+                if !temporary {
+                    self.commit()?;
+                }
+                crate::ddl::drop_tables(self, names, *if_exists, *temporary)
             }
             Statement::CreateDatabase {
                 db_name,
@@ -746,6 +818,7 @@ impl waterline_planner::SessionValues for Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.abort();
+        self.drop_all_temporary();
     }
 }
 

@@ -30,6 +30,10 @@ use crate::trx_sys::TrxSys;
 /// Shards of the row-lock table.
 const LOCK_SHARDS: usize = 64;
 
+/// The high bit of a temporary table's id: the catalog, whose ids count up from 0, never
+/// reaches it.
+const TEMPORARY_TABLE_IDS: u32 = 1 << 31;
+
 /// What every transaction of an engine shares.
 #[derive(Debug)]
 pub(crate) struct Shared {
@@ -41,6 +45,8 @@ pub(crate) struct Shared {
     /// Bumped by every change of the catalog (CREATE TABLE, CREATE INDEX, DROP TABLE), under
     /// its write lock: a prepared statement's binding is good while this has not moved.
     catalog_version: AtomicU64,
+    /// The next temporary table's number (its id is this in [`TEMPORARY_TABLE_IDS`]).
+    next_temporary: std::sync::atomic::AtomicU32,
     pub(crate) pipeline: Arc<dyn CommitPipeline>,
     /// Committed (and rolled-back) transactions' records, waiting for purge.
     pub(crate) history: History,
@@ -277,6 +283,7 @@ impl Engine {
             stats,
             catalog: RwLock::new(Vec::new()),
             catalog_version: AtomicU64::new(0),
+            next_temporary: std::sync::atomic::AtomicU32::new(0),
             pipeline,
             history: History::default(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -342,6 +349,20 @@ impl Engine {
         catalog.push(table.clone());
         self.catalog_changed();
         Ok(table)
+    }
+
+    /// CREATE TEMPORARY TABLE: a table in no catalog (no name lookup finds it, no other
+    /// transaction can name it), whose changes are undone on rollback but never logged, so
+    /// it is gone with its last handle and never comes back from recovery. Its id is taken
+    /// from a range the catalog never reaches, so the catalog's ids (which the log names)
+    /// stay the same whatever temporary tables came and went.
+    pub fn create_temporary_table(&self, schema: TableSchema) -> Result<Table, TxnError> {
+        schema.validate()?;
+        let n = self.shared.next_temporary.fetch_add(1, Ordering::Relaxed);
+        Ok(Table::new_temporary(
+            TableId(TEMPORARY_TABLE_IDS | (n & !TEMPORARY_TABLE_IDS)),
+            schema,
+        ))
     }
 
     /// The table named `name` (case-insensitive, as MySQL on Linux is not; close enough).

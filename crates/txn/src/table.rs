@@ -162,12 +162,24 @@ pub(crate) struct TableInner {
     successor: OnceLock<Table>,
     /// Set by DROP TABLE: the table is gone from the catalog's names (its id stays taken).
     dropped: AtomicBool,
+    /// A temporary table ([`crate::Engine::create_temporary_table`]): in no catalog, and
+    /// its changes are never logged.
+    temporary: bool,
     /// Planner statistics: the clustered index's, then each secondary index's.
     stats: Box<[StatsSlot]>,
 }
 
 impl Table {
     pub(crate) fn new(id: TableId, schema: TableSchema) -> Table {
+        Table::new_as(id, schema, false)
+    }
+
+    /// A temporary table (its id outside the catalog's).
+    pub(crate) fn new_temporary(id: TableId, schema: TableSchema) -> Table {
+        Table::new_as(id, schema, true)
+    }
+
+    fn new_as(id: TableId, schema: TableSchema, temporary: bool) -> Table {
         let stats = stats_slots(&schema);
         let secondary = schema
             .indexes
@@ -182,6 +194,7 @@ impl Table {
             next_row_id: Arc::new(AtomicI64::new(1)),
             successor: OnceLock::new(),
             dropped: AtomicBool::new(false),
+            temporary,
             stats,
         }))
     }
@@ -205,6 +218,7 @@ impl Table {
             next_row_id: Arc::clone(&self.0.next_row_id),
             successor: OnceLock::new(),
             dropped: AtomicBool::new(false),
+            temporary: self.0.temporary,
             stats,
         }));
         let _ = self.0.successor.set(next.clone());
@@ -236,6 +250,11 @@ impl Table {
     /// The table's id.
     pub fn id(&self) -> TableId {
         self.0.id
+    }
+
+    /// Whether it is a temporary table: its creator's alone, in no catalog, never logged.
+    pub fn is_temporary(&self) -> bool {
+        self.0.temporary
     }
 
     /// The table's name.

@@ -718,7 +718,9 @@ impl Transaction {
     }
 
     fn log(&mut self, table: &Table, record: RecordRef, version: Version) {
-        if self.keeps_redo {
+        // A temporary table's changes are undone on rollback but never redone: it does not
+        // outlive its session, let alone a restart.
+        if self.keeps_redo && !table.is_temporary() {
             self.redo.push(RedoRecord {
                 table: table.id(),
                 key: record.key.clone(),

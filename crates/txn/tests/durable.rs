@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tempfile::TempDir;
 use waterline_txn::{
     Column, ColumnType, CommitConfig, Engine, EngineConfig, FlushPolicy, Isolation, Key, KeyRange,
-    Row, SnapshotKind, Table, TableSchema, Tail, TxnError,
+    Row, SnapshotKind, Table, TableSchema, Tail, TxnError, Value,
 };
 
 fn temp_dir() -> TempDir {
@@ -398,4 +398,51 @@ fn the_pipeline_counts_groups_and_fsyncs_and_the_flush_policy_is_checked() {
     ));
     let in_memory = Engine::open(EngineConfig::default()).unwrap();
     assert!(matches!(in_memory.checkpoint(), Err(TxnError::Config(_))));
+}
+
+/// A temporary table is in no catalog and its changes are never logged: a transaction that
+/// writes to it and to a base table commits the base table's rows alone to the log, base
+/// tables made after it keep the ids the log names, and neither recovery nor a checkpoint
+/// knows it existed.
+#[test]
+fn a_temporary_table_is_never_logged_and_never_shifts_the_catalog() {
+    let dir = temp_dir();
+    let config = config(SnapshotKind::Hybrid);
+    let before = {
+        let engine = open(dir.path(), &config);
+        let account = accounts(&engine);
+        let scratch = engine
+            .create_temporary_table(
+                TableSchema::new("account", vec![Column::new("id", ColumnType::Int)])
+                    .primary_key(&["id"])
+                    .unwrap(),
+            )
+            .unwrap();
+        assert!(scratch.is_temporary() && !account.is_temporary());
+        assert_eq!(engine.tables().len(), 1, "no catalog lists it");
+        assert_eq!(engine.table("account").unwrap().id(), account.id());
+        let history = heap(&engine);
+        let mut trx = engine.begin(Isolation::RepeatableRead);
+        trx.insert(&scratch, vec![7.into()]).unwrap();
+        trx.insert(&account, vec![1.into(), 100i64.into(), Value::Null])
+            .unwrap();
+        trx.insert(&history, vec![5i64.into()]).unwrap();
+        trx.commit().unwrap();
+        // A rolled-back write to it is undone as any other.
+        let mut trx = engine.begin(Isolation::RepeatableRead);
+        trx.insert(&scratch, vec![8.into()]).unwrap();
+        trx.rollback();
+        let mut trx = engine.begin(Isolation::RepeatableRead);
+        assert_eq!(trx.scan(&scratch, KeyRange::All).unwrap().len(), 1);
+        contents(&engine)
+    };
+    let engine = open(dir.path(), &config);
+    assert_eq!(
+        contents(&engine),
+        before,
+        "the log replays onto the same tables"
+    );
+    engine.checkpoint().unwrap();
+    drop(engine);
+    assert_eq!(contents(&open(dir.path(), &config)), before);
 }
