@@ -302,7 +302,7 @@ fn delete_conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<u
 /// The rows of `table` that `filter` (its bound WHERE) selects, with their primary keys,
 /// locked for update.
 fn target_rows(
-    s: &Session,
+    s: &mut Session,
     trx: &mut Transaction,
     db: &str,
     table: &Table,
@@ -311,6 +311,7 @@ fn target_rows(
 ) -> Result<Vec<(Key, Row)>, SqlError> {
     if table.schema().primary_key.is_none() {
         // No primary key: only the hidden row id finds a row again; read them all with it.
+        s.no_index_used = true;
         let all = trx.scan_with(
             table,
             KeyRange::All,
@@ -343,6 +344,7 @@ fn target_rows(
         .optimize(Arc::clone(filter), params)
         .map_err(|e| plan_failure(&access, e))?;
     let run = execute(&plan, &access, params).map_err(|e| plan_failure(&access, e))?;
+    s.no_index_used |= crate::select::scans_without_index(&plan);
     s.shared
         .counters
         .rows_examined

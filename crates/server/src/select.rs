@@ -898,6 +898,7 @@ pub(crate) fn run(
             .optimize(Arc::clone(&bound.select), params)
             .map_err(|e| plan_failure(&access, e))?;
         let wanted = rows_wanted(&plan, usable);
+        s.no_index_used |= scans_without_index(&plan);
         let run =
             execute_first(&plan, &access, params, wanted).map_err(|e| plan_failure(&access, e))?;
         s.shared
@@ -906,6 +907,18 @@ pub(crate) fn run(
             .fetch_add(run.examined.iter().sum(), AtomicOrdering::Relaxed);
         project(s, &bound.projection, select, run.rows, params, window)
     })
+}
+
+/// Whether `plan` reads a table whole, by its rows or a whole index (EXPLAIN's ALL and
+/// index): MySQL's SERVER_QUERY_NO_INDEX_USED.
+pub(crate) fn scans_without_index(plan: &waterline_planner::Plan) -> bool {
+    plan.impossible.is_none()
+        && plan.tables.iter().any(|t| {
+            matches!(
+                t.access,
+                waterline_planner::Access::All | waterline_planner::Access::Index { .. }
+            )
+        })
 }
 
 /// EXPLAIN of a query (planned in the session's transaction, not run).

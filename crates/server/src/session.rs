@@ -23,6 +23,8 @@ use crate::shared::Shared;
 pub const SERVER_STATUS_IN_TRANS: u16 = 0x0001;
 /// Status flag: autocommit is on.
 pub const SERVER_STATUS_AUTOCOMMIT: u16 = 0x0002;
+/// Status flag: the statement read a table without an index (a full table or index scan).
+pub const SERVER_QUERY_NO_INDEX_USED: u16 = 0x0020;
 
 /// A column of a result set.
 #[derive(Clone, Debug, PartialEq)]
@@ -155,6 +157,8 @@ pub struct Session {
     /// When the running statement began (UTC microseconds): NOW() is this, however often a
     /// statement calls it, as in MySQL (SYSDATE() reads the clock).
     statement_began: i64,
+    /// The running (or last) statement read a table without an index.
+    pub(crate) no_index_used: bool,
     /// `foreign_key_checks` and `unique_checks`, read back as set (waterline has no foreign
     /// keys, and checks uniqueness always, as InnoDB does for a unique index that is not
     /// bulk-loaded).
@@ -199,6 +203,7 @@ impl Session {
             sql_mode: crate::vars::SqlMode::default(),
             time_zone: crate::vars::TimeZone::default(),
             statement_began: 0,
+            no_index_used: false,
             foreign_key_checks: true,
             unique_checks: true,
             temporary: Vec::new(),
@@ -233,6 +238,9 @@ impl Session {
         }
         if self.autocommit {
             flags |= SERVER_STATUS_AUTOCOMMIT;
+        }
+        if self.no_index_used {
+            flags |= SERVER_QUERY_NO_INDEX_USED;
         }
         flags
     }
@@ -327,6 +335,7 @@ impl Session {
             .questions
             .fetch_add(1, Ordering::Relaxed);
         self.statement_began = crate::vars::utc_micros();
+        self.no_index_used = false;
         self.forget_stale_bindings();
         if sql.len() > self.shared.config.max_allowed_packet {
             return Err(SqlError::new(
@@ -403,6 +412,7 @@ impl Session {
             .questions
             .fetch_add(1, Ordering::Relaxed);
         self.statement_began = crate::vars::utc_micros();
+        self.no_index_used = false;
         self.forget_stale_bindings();
         let prepared = self
             .prepared

@@ -451,3 +451,39 @@ fn commands_opensrv_does_not_know_do_what_they_ask_or_are_refused() {
     }
     raw.ping();
 }
+
+/// The status flags a query's closing EOF carries: IN_TRANS, AUTOCOMMIT, and
+/// NO_INDEX_USED when a table was read whole.
+#[test]
+fn a_result_set_ends_with_the_sessions_status() {
+    let port = start(1 << 20);
+    let mut raw = Raw::connect(port);
+    assert_eq!(raw.command(b"\x02waterline")[0], 0);
+    let last_status = |raw: &mut Raw, sql: &str| {
+        let mut query = vec![0x03];
+        query.extend_from_slice(sql.as_bytes());
+        raw.write(0, &query);
+        let mut eofs = 0;
+        loop {
+            let (_, p) = raw.read().unwrap();
+            assert_ne!(p[0], 0xff, "{sql}: {}", String::from_utf8_lossy(&p));
+            if p[0] == 0xfe && p.len() < 9 {
+                eofs += 1;
+                if eofs == 2 {
+                    return u16::from_le_bytes([p[3], p[4]]);
+                }
+            }
+        }
+    };
+    assert_eq!(
+        last_status(&mut raw, "SELECT name FROM t WHERE id = 1"),
+        0x2
+    );
+    assert_eq!(last_status(&mut raw, "SELECT name FROM t"), 0x2 | 0x20);
+    assert_eq!(raw.command(b"\x03BEGIN")[0], 0);
+    assert_eq!(
+        last_status(&mut raw, "SELECT name FROM t WHERE id > 1"),
+        0x2 | 0x1
+    );
+    assert_eq!(raw.command(b"\x03COMMIT")[0], 0);
+}
