@@ -94,13 +94,27 @@ impl Served {
         c
     }
 
-    /// Stops the server (SIGTERM) and returns what it wrote to standard error.
-    fn stop(mut self) -> String {
+    /// Stops the server (SIGTERM); what it wrote to standard error must hold no panic.
+    fn stop_clean(mut self) {
         let pid = rustix::process::Pid::from_child(&self.child);
         rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
         self.child.wait().unwrap();
-        std::fs::read_to_string(&self.log).unwrap()
+        let log = std::fs::read_to_string(&self.log).unwrap();
+        assert!(
+            !log.contains("panic") && !log.contains("internal error"),
+            "{log}"
+        );
     }
+}
+
+/// A client program's run: it succeeded and its last line was "ok".
+fn printed_ok(out: &std::process::Output) {
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success() && text.ends_with("ok\n"), "{text}");
 }
 
 #[test]
@@ -110,17 +124,8 @@ fn python_clients_roll_back_and_read_the_status_flags() {
     }
     let served = Served::start();
     let out = served.python("rollback.py", &[]).output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success() && text.ends_with("ok\n"), "{text}");
-    let log = served.stop();
-    assert!(
-        !log.contains("panic") && !log.contains("internal error"),
-        "{log}"
-    );
+    printed_ok(&out);
+    served.stop_clean();
 }
 
 #[test]
@@ -172,11 +177,7 @@ fn clients_gone_without_quit_or_killed_mid_statement_leave_no_lock_and_no_panic(
         "the gone clients' updates undone"
     );
     drop(conn);
-    let log = served.stop();
-    assert!(
-        !log.contains("panic") && !log.contains("internal error"),
-        "{log}"
-    );
+    served.stop_clean();
 }
 
 /// MySQL Connector/J 8.0.13, the jar BenchmarkSQL ships in `../shared/tools`: it read
@@ -219,15 +220,6 @@ fn connector_j_connects_rolls_back_and_prepares() {
         .arg(served.port.to_string())
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success() && text.ends_with("ok\n"), "{text}");
-    let log = served.stop();
-    assert!(
-        !log.contains("panic") && !log.contains("internal error"),
-        "{log}"
-    );
+    printed_ok(&out);
+    served.stop_clean();
 }
