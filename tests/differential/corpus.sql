@@ -95,6 +95,19 @@ INSERT INTO ints (id, ti) VALUES (6, '-128.4');
 INSERT INTO ints (id, tu) VALUES (7, -0.4);
 SELECT id, ti, tu FROM ints WHERE id BETWEEN 4 AND 7 ORDER BY id;
 
+-- BIGINT UNSIGNED and TIMESTAMP, where waterline differs (listed)
+CREATE TABLE bigu (id INT PRIMARY KEY, v BIGINT UNSIGNED);
+INSERT INTO bigu VALUES (1, 9223372036854775807);
+INSERT INTO bigu VALUES (2, 9223372036854775808);
+INSERT INTO bigu VALUES (3, -1);
+SELECT id, v FROM bigu ORDER BY id;
+CREATE TABLE ts (id INT PRIMARY KEY, at TIMESTAMP NULL);
+SET time_zone = '+00:00';
+INSERT INTO ts VALUES (1, '2026-01-01 00:00:00');
+SET time_zone = '+05:00';
+SELECT id, at FROM ts;
+SET time_zone = 'SYSTEM';
+
 -- Non-strict: clamped, with warnings
 SET SESSION sql_mode = '';
 INSERT INTO ints (id, ti, si, tu, iu) VALUES (8, 300, -70000, -1, 5000000000);

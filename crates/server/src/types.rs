@@ -254,6 +254,17 @@ pub fn store(
                 },
                 other => return Err(bad(&other)),
             };
+            if ty == ColumnType::Unsigned(8)
+                && wide > i128::from(i64::MAX)
+                && wide <= i128::from(u64::MAX)
+            {
+                // In MySQL's range, not in waterline's (a value is an i64): refused, not
+                // clamped.
+                return Err(SqlError::unsupported(format!(
+                    "BIGINT UNSIGNED values above {} (column '{name}')",
+                    i64::MAX
+                )));
+            }
             if wide < i128::from(low) {
                 return out_of_range(Value::Int(low));
             }
