@@ -36,6 +36,7 @@ mod vars;
 pub mod wire;
 
 pub use error::SqlError;
+pub use parse::MAX_OPERATOR_CHAIN;
 pub use server::Server;
 pub use session::{Response, ResultColumn, Session};
 pub use shared::{Counters, Listening, SessionConfig, Shared, TableMeta, User};

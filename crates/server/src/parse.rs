@@ -69,6 +69,87 @@ fn says(sql: &str, text: &str) -> bool {
     }
 }
 
+/// The longest chain of operators a statement may have between two separators (a comma,
+/// a parenthesis, a clause's keyword): sqlparser builds `a + b + c ...` and `x OR y OR ...`
+/// as a tree that deepens by one level per operator, without the recursion limit that caps
+/// every other kind of nesting (50), and every walk of that tree (binding, evaluation,
+/// dropping it) recurses once per level. MySQL's own limit is its thread stack (1436); a
+/// chain of a few thousand fails there too.
+pub const MAX_OPERATOR_CHAIN: usize = 1000;
+
+/// Error 1436 if `sql` has a chain of more than [`MAX_OPERATOR_CHAIN`] operators between
+/// separators, found by one pass over its bytes (quoted text and comments skipped). It
+/// counts every operator symbol and AND, OR, XOR, DIV, MOD, IS, LIKE, BETWEEN and IN as
+/// one link, so it over-counts (`<=` is two) and never under-counts.
+fn check_operator_chains(sql: &str) -> Result<(), SqlError> {
+    let bytes = sql.as_bytes();
+    let (mut run, mut i) = (0usize, 0usize);
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'\'' | b'"' | b'`' => {
+                // Quoted text: skip to the closing quote (a doubled or escaped one stays
+                // inside).
+                i += 1;
+                while i < bytes.len() {
+                    if bytes[i] == b'\\' {
+                        i += 2;
+                        continue;
+                    }
+                    if bytes[i] == b {
+                        if bytes.get(i + 1) == Some(&b) {
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            b'(' | b')' | b',' | b';' => run = 0,
+            b'+' | b'-' | b'*' | b'/' | b'%' | b'=' | b'<' | b'>' | b'!' | b'&' | b'|' | b'^' => {
+                run += 1
+            }
+            b if b.is_ascii_alphabetic() || b == b'_' => {
+                let start = i;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                let word = &sql[start..i];
+                if [
+                    "AND", "OR", "XOR", "DIV", "MOD", "IS", "LIKE", "BETWEEN", "IN",
+                ]
+                .iter()
+                .any(|k| word.eq_ignore_ascii_case(k))
+                {
+                    run += 1;
+                } else if [
+                    "SELECT", "FROM", "WHERE", "SET", "VALUES", "ON", "HAVING", "BY",
+                ]
+                .iter()
+                .any(|k| word.eq_ignore_ascii_case(k))
+                {
+                    run = 0;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        if run > MAX_OPERATOR_CHAIN {
+            return Err(SqlError::new(
+                1436,
+                "HY000",
+                format!(
+                    "Thread stack overrun: an expression chains more than \
+                     {MAX_OPERATOR_CHAIN} operators; split it, or use IN (...)"
+                ),
+            ));
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
 /// Parses exactly one statement (a trailing `;` is fine).
 pub fn one(sql: &str) -> Result<Parsed, SqlError> {
     let word = |n: usize, like: &[&str]| {
@@ -88,6 +169,7 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
     if let Some((_, statement)) = TRANSACTION_CONTROL.iter().find(|(text, _)| says(sql, text)) {
         return Ok(Parsed::Statement(Box::new(statement.clone())));
     }
+    check_operator_chains(sql)?;
     let mut statements = Parser::parse_sql(&MySqlDialect {}, sql).map_err(SqlError::parse)?;
     match statements.len() {
         1 => {

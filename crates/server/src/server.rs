@@ -20,6 +20,12 @@ use crate::wire::Socket;
 /// The name of every connection's thread.
 const CONNECTION_THREAD: &str = "waterline-conn";
 
+/// A connection thread's stack (reserved address space: only the pages a statement
+/// touches are memory): enough for the deepest expression a statement may have
+/// (`parse::MAX_OPERATOR_CHAIN` operators in a chain), walked recursively by binding,
+/// evaluation and drop, in an unoptimized build too.
+const CONNECTION_STACK: usize = 16 << 20;
+
 thread_local! {
     /// Where the last panic on this thread happened, for the one line that reports it.
     static PANIC_AT: std::cell::Cell<Option<String>> = const { std::cell::Cell::new(None) };
@@ -183,6 +189,7 @@ impl Server {
         quiet_connection_panics();
         let _ = std::thread::Builder::new()
             .name(CONNECTION_THREAD.into())
+            .stack_size(CONNECTION_STACK)
             .spawn(move || {
                 if std_stream.set_blocking().is_ok() {
                     let id = backend.session().lock().connection_id();

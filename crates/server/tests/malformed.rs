@@ -487,3 +487,53 @@ fn a_result_set_ends_with_the_sessions_status() {
     );
     assert_eq!(raw.command(b"\x03COMMIT")[0], 0);
 }
+
+/// A chain of operators deepens the parsed tree by one level per operator, and every walk
+/// of the tree recurses once per level: up to the limit a statement runs (on every path that
+/// walks it), past it (here 10x) it is 1436 and the connection goes on. The server process
+/// survives both.
+#[test]
+fn long_operator_chains_run_up_to_the_limit_and_are_1436_past_it() {
+    let port = start(1 << 20);
+    let mut c = mysql::Conn::new(
+        mysql::Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap(),
+    )
+    .unwrap();
+    let chain = |n: usize, op: &str, term: &str| vec![term; n].join(op);
+    let limit = waterline_server::MAX_OPERATOR_CHAIN;
+    for n in [limit / 3, limit * 10] {
+        let statements = [
+            format!(
+                "SELECT {} AS s FROM t WHERE id = 1",
+                chain(n * 3, " + ", "id")
+            ),
+            format!("SELECT id FROM t WHERE {}", chain(n, " OR ", "id = 1")),
+            format!("SELECT id FROM t WHERE {}", chain(n, " AND ", "id > 0")),
+            format!(
+                "UPDATE t SET price = {} WHERE id = 1",
+                chain(n * 3, " * ", "1")
+            ),
+            format!(
+                "DELETE FROM t WHERE id = 9 AND ({})",
+                chain(n, " OR ", "id = 1")
+            ),
+        ];
+        for sql in &statements {
+            let text = c.query_drop(sql);
+            let prepared = c.prep(sql).map(drop);
+            if n < limit {
+                text.unwrap_or_else(|e| panic!("{}...: {e}", &sql[..60]));
+                prepared.unwrap();
+            } else {
+                for result in [text, prepared] {
+                    match result {
+                        Err(mysql::Error::MySqlError(e)) => assert_eq!(e.code, 1436, "{e}"),
+                        other => panic!("{}...: {other:?}", &sql[..60]),
+                    }
+                }
+            }
+        }
+    }
+    let one: Option<i64> = c.query_first("SELECT 1").unwrap();
+    assert_eq!(one, Some(1));
+}
