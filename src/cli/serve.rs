@@ -40,6 +40,10 @@ pub struct ServeArgs {
     /// The largest statement accepted, in bytes.
     #[arg(long, default_value_t = 64 << 20)]
     pub max_allowed_packet: usize,
+    /// Seconds a new connection has to log in before it is closed (MySQL's
+    /// `connect_timeout`).
+    #[arg(long, default_value_t = 10)]
+    pub connect_timeout: u64,
     /// With `--data-dir`: take a checkpoint whenever this many bytes have been logged since
     /// the last one (looked at every second), so that a restart after a crash replays at
     /// most about this much log, and the log before it is deleted. The default is InnoDB's
@@ -82,6 +86,7 @@ impl ServeArgs {
             planner: self.knobs.planner,
             users,
             max_allowed_packet: self.max_allowed_packet,
+            connect_timeout: std::time::Duration::from_secs(self.connect_timeout.max(1)),
         }
     }
 }

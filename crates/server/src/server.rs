@@ -178,6 +178,7 @@ impl Server {
         let statements = Arc::new(crate::wire::Statements::default());
         let backend = Backend::new(Arc::clone(&self.shared), Arc::clone(&statements));
         let max_packet = self.shared.config.max_allowed_packet;
+        let connect_timeout = self.shared.config.connect_timeout;
         // One thread per connection, as MySQL's default: a statement may block on a row lock
         // or an admission permit, and then only its own connection waits. The thread reads
         // and writes its socket with blocking calls (see `wire.rs`).
@@ -191,7 +192,11 @@ impl Server {
             .name(CONNECTION_THREAD.into())
             .stack_size(CONNECTION_STACK)
             .spawn(move || {
-                if std_stream.set_blocking().is_ok() {
+                // The login must come within connect_timeout (the writer lifts the timeout
+                // once it sends the login's OK).
+                if std_stream.set_blocking().is_ok()
+                    && std_stream.set_read_timeout(Some(connect_timeout)).is_ok()
+                {
                     let id = backend.session().lock().connection_id();
                     // A bug met on one connection ends that connection alone: unwinding
                     // drops its backend, which rolls its transaction back (freeing its row

@@ -32,6 +32,9 @@ pub struct SessionConfig {
     pub users: Vec<User>,
     /// The largest packet (statement) accepted, in bytes (MySQL's `max_allowed_packet`).
     pub max_allowed_packet: usize,
+    /// How long a new connection has to log in (MySQL's `connect_timeout`, 10 s): one
+    /// that has not by then is closed, and its slot of `max_connections` freed.
+    pub connect_timeout: std::time::Duration,
 }
 
 impl Default for SessionConfig {
@@ -45,6 +48,7 @@ impl Default for SessionConfig {
                 password: String::new(),
             }],
             max_allowed_packet: 64 << 20,
+            connect_timeout: std::time::Duration::from_secs(10),
         }
     }
 }

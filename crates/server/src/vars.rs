@@ -266,6 +266,7 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         "foreign_key_checks" => Value::Int(i64::from(s.foreign_key_checks)),
         "unique_checks" => Value::Int(i64::from(s.unique_checks)),
         "interactive_timeout" | "wait_timeout" => Value::Int(28_800),
+        "connect_timeout" => Value::Int(s.shared.config.connect_timeout.as_secs() as i64),
         // SQL a server runs for each new connection: none.
         "init_connect" => Value::from(""),
         "license" => Value::Str("MIT OR Apache-2.0".into()),

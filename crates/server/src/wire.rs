@@ -343,11 +343,18 @@ pub trait Socket: Read + Write + Send + Unpin + Sized + 'static {
     fn shutdown_write(&self);
     /// Makes reads and writes wait (tokio, which accepted it, left it non-blocking).
     fn set_blocking(&self) -> io::Result<()>;
+    /// How long a read waits before it fails (`None`: for ever). The socket's setting: every
+    /// handle to it has it.
+    fn set_read_timeout(&self, timeout: Option<std::time::Duration>) -> io::Result<()>;
 }
 
 impl Socket for TcpStream {
     fn try_clone(&self) -> io::Result<Self> {
         TcpStream::try_clone(self)
+    }
+
+    fn set_read_timeout(&self, timeout: Option<std::time::Duration>) -> io::Result<()> {
+        TcpStream::set_read_timeout(self, timeout)
     }
 
     fn shutdown_write(&self) {
@@ -362,6 +369,10 @@ impl Socket for TcpStream {
 impl Socket for UnixStream {
     fn try_clone(&self) -> io::Result<Self> {
         UnixStream::try_clone(self)
+    }
+
+    fn set_read_timeout(&self, timeout: Option<std::time::Duration>) -> io::Result<()> {
+        UnixStream::set_read_timeout(self, timeout)
     }
 
     fn shutdown_write(&self) {
@@ -592,6 +603,8 @@ struct Out<S> {
     greeted: bool,
     /// Scratch: the packets of the reply being patched.
     ranges: Vec<Range<usize>>,
+    /// The login's OK was just written: the connect timeout is lifted when it is sent.
+    logged_in: bool,
 }
 
 impl<S> Out<S> {
@@ -638,6 +651,7 @@ impl<S> Out<S> {
             // After the login reply (OK or error), commands begin.
             if matches!(payload.first(), Some(0x00 | 0xff)) {
                 self.handshake = false;
+                self.logged_in = payload.first() == Some(&0x00);
             }
             rest = &rest[4 + len..];
         }
@@ -710,6 +724,11 @@ impl<S: Socket> AsyncWrite for Out<S> {
         }
         let sent = this.client.write_all(&this.buf);
         this.buf.clear();
+        if std::mem::take(&mut this.logged_in) {
+            // Logged in: an idle connection waits for its next command for ever (MySQL's
+            // wait_timeout, 8 hours, is not applied).
+            let _ = this.client.set_read_timeout(None);
+        }
         Poll::Ready(sent)
     }
 
@@ -905,6 +924,7 @@ pub fn serve<S: Socket>(
         client_flags,
         greeted: false,
         ranges: Vec::new(),
+        logged_in: false,
     };
     // No I/O driver: nothing here waits on an event loop. A protocol error ends only this
     // connection.

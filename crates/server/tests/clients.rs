@@ -445,3 +445,50 @@ fn integer_columns_have_mysql_widths_and_signs_on_both_protocols() {
     );
     assert_eq!(b.9, mysql::Value::Date(2026, 11, 26, 12, 0, 0, 124_000));
 }
+
+/// A connection that never logs in is closed after connect_timeout, and its slot of
+/// max_connections is free again (a slowloris cannot hold them all).
+#[test]
+fn a_connection_that_never_logs_in_is_closed_after_connect_timeout() {
+    let engine = Arc::new(Engine::open(EngineConfig::default()).unwrap());
+    let shared = Shared::new(
+        engine,
+        SessionConfig {
+            connect_timeout: Duration::from_secs(1),
+            ..SessionConfig::default()
+        },
+    );
+    let port = Server::new(shared, 2)
+        .spawn("127.0.0.1:0".parse().unwrap())
+        .unwrap()
+        .port();
+    let silent: Vec<std::net::TcpStream> = (0..2)
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let full =
+        Conn::new(Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap());
+    match full {
+        Err(e) => assert_eq!(code(e), 1040, "both slots are held"),
+        Ok(_) => panic!("both slots are held: no third connection"),
+    }
+    let started = std::time::Instant::now();
+    let mut c = loop {
+        match Conn::new(
+            Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap(),
+        ) {
+            Ok(c) => break c,
+            Err(_) if started.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(100))
+            }
+            Err(e) => panic!("the silent connections were never closed: {e}"),
+        }
+    };
+    let timeout: Option<i64> = c.query_first("SELECT @@connect_timeout").unwrap();
+    assert_eq!(timeout, Some(1));
+    // A logged-in connection is not held to it.
+    std::thread::sleep(Duration::from_millis(1500));
+    let one: Option<i64> = c.query_first("SELECT 1").unwrap();
+    assert_eq!(one, Some(1));
+    drop(silent);
+}
