@@ -551,3 +551,43 @@ fn tpcc_reports_the_configuration_each_point_ran_with() {
         }
     }
 }
+
+#[test]
+fn serve_shuts_down_on_shutdown_from_root_and_refuses_it_to_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let server = Command::new(BIN)
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--user", "root", "--user", "app:s3cret"])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut root = connect(port);
+    root.query_drop("CREATE TABLE t (id INT PRIMARY KEY)")
+        .unwrap();
+    root.query_drop("INSERT INTO t VALUES (1), (2)").unwrap();
+    let mut app = mysql::Conn::new(
+        mysql::OptsBuilder::new()
+            .ip_or_hostname(Some("127.0.0.1"))
+            .tcp_port(port)
+            .user(Some("app"))
+            .pass(Some("s3cret"))
+            .prefer_socket(false),
+    )
+    .unwrap();
+    match app.query_drop("SHUTDOWN") {
+        Err(mysql::Error::MySqlError(e)) => assert_eq!(e.code, 1227, "{e}"),
+        other => panic!("app may not shut the server down: {other:?}"),
+    }
+    root.query_drop("SHUTDOWN").unwrap();
+    let out = exits_within(server, "serve after SHUTDOWN");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("SHUTDOWN: shutting down") && stderr.contains("2 rows"),
+        "a clean stop, with its checkpoint: {stderr}"
+    );
+}

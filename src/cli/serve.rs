@@ -91,7 +91,8 @@ impl ServeArgs {
     }
 }
 
-/// Runs the server until it fails or is told to stop (SIGINT or SIGTERM, as `mysqld`): then
+/// Runs the server until it fails or is told to stop (SIGINT or SIGTERM, as `mysqld`, or
+/// SHUTDOWN from root): then
 /// it stops listening, removes its socket file, and with `--data-dir` takes a checkpoint so
 /// that the next start replays no log. Connections still open are dropped and their
 /// transactions, never committed, are lost as a client that went away loses them.
@@ -111,7 +112,7 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         eprintln!("recovered: {recovery}");
     }
     let shared = Shared::new(Arc::clone(&engine), args.session_config());
-    let server = Server::new(shared, args.max_connections as usize);
+    let server = Server::new(Arc::clone(&shared), args.max_connections as usize);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -148,6 +149,7 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         tokio::select! {
             outcome = serving => outcome.map(|()| None),
             signal = stop.next() => Ok(Some(signal)),
+            () = shared.shutdown_requested() => Ok(Some("SHUTDOWN")),
             () = checkpoints(Arc::clone(&engine), args.checkpoint_log_bytes) => Ok(None),
         }
     });

@@ -17,6 +17,8 @@ pub enum Special {
     ShowWarnings,
     /// Accepted and ignored (`FLUSH ...`, `LOCK`-free no-ops that clients send).
     Ignored,
+    /// `SHUTDOWN` (MySQL 8.0's statement).
+    Shutdown,
 }
 
 /// A parsed query.
@@ -162,6 +164,9 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
     }
     if says(sql, "SHOW WARNINGS") {
         return Ok(Parsed::Special(Special::ShowWarnings));
+    }
+    if says(sql, "SHUTDOWN") {
+        return Ok(Parsed::Special(Special::Shutdown));
     }
     if word(0, &["FLUSH"]) {
         return Ok(Parsed::Special(Special::Ignored));

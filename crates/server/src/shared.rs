@@ -122,6 +122,8 @@ pub struct Shared {
     pub counters: Counters,
     /// When the server started (SHOW STATUS's Uptime).
     pub(crate) started: std::time::Instant,
+    /// Notified by SHUTDOWN (the statement or COM_SHUTDOWN) from a user who may.
+    shutdown: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -134,6 +136,7 @@ impl Shared {
             .collect();
         Arc::new(Shared {
             started: std::time::Instant::now(),
+            shutdown: tokio::sync::Notify::new(),
             engine,
             config,
             databases: Mutex::new(databases),
@@ -148,6 +151,28 @@ impl Shared {
     pub fn connection_id(&self) -> u32 {
         // Relaxed: only uniqueness matters.
         self.next_connection.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Waits until a client asks the server to shut down (SHUTDOWN): what runs the server
+    /// stops it then, as it does on SIGTERM.
+    pub async fn shutdown_requested(&self) {
+        self.shutdown.notified().await;
+    }
+
+    /// SHUTDOWN from `user`: only root may (MySQL's SHUTDOWN privilege, which root has),
+    /// else 1227.
+    pub(crate) fn request_shutdown(&self, user: &str) -> Result<(), crate::SqlError> {
+        if user != "root" {
+            return Err(crate::SqlError::new(
+                1227,
+                "42000",
+                "Access denied; you need (at least one of) the SHUTDOWN privilege(s) for this \
+                 operation",
+            ));
+        }
+        // notify_one keeps the request for a waiter that comes later.
+        self.shutdown.notify_one();
+        Ok(())
     }
 
     /// Whether database `name` exists.

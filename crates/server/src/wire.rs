@@ -9,7 +9,7 @@
 //! | a packet over `max_allowed_packet` | read whole | error 1153, connection closed |
 //! | an error number above 1885 (MySQL 8.0's 3572) | panics the connection's task | written as 1105, its number and SQLSTATE put back by `Out` |
 //! | server status flags and warning count | always 0 (the handshake, every OK and EOF) | the session's, written in by `Out` (see `patch_status`) |
-//! | any command opensrv does not know (COM_RESET_CONNECTION, COM_STATISTICS, COM_SET_OPTION, COM_STMT_RESET, COM_CHANGE_USER, COM_PROCESS_KILL, ...) | an OK, whatever it asked | done here (the session reset, the statistics line, the EOF), or error 1047 / 1235 |
+//! | any command opensrv does not know (COM_RESET_CONNECTION, COM_STATISTICS, COM_SET_OPTION, COM_STMT_RESET, COM_SHUTDOWN, COM_CHANGE_USER, COM_PROCESS_KILL, ...) | an OK, whatever it asked | done here (the session reset, the statistics line, the EOF, the shutdown), or error 1047 / 1235 / 1227 |
 //! | `SELECT @@...` starting the text | answered by opensrv itself for `max_allowed_packet` (a constant) | passed on with a leading space, so that the session answers |
 //!
 //! A connection has a thread of its own (see `server.rs`), so its socket is read and written
@@ -46,6 +46,7 @@ use crate::protocol::Backend;
 use crate::session::Session;
 
 const COM_QUIT: u8 = 0x01;
+const COM_SHUTDOWN: u8 = 0x08;
 const COM_INIT_DB: u8 = 0x02;
 const COM_QUERY: u8 = 0x03;
 const COM_FIELD_LIST: u8 = 0x04;
@@ -231,9 +232,10 @@ fn inspect(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
             Verdict::Forward(spaced)
         }
         // opensrv answers every command it does not parse with an OK, whatever it asked.
-        Some(&(COM_STATISTICS | COM_STMT_RESET | COM_SET_OPTION | COM_RESET_CONNECTION)) => {
-            Verdict::Own(payload[0])
-        }
+        Some(
+            &(COM_STATISTICS | COM_STMT_RESET | COM_SET_OPTION | COM_RESET_CONNECTION
+            | COM_SHUTDOWN),
+        ) => Verdict::Own(payload[0]),
         Some(&COM_CHANGE_USER) => Verdict::Reply(error_packet(
             seq,
             1235,
@@ -538,6 +540,15 @@ impl<S> Filter<S> {
                     questions as f64 / uptime as f64
                 );
                 return frame(seq, text.as_bytes());
+            }
+            COM_SHUTDOWN => {
+                if let Err(e) = session.shared.request_shutdown(&session.user) {
+                    return error_packet(seq, e.code, e.state, &e.message);
+                }
+                // An EOF, as MySQL answers it; the server then stops as on SIGTERM.
+                let mut eof = vec![0xfe, 0, 0];
+                eof.extend_from_slice(&session.server_status().to_le_bytes());
+                return frame(seq, &eof);
             }
             COM_SET_OPTION => {
                 // Multi-statements on or off: an EOF, as MySQL answers. A text with several
