@@ -217,6 +217,12 @@ pub struct EngineArgs {
     /// Log segment size in bytes.
     #[arg(long, default_value_t = 64 << 20)]
     pub segment_bytes: u64,
+    /// With --data-dir, a log damaged other than at its torn tail: recover up to the damage
+    /// and cut the log there, keeping what is cut aside (InnoDB's innodb_force_recovery;
+    /// the commits after the damage are lost). Without it, such a start is refused and
+    /// changes nothing.
+    #[arg(long)]
+    pub force_recovery: bool,
     /// Admission at BEGIN: unlimited, limit:N, pool:N (thread-pool baseline), or adaptive.
     #[arg(long, default_value = "unlimited", value_parser = parse_admission)]
     pub admission: Policy,
@@ -265,6 +271,7 @@ impl EngineArgs {
                     sync_no_delay_count: self.sync_no_delay_count,
                 },
                 segment_bytes: self.segment_bytes,
+                force_recovery: self.force_recovery,
             },
             admission: self.admission,
         }

@@ -9,9 +9,14 @@
 //! Opening a log scans it from the first segment: each segment must start where the previous
 //! one ended, and each record must be whole, match its checksum and carry the expected LSN.
 //! The scan stops at the first place where that fails and reports it ([`Tail`]); the valid
-//! prefix is what recovery may replay. Before appending, the damaged segment is cut at the
-//! damage and the segments after it are renamed `*.orphan` (kept for inspection, never
-//! read), so new records never follow garbage.
+//! prefix is what recovery may replay. Opening reads first and decides before it changes
+//! anything: a torn tail (damage in the last segment with no valid record anywhere after it,
+//! what a crash in the middle of a write leaves) is cut, so new records never follow
+//! garbage; any other damage (a damaged record with valid ones after it, a missing segment,
+//! a log that does not reach where recovery must start) refuses to open, names the file,
+//! the offset, the LSNs and what would be lost, and leaves every byte as it was. Opening with
+//! `force` (InnoDB's `innodb_force_recovery`) cuts there anyway, after copying the cut bytes
+//! to `<segment>.cut` and renaming the segments after it `*.orphan` (kept, never read).
 //!
 //! A batch (one commit group's records) goes to the file with one `write`; under
 //! [`FlushPolicy::EveryCommit`] it is then made durable with one `fdatasync`, under
@@ -84,6 +89,18 @@ pub enum WalError {
     /// [`FlushPolicy::None`] keeps no log, so there is none to open.
     #[error("flush policy None keeps no log; there is nothing to open")]
     NoLog,
+    /// The log is damaged other than at its torn tail (or does not reach where recovery must
+    /// start): opening it would lose what follows the damage, so nothing was changed.
+    #[error(
+        "the log in {dir} is damaged: {what}; nothing was changed (start with force \
+         recovery to cut the log there, keeping what is cut aside)"
+    )]
+    Damaged {
+        /// The log's directory.
+        dir: PathBuf,
+        /// Where and what, and what cutting there would lose.
+        what: String,
+    },
 }
 
 fn io_error<'p>(op: &'static str, path: &'p Path) -> impl FnOnce(io::Error) -> WalError + 'p {
@@ -193,11 +210,37 @@ fn segments(dir: &Path) -> Result<Vec<(Lsn, PathBuf)>, WalError> {
 
 /// Scans the log in `dir` without changing anything.
 pub fn scan(dir: &Path) -> Result<Scan, WalError> {
-    let segments = segments(dir)?;
+    scan_from(dir, Lsn::START)
+}
+
+/// Scans the log in `dir` from LSN `from` (a record boundary: where recovery starts)
+/// without changing anything. Segments that end before `from` are not read; if no segment
+/// holds `from` (and the log is not empty and new), the scan reports the segment missing.
+pub fn scan_from(dir: &Path, from: Lsn) -> Result<Scan, WalError> {
+    let mut segments = segments(dir)?;
+    // The segment that holds `from`, and every one after it.
+    let holding = segments
+        .iter()
+        .rposition(|(start, _)| *start <= from)
+        .unwrap_or(0);
+    segments.drain(..holding);
     let mut records = Vec::new();
-    let mut expected = segments.first().map_or(Lsn::START, |(start, _)| *start);
-    for (start, path) in &segments {
-        if *start != expected {
+    let mut expected = match segments.first() {
+        Some((start, _)) if *start <= from => from,
+        Some((start, _)) if from == Lsn::START => *start,
+        Some(_) => from,
+        None => from,
+    };
+    for (i, (start, path)) in segments.iter().enumerate() {
+        let bytes = fs::read(path).map_err(io_error("read", path))?;
+        let end = start.0 + bytes.len() as u64;
+        // The first segment holds `expected`; each later one starts where the last ended.
+        let fits = if i == 0 {
+            *start <= expected && expected.0 <= end
+        } else {
+            *start == expected
+        };
+        if !fits {
             return Ok(Scan {
                 records,
                 end: expected,
@@ -209,8 +252,7 @@ pub fn scan(dir: &Path) -> Result<Scan, WalError> {
                 orphaned: Vec::new(),
             });
         }
-        let bytes = fs::read(path).map_err(io_error("read", path))?;
-        let mut offset = 0;
+        let mut offset = (expected.0 - start.0) as usize;
         while offset < bytes.len() {
             match record::decode(&bytes[offset..], expected) {
                 Ok((record, size)) => {
@@ -245,6 +287,77 @@ pub fn scan(dir: &Path) -> Result<Scan, WalError> {
     })
 }
 
+/// Whether the damage the scan ended at is a torn tail: in the last segment that has any
+/// bytes, with no valid record at any byte after it (a record is valid only with its own
+/// LSN, its position, so stale bytes do not pass). That is what a crash in the middle of
+/// a write leaves, and all that opening cuts on its own.
+fn torn_tail(dir: &Path, tail: &Tail) -> Result<bool, WalError> {
+    let Tail::Damaged {
+        segment,
+        offset,
+        lsn,
+        ..
+    } = tail
+    else {
+        return Ok(false);
+    };
+    let start = Lsn(lsn.0 - offset);
+    for (later, path) in segments(dir)? {
+        if later > start && fs::metadata(&path).map_err(io_error("stat", &path))?.len() > 0 {
+            return Ok(false);
+        }
+    }
+    let bytes = fs::read(segment).map_err(io_error("read", segment))?;
+    let valid_after = (*offset as usize + 1..bytes.len())
+        .any(|p| record::decode(&bytes[p..], Lsn(start.0 + p as u64)).is_ok());
+    Ok(!valid_after)
+}
+
+/// What opening at the damage would lose, for the error that refuses it.
+fn loss(dir: &Path, scan: &Scan) -> Result<String, WalError> {
+    let after: Vec<String> = segments(dir)?
+        .into_iter()
+        .filter(|(start, _)| *start > scan.end)
+        .map(|(start, path)| format!("{} (from {start})", path.display()))
+        .collect();
+    let what = match &scan.tail {
+        Tail::Clean => return Ok(String::new()),
+        Tail::Damaged {
+            segment,
+            offset,
+            lsn,
+            damage,
+        } => {
+            let len = fs::metadata(segment)
+                .map_err(io_error("stat", segment))?
+                .len();
+            format!(
+                "the record at byte {offset} of {} (lsn {lsn}) is {damage}, and {} bytes \
+                 follow it there",
+                segment.display(),
+                len - offset
+            )
+        }
+        Tail::MissingSegment {
+            expected,
+            found,
+            found_lsn,
+        } => format!(
+            "the log must go on at lsn {expected}, but the next segment, {}, starts at \
+             {found_lsn}",
+            found.display()
+        ),
+    };
+    Ok(if after.is_empty() {
+        what
+    } else {
+        format!(
+            "{what}; the segments after it would be lost: {}",
+            after.join(", ")
+        )
+    })
+}
+
 fn sync_dir(dir: &Path) -> Result<(), WalError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
@@ -252,14 +365,42 @@ fn sync_dir(dir: &Path) -> Result<(), WalError> {
 }
 
 impl Wal {
-    /// Opens (creating if needed) the log in `dir`: scans it, cuts a damaged tail, moves the
-    /// segments after the damage aside, and positions for appending at the valid end.
+    /// Opens (creating if needed) the whole log in `dir` ([`Wal::open_from`] from its
+    /// start, not forced).
     pub fn open(dir: &Path, config: WalConfig) -> Result<(Wal, Scan), WalError> {
+        Wal::open_from(dir, config, Lsn::START, false)
+    }
+
+    /// Opens (creating if needed) the log in `dir` for recovery from `from`: scans it from
+    /// there, and positions for appending at the valid end. A torn tail is cut; any other
+    /// damage is [`WalError::Damaged`] and changes nothing, unless `force`, which cuts at
+    /// the damage after copying what it cuts to `<segment>.cut` and moves the segments
+    /// after it aside (`*.orphan`).
+    pub fn open_from(
+        dir: &Path,
+        config: WalConfig,
+        from: Lsn,
+        force: bool,
+    ) -> Result<(Wal, Scan), WalError> {
         if config.flush == FlushPolicy::None {
             return Err(WalError::NoLog);
         }
         fs::create_dir_all(dir).map_err(io_error("create", dir))?;
-        let mut scan = scan(dir)?;
+        if from > Lsn::START && segments(dir)?.is_empty() {
+            return Err(WalError::Damaged {
+                dir: dir.to_owned(),
+                what: format!(
+                    "the log is missing: no segment holds lsn {from}, where recovery must start"
+                ),
+            });
+        }
+        let mut scan = scan_from(dir, from)?;
+        if scan.tail != Tail::Clean && !force && !torn_tail(dir, &scan.tail)? {
+            return Err(WalError::Damaged {
+                dir: dir.to_owned(),
+                what: loss(dir, &scan)?,
+            });
+        }
         // Segments from `first_orphan` on are never read again; `cut` is cut at the damage.
         let (first_orphan, cut) = match &scan.tail {
             Tail::Clean => (None, None),
@@ -277,6 +418,11 @@ impl Wal {
                 }
             }
             if let Some((path, offset)) = cut {
+                // What is cut goes to a side file first (a torn tail's few bytes too).
+                let bytes = fs::read(&path).map_err(io_error("read", &path))?;
+                let side = path.with_extension("log.cut");
+                fs::write(&side, &bytes[(offset as usize).min(bytes.len())..])
+                    .map_err(io_error("write", &side))?;
                 let file = OpenOptions::new()
                     .write(true)
                     .open(&path)

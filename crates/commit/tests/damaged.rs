@@ -1,6 +1,8 @@
 //! The log against damaged files: a torn tail, a flipped byte in the last record and in the
-//! middle, an empty file, a missing segment. Opening must report where the valid log ends,
-//! keep every record before it, never panic, and append cleanly afterwards.
+//! middle, an empty file, a missing segment. Opening must never panic and never lose an
+//! acknowledged record on its own: a torn tail (nothing valid after the damage) is cut and
+//! the log appends cleanly after it; any other damage refuses to open and leaves every byte
+//! as it was, unless forced, which cuts there and keeps what it cut aside.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -8,7 +10,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use tempfile::TempDir;
 use waterline_commit::{
-    Damage, FlushPolicy, Lsn, Tail, TrxTag, Wal, WalConfig, record_bytes, scan,
+    Damage, FlushPolicy, Lsn, Tail, TrxTag, Wal, WalConfig, WalError, record_bytes, scan,
 };
 
 /// A fresh directory, removed when dropped.
@@ -133,8 +135,33 @@ fn a_flipped_byte_in_the_last_record_loses_only_that_record() {
     ));
 }
 
+/// Every file of `dir` and its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<(PathBuf, Vec<u8>)> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            let bytes = fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Opening refuses, says where, and changes nothing.
+fn refuses_unchanged(dir: &Path, wanted: &str) {
+    let before = snapshot(dir);
+    let error = Wal::open(dir, SMALL).unwrap_err();
+    assert!(
+        matches!(error, WalError::Damaged { .. }) && error.to_string().contains(wanted),
+        "{error}"
+    );
+    assert!(snapshot(dir) == before, "a refused open changed the log");
+}
+
 #[test]
-fn a_flipped_byte_in_the_middle_stops_recovery_there_and_says_where() {
+fn a_flipped_byte_in_the_middle_refuses_the_open_unless_forced() {
     let dir = temp_dir("flip-middle");
     write(dir.path(), 10);
     let files = segment_files(dir.path());
@@ -143,8 +170,10 @@ fn a_flipped_byte_in_the_middle_stops_recovery_there_and_says_where() {
     bytes[30] ^= 0x01; // inside the segment's first record's payload
     fs::write(middle, bytes).unwrap();
     let before = scan(dir.path()).unwrap();
+    refuses_unchanged(dir.path(), "the segments after it would be lost");
 
-    let (mut wal, scan) = Wal::open(dir.path(), SMALL).unwrap();
+    // Forced: replay up to the damage, cut there, keep what is cut aside.
+    let (mut wal, scan) = Wal::open_from(dir.path(), SMALL, Lsn::START, true).unwrap();
     assert_eq!(
         scan,
         waterline_commit::Scan {
@@ -171,10 +200,37 @@ fn a_flipped_byte_in_the_middle_stops_recovery_there_and_says_where() {
         "the segments after it are kept aside"
     );
     assert!(scan.orphaned.iter().all(|p| p.exists()));
+    assert!(
+        middle.with_extension("log.cut").exists(),
+        "what was cut is kept"
+    );
     wal.append_batch([(TrxTag(7), b"new".as_slice())]).unwrap();
     drop(wal);
     let again = scan_ok(dir.path());
     assert_eq!(again.records.len(), scan.records.len() + 1);
+}
+
+#[test]
+fn a_damaged_record_with_valid_ones_after_it_in_the_last_segment_refuses_the_open() {
+    let dir = temp_dir("flip-last-segment");
+    let big = WalConfig {
+        segment_bytes: 1 << 20,
+        flush: FlushPolicy::EveryCommit,
+    };
+    let (mut wal, _) = Wal::open(dir.path(), big).unwrap();
+    for i in 0..10 {
+        wal.append_batch([(TrxTag(i), payload(i).as_slice())])
+            .unwrap();
+    }
+    drop(wal);
+    let only = segment_files(dir.path()).pop().unwrap();
+    let mut bytes = fs::read(&only).unwrap();
+    bytes[40] ^= 0x01;
+    fs::write(&only, bytes).unwrap();
+    let before = snapshot(dir.path());
+    let error = Wal::open(dir.path(), big).unwrap_err();
+    assert!(error.to_string().contains("bytes follow it"), "{error}");
+    assert!(snapshot(dir.path()) == before);
 }
 
 #[test]
@@ -193,7 +249,7 @@ fn an_empty_file_is_an_empty_log() {
 }
 
 #[test]
-fn a_missing_segment_ends_the_log_before_it() {
+fn a_missing_segment_refuses_the_open_unless_forced() {
     let dir = temp_dir("missing");
     write(dir.path(), 10);
     let files = segment_files(dir.path());
@@ -210,8 +266,9 @@ fn a_missing_segment_ends_the_log_before_it() {
         })
         .count();
     fs::remove_file(&files[1]).unwrap();
+    refuses_unchanged(dir.path(), "the next segment");
 
-    let (_, scan) = Wal::open(dir.path(), SMALL).unwrap();
+    let (_, scan) = Wal::open_from(dir.path(), SMALL, Lsn::START, true).unwrap();
     assert_eq!(scan.records.len(), first_len);
     match &scan.tail {
         Tail::MissingSegment {
@@ -242,14 +299,19 @@ fn a_checkpoint_drops_the_segments_it_covers() {
 }
 
 proptest! {
-    /// Any cut and any flipped byte: opening never panics, keeps a prefix of what was
-    /// written, and the log is clean and appendable afterwards.
+    /// Any cut and any flipped byte of any segment: opening never panics, and either
+    /// refuses and changes nothing, or keeps every record but those of the last segment from
+    /// the damage on (a torn tail), and the log is clean and appendable afterwards.
     #[test]
-    fn any_damage_leaves_a_valid_prefix(n in 1u64..12, cut in any::<prop::sample::Index>(), flip in any::<Option<(prop::sample::Index, u8)>>()) {
+    fn any_damage_is_refused_unchanged_or_loses_only_a_torn_tail(n in 1u64..12, cut in any::<prop::sample::Index>(), flip in any::<Option<(prop::sample::Index, u8)>>()) {
         let dir = temp_dir("prop");
         write(dir.path(), n);
         let files = segment_files(dir.path());
         let file = &files[cut.index(files.len())];
+        let last = file == files.last().unwrap();
+        // Records in the segments before the damaged one: never lost.
+        let file_start: u64 = file.file_name().unwrap().to_str().unwrap()[4..24].parse().unwrap();
+        let safe = scan(dir.path()).unwrap().records.iter().filter(|r| r.lsn.0 < file_start).count();
         let mut bytes = fs::read(file).unwrap();
         if let Some((at, mask)) = flip.filter(|_| !bytes.is_empty()) {
             let i = at.index(bytes.len());
@@ -258,12 +320,26 @@ proptest! {
             bytes.truncate(cut.index(bytes.len() + 1));
         }
         fs::write(file, &bytes).unwrap();
-        let (mut wal, scan) = Wal::open(dir.path(), SMALL).unwrap();
-        let tags = trx_tags(&scan);
-        prop_assert_eq!(&tags, &(0..tags.len() as u64).collect::<Vec<_>>());
-        wal.append_batch([(TrxTag(1000), b"after".as_slice())]).unwrap();
-        drop(wal);
-        let again = scan_ok(dir.path());
-        prop_assert_eq!(again.records.len(), tags.len() + 1);
+        let before = snapshot(dir.path());
+        match Wal::open(dir.path(), SMALL) {
+            Err(error) => {
+                prop_assert!(matches!(error, WalError::Damaged { .. }), "{}", error);
+                prop_assert!(snapshot(dir.path()) == before, "a refused open changed the log");
+            }
+            Ok((mut wal, scan)) => {
+                let tags = trx_tags(&scan);
+                prop_assert_eq!(&tags, &(0..tags.len() as u64).collect::<Vec<_>>());
+                if scan.tail != Tail::Clean {
+                    prop_assert!(last, "only the last segment's tail is cut: {:?}", scan.tail);
+                    prop_assert!(tags.len() >= safe);
+                } else {
+                    prop_assert!(tags.len() as u64 == n || last, "clean but short");
+                }
+                wal.append_batch([(TrxTag(1000), b"after".as_slice())]).unwrap();
+                drop(wal);
+                let again = scan_ok(dir.path());
+                prop_assert_eq!(again.records.len(), tags.len() + 1);
+            }
+        }
     }
 }

@@ -123,6 +123,11 @@ pub struct CommitConfig {
     pub group: GroupCommitConfig,
     /// Log segment size: a new segment file starts once one holds this many bytes.
     pub segment_bytes: u64,
+    /// Recovery with a log damaged other than at its torn tail: `false` (the default)
+    /// refuses to open and changes nothing; `true` (InnoDB's `innodb_force_recovery`)
+    /// replays up to the damage and cuts the log there, keeping what it cuts aside
+    /// (`<segment>.cut`, `*.orphan`): the commits after the damage are lost.
+    pub force_recovery: bool,
 }
 
 impl Default for CommitConfig {
@@ -131,6 +136,7 @@ impl Default for CommitConfig {
             flush: FlushPolicy::EveryCommit,
             group: GroupCommitConfig::default(),
             segment_bytes: 64 << 20,
+            force_recovery: false,
         }
     }
 }

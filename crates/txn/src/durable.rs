@@ -153,8 +153,10 @@ impl fmt::Display for Recovery {
                 ..
             } => write!(
                 f,
-                "; its tail was damaged at byte {offset} of {} ({damage}) and cut there",
-                segment.display()
+                "; it was damaged at byte {offset} of {} ({damage}) and cut there, what was \
+                 cut kept in {}",
+                segment.display(),
+                segment.with_extension("log.cut").display()
             ),
             Tail::MissingSegment {
                 expected, found, ..
@@ -300,6 +302,7 @@ pub(crate) fn open(
         flush,
         group,
         segment_bytes,
+        force_recovery,
     } = config.commit;
     if flush == FlushPolicy::None {
         return Err(TxnError::Config(
@@ -318,12 +321,16 @@ pub(crate) fn open(
     };
     let start = checkpoint.as_ref().map_or(Lsn::START, |(lsn, _)| *lsn);
 
-    let (wal, log) = Wal::open(
+    // From the checkpoint on: the log before it is not needed, and damage there is no
+    // reason to refuse.
+    let (wal, log) = Wal::open_from(
         &dir.join("wal"),
         WalConfig {
             segment_bytes,
             flush,
         },
+        start,
+        force_recovery,
     )
     .map_err(wal_error)?;
     let first = log.records.first().map_or(log.end, |r| r.lsn);

@@ -446,3 +446,104 @@ fn a_temporary_table_is_never_logged_and_never_shifts_the_catalog() {
     drop(engine);
     assert_eq!(contents(&open(dir.path(), &config)), before);
 }
+
+/// The start of a log segment, from its name (`wal-<lsn>.log`).
+fn segment_start(path: &Path) -> u64 {
+    path.file_name().unwrap().to_str().unwrap()[4..24]
+        .parse()
+        .unwrap()
+}
+
+/// Every file under `dir` and its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(snapshot(&path));
+        } else {
+            out.push((path.clone(), fs::read(&path).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Damage in the log before the checkpoint is not read (recovery starts at the
+/// checkpoint); damage after it, with valid records behind it, refuses the start and changes
+/// nothing; force recovery then starts with what comes before the damage and keeps the rest
+/// aside.
+#[test]
+fn damage_before_the_checkpoint_is_ignored_and_damage_after_it_refuses_the_start() {
+    let dir = temp_dir();
+    let config = config(SnapshotKind::Hybrid);
+    let (checkpoint, all) = {
+        let engine = open(dir.path(), &config);
+        let (account, history) = (accounts(&engine), heap(&engine));
+        workload(&engine, &account, &history, 0, 30);
+        let report = engine.checkpoint().unwrap();
+        workload(&engine, &account, &history, 30, 60);
+        (report.lsn.get(), contents(&engine))
+    };
+    let segments = wal_segments(dir.path());
+    let holding = segments
+        .iter()
+        .rfind(|p| segment_start(p) <= checkpoint)
+        .unwrap()
+        .clone();
+    let before_checkpoint = (checkpoint - segment_start(&holding)) as usize;
+    assert!(
+        before_checkpoint > 8,
+        "the segment holds records before the checkpoint"
+    );
+    let flip = |path: &Path, at: usize| {
+        let mut bytes = fs::read(path).unwrap();
+        bytes[at] ^= 0x01;
+        fs::write(path, bytes).unwrap();
+    };
+    flip(&holding, before_checkpoint / 2);
+    let (engine, recovery) = Engine::open_dir(dir.path(), config.clone()).unwrap();
+    assert_eq!(recovery.tail, Tail::Clean, "{recovery}");
+    assert_eq!(contents(&engine), all, "every acknowledged commit");
+    drop(engine);
+
+    // A byte flipped in a segment after the checkpoint's, with more log behind it.
+    let later = wal_segments(dir.path())
+        .into_iter()
+        .filter(|p| segment_start(p) > checkpoint)
+        .nth(1)
+        .expect("segments after the checkpoint's");
+    flip(&later, 30);
+    let before = snapshot(dir.path());
+    let error = Engine::open_dir(dir.path(), config.clone()).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("damaged") && message.contains(&later.display().to_string()),
+        "{message}"
+    );
+    assert!(
+        snapshot(dir.path()) == before,
+        "a refused start changed nothing"
+    );
+
+    let forced = EngineConfig {
+        commit: CommitConfig {
+            force_recovery: true,
+            ..config.commit
+        },
+        ..config.clone()
+    };
+    let (engine, recovery) = Engine::open_dir(dir.path(), forced).unwrap();
+    assert!(matches!(recovery.tail, Tail::Damaged { .. }), "{recovery}");
+    assert!(recovery.to_string().contains(".cut"), "{recovery}");
+    let account = engine.table("account").unwrap();
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    assert!(
+        trx.get(&account, Key::one(29)).unwrap().is_some(),
+        "the checkpoint's rows"
+    );
+    assert!(
+        trx.get(&account, Key::one(59)).unwrap().is_none(),
+        "the commits after the damage are what force recovery gives up"
+    );
+}
