@@ -12,8 +12,9 @@
 //!  commit ──► flush queue ─leader─► Wal::write_batch   (one write per group)
 //!         ──► sync queue  ─leader─► Syncer::sync       (one fdatasync, EveryCommit)
 //!         ──► commit queue─leader─► publish(group)     (in log order) ─► signal_done
-//!  startup ─► Wal::open(dir) ── scan: segment by segment, record by record:
+//!  startup ─► Wal::open_from(dir, checkpoint) ── scan from there, record by record:
 //!                               whole? checksum? expected LSN? ── stop at the first "no"
+//!                               torn tail? cut it : refuse, change nothing (unless forced)
 //! ```
 //!
 //! Invariants:
@@ -24,8 +25,9 @@
 //! 3. Groups are published in log order, so the published commits are always a prefix of
 //!    the log ([`GroupCommit::with_publishing_paused`] names where it ends).
 //! 4. With [`Wakeup::Parker`] a follower is woken at most once, and never in vain.
-//! 5. Opening never panics on damaged files; it reports the damage and moves unreadable
-//!    segments aside instead of deleting them.
+//! 5. Opening never panics on damaged files and never loses an acknowledged record on its
+//!    own: it cuts only a torn tail (nothing valid after the damage); other damage refuses
+//!    the open with every byte unchanged, and a forced open keeps what it cuts aside.
 //!
 //! This crate knows nothing of the engine: a record's payload is bytes, its owner a
 //! [`TrxTag`], and what a commit publishes is any `T`.
