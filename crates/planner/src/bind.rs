@@ -215,14 +215,13 @@ impl<'a> Binder<'a> {
                 expr,
                 list,
                 negated,
-            } => Expr::InList {
-                expr: boxed(self, expr)?,
-                list: list
-                    .iter()
+            } => Expr::in_list(
+                self.expr(expr, clause)?,
+                list.iter()
                     .map(|i| self.expr(i, clause))
                     .collect::<Result<_, _>>()?,
-                negated: *negated,
-            },
+                *negated,
+            ),
             A::BinaryOp { left, op, right } => {
                 let (l, r) = (boxed(self, left)?, boxed(self, right)?);
                 let cmp = |op| Expr::Cmp(op, l.clone(), r.clone());

@@ -110,6 +110,10 @@ pub enum Expr {
         list: Vec<Expr>,
         /// `NOT IN`.
         negated: bool,
+        /// The candidates sorted, when all are integer constants or all string constants
+        /// ([`Expr::in_list`]): a value of the same kind is then found by binary search,
+        /// not compared with each (a 100,000-item list against every row read).
+        sorted: Option<std::sync::Arc<[Value]>>,
     },
     /// A row value `(a, b)`.
     Row(Vec<Expr>),
@@ -158,6 +162,35 @@ impl Expr {
             Expr::Row(list) | Expr::And(list) | Expr::Or(list) => list
                 .iter()
                 .fold(TableMap::EMPTY, |m, e| m | e.used_tables()),
+        }
+    }
+
+    /// `expr [NOT] IN (list)`, with the list sorted for binary search when every candidate
+    /// is an integer constant, or every one a string constant (see [`Expr::InList`]).
+    pub fn in_list(expr: Expr, list: Vec<Expr>, negated: bool) -> Expr {
+        let constants: Option<Vec<Value>> = list
+            .iter()
+            .map(|e| match e {
+                Expr::Literal(v @ (Value::Int(_) | Value::Str(_))) => Some(v.clone()),
+                _ => None,
+            })
+            .collect();
+        let sorted = constants
+            .filter(|c| {
+                c.iter().all(|v| matches!(v, Value::Int(_)))
+                    || c.iter().all(|v| matches!(v, Value::Str(_)))
+            })
+            .filter(|c| c.len() > 8)
+            .map(|mut c| {
+                c.sort();
+                c.dedup();
+                std::sync::Arc::from(c)
+            });
+        Expr::InList {
+            expr: Box::new(expr),
+            list,
+            negated,
+            sorted,
         }
     }
 
@@ -231,7 +264,24 @@ impl Expr {
                 expr,
                 list,
                 negated,
+                sorted,
             } => {
+                // All candidates are constants of one kind: a value of that kind is in the
+                // list or not (no candidate is NULL, so never NULL).
+                if let Some(sorted) = sorted {
+                    let v = expr.eval(env)?;
+                    let found = match (&v, sorted.first()) {
+                        (Value::Null, _) => return Ok(Value::Null),
+                        (Value::Int(_), Some(Value::Int(_)))
+                        | (Value::Str(_), Some(Value::Str(_))) => {
+                            Some(sorted.binary_search(&v).is_ok())
+                        }
+                        _ => None,
+                    };
+                    if let Some(found) = found {
+                        return Ok(boolean(Some(found != *negated)));
+                    }
+                }
                 // x IN (a, b) is x = a OR x = b, with NULL when no match and some NULL.
                 let mut result = Some(false);
                 for candidate in list {
@@ -356,6 +406,7 @@ impl fmt::Display for Expr {
                 expr,
                 list: items,
                 negated,
+                ..
             } => {
                 let not = if *negated { " not" } else { "" };
                 write!(f, "({expr}{not} in (")?;

@@ -72,9 +72,10 @@ impl RangeParam<'_> {
 pub fn get_mm_tree(param: &mut RangeParam<'_>, cond: &Expr) -> SelTree {
     match cond {
         Expr::And(list) => get_mm_tree_and(param, list),
-        Expr::Or(list) => list.iter().fold(SelTree::Impossible, |t, c| {
-            tree_or(t, get_mm_tree(param, c))
-        }),
+        Expr::Or(list) => {
+            let trees = list.iter().map(|c| get_mm_tree(param, c)).collect();
+            tree_or_all(trees)
+        }
         // A condition on constants and read tables only is true or false now.
         c if param.read_tables.contains(c.used_tables()) => {
             match c.eval(param.env).map(|v| truth(&v)) {
@@ -124,6 +125,7 @@ pub fn get_mm_tree(param: &mut RangeParam<'_>, cond: &Expr) -> SelTree {
             expr,
             list,
             negated: false,
+            ..
         } => {
             let alternatives = list
                 .iter()
@@ -146,6 +148,24 @@ pub fn get_mm_tree(param: &mut RangeParam<'_>, cond: &Expr) -> SelTree {
         },
         _ => param.any(),
     }
+}
+
+/// The OR of `trees`, merged pairwise in rounds: each `tree_or` sorts and merges the
+/// intervals of both sides, so ORing an IN list's thousands of points one by one into a
+/// growing tree cost time quadratic in the list; in rounds it is `n log² n`.
+fn tree_or_all(mut trees: Vec<SelTree>) -> SelTree {
+    while trees.len() > 1 {
+        let mut merged = Vec::with_capacity(trees.len().div_ceil(2));
+        let mut pairs = trees.into_iter();
+        while let Some(a) = pairs.next() {
+            merged.push(match pairs.next() {
+                Some(b) => tree_or(a, b),
+                None => a,
+            });
+        }
+        trees = merged;
+    }
+    trees.pop().unwrap_or(SelTree::Impossible)
 }
 
 /// The tree of the conjunction of `conds` (an `AND` of them, without building one: the
