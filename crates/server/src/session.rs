@@ -154,9 +154,10 @@ pub struct Session {
     pub(crate) lock_wait_timeout: std::time::Duration,
     pub(crate) sql_mode: crate::vars::SqlMode,
     pub(crate) time_zone: crate::vars::TimeZone,
-    /// When the running statement began (UTC microseconds): NOW() is this, however often a
-    /// statement calls it, as in MySQL (SYSDATE() reads the clock).
-    statement_began: i64,
+    /// When the running statement first asked for the time (UTC microseconds; 0: not yet):
+    /// NOW() is this, however often a statement calls it, as in MySQL (SYSDATE() reads the
+    /// clock). Read from the clock only by a statement that needs it.
+    statement_began: std::cell::Cell<i64>,
     /// The running (or last) statement read a table without an index.
     pub(crate) no_index_used: bool,
     /// `foreign_key_checks` and `unique_checks`, read back as set (waterline has no foreign
@@ -202,7 +203,7 @@ impl Session {
             lock_wait_timeout: shared.engine.config().lock_wait_timeout,
             sql_mode: crate::vars::SqlMode::default(),
             time_zone: crate::vars::TimeZone::default(),
-            statement_began: 0,
+            statement_began: std::cell::Cell::new(0),
             no_index_used: false,
             foreign_key_checks: true,
             unique_checks: true,
@@ -312,15 +313,18 @@ impl Session {
         let utc = if live {
             crate::vars::utc_micros()
         } else {
-            self.statement_began
+            self.statement_began()
         };
         let local = utc + self.time_zone.offset_secs * 1_000_000;
         waterline_txn::DateTime(crate::vars::truncate_fsp(local, fsp))
     }
 
-    /// When the running statement began, in UTC microseconds.
+    /// When the running statement began, in UTC microseconds (its first look at the clock).
     pub(crate) fn statement_began(&self) -> i64 {
-        self.statement_began
+        if self.statement_began.get() == 0 {
+            self.statement_began.set(crate::vars::utc_micros());
+        }
+        self.statement_began.get()
     }
 
     /// The warnings the last statement left (the count OK and EOF packets carry).
@@ -334,7 +338,7 @@ impl Session {
             .counters
             .questions
             .fetch_add(1, Ordering::Relaxed);
-        self.statement_began = crate::vars::utc_micros();
+        self.statement_began.set(0);
         self.no_index_used = false;
         self.forget_stale_bindings();
         if sql.len() > self.shared.config.max_allowed_packet {
@@ -411,7 +415,7 @@ impl Session {
             .counters
             .questions
             .fetch_add(1, Ordering::Relaxed);
-        self.statement_began = crate::vars::utc_micros();
+        self.statement_began.set(0);
         self.no_index_used = false;
         self.forget_stale_bindings();
         let prepared = self

@@ -236,6 +236,14 @@ pub fn store(
     };
     let stored = match (column.ty, value) {
         (_, Value::Null) => return Ok(Value::Null),
+        // The common case first: an integer that fits its integer column.
+        (ty, Value::Int(n))
+            if ty
+                .int_range()
+                .is_some_and(|(low, high)| (low..=high).contains(&n)) =>
+        {
+            Value::Int(n)
+        }
         (ty, value) if ty.is_integer() => {
             let (low, high) = ty.int_range().unwrap_or((i64::MIN, i64::MAX));
             // The value rounded to an integer (half away from zero, as MySQL rounds a
