@@ -826,13 +826,6 @@ impl Session {
     }
 }
 
-impl waterline_planner::SessionValues for Session {
-    fn value(&self, e: &ast::Expr) -> Result<Option<Value>, waterline_planner::PlanError> {
-        crate::select::session_value(self, e)
-            .map_err(|e| waterline_planner::PlanError::Session(e.code, e.state, e.message))
-    }
-}
-
 impl Drop for Session {
     fn drop(&mut self) {
         self.abort();

@@ -37,6 +37,8 @@ NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION";
 /// NO_AUTO_VALUE_ON_ZERO) and those that change nothing it supports. The modes that change
 /// how SQL parses or compares (ANSI_QUOTES, PIPES_AS_CONCAT, NO_BACKSLASH_ESCAPES,
 /// PAD_CHAR_TO_FULL_LENGTH, ...) are refused, not ignored.
+/// The order is MySQL's (it lists modes so); TRADITIONAL stands for the six from
+/// STRICT_TRANS_TABLES to NO_ENGINE_SUBSTITUTION.
 const SQL_MODES: [&str; 10] = [
     "ONLY_FULL_GROUP_BY",
     "STRICT_TRANS_TABLES",
@@ -85,23 +87,16 @@ impl SqlMode {
         let mut on = [false; SQL_MODES.len()];
         for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
             let word = word.to_ascii_uppercase();
-            if word == "TRADITIONAL" {
-                for m in [
-                    "STRICT_TRANS_TABLES",
-                    "STRICT_ALL_TABLES",
-                    "NO_ZERO_IN_DATE",
-                    "NO_ZERO_DATE",
-                    "ERROR_FOR_DIVISION_BY_ZERO",
-                    "NO_ENGINE_SUBSTITUTION",
-                ] {
-                    on[SQL_MODES.iter().position(|k| *k == m).unwrap_or(0)] = true;
+            // TRADITIONAL stands for SQL_MODES[1..7], STRICT_TRANS_TABLES to NO_ENGINE_SUBSTITUTION.
+            let modes = if word == "TRADITIONAL" {
+                1..7
+            } else {
+                match SQL_MODES.iter().position(|m| *m == word) {
+                    Some(i) => i..i + 1,
+                    None => return Err(refused(&word)),
                 }
-                continue;
-            }
-            match SQL_MODES.iter().position(|m| *m == word) {
-                Some(i) => on[i] = true,
-                None => return Err(refused(&word)),
-            }
+            };
+            on[modes].fill(true);
         }
         let has = |m: &str| SQL_MODES.iter().zip(on).any(|(k, o)| o && *k == m);
         Ok(SqlMode {

@@ -8,7 +8,7 @@
 //! | COM_FIELD_LIST (the mariadb CLI after USE, without `-A`) | an 8-byte EOF libmariadb rejects | the 5-byte EOF |
 //! | a packet over `max_allowed_packet` | read whole | error 1153, connection closed |
 //! | an error number above 1885 (MySQL 8.0's 3572) | panics the connection's task | written as 1105, its number and SQLSTATE put back by `Out` |
-//! | server status flags and warning count | always 0 (the handshake, every OK and EOF) | the session's, written in by `Out` (see `patch_status`) |
+//! | server status flags and warning count | always 0 (the handshake, every OK and EOF) | the session's, written in by `Out` (see `status.rs`) |
 //! | any command opensrv does not know (COM_RESET_CONNECTION, COM_STATISTICS, COM_SET_OPTION, COM_STMT_RESET, COM_SHUTDOWN, COM_CHANGE_USER, COM_PROCESS_KILL, ...) | an OK, whatever it asked | done here (the session reset, the statistics line, the EOF, the shutdown), or error 1047 / 1235 / 1227 |
 //! | `SELECT @@...` starting the text | answered by opensrv itself for `max_allowed_packet` (a constant) | passed on with a leading space, so that the session answers |
 //!
@@ -38,20 +38,17 @@ use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use waterline_txn::Value;
 
-use crate::binary::{
-    self, CLIENT_DEPRECATE_EOF, CLIENT_PROTOCOL_41, CLIENT_TRANSACTIONS, MAX_CHUNK, frame,
-    frame_into,
-};
+use crate::binary::{self, MAX_CHUNK, frame, frame_into};
 use crate::protocol::Backend;
 use crate::session::Session;
 
 const COM_QUIT: u8 = 0x01;
 const COM_SHUTDOWN: u8 = 0x08;
 const COM_INIT_DB: u8 = 0x02;
-const COM_QUERY: u8 = 0x03;
+pub(crate) const COM_QUERY: u8 = 0x03;
 const COM_FIELD_LIST: u8 = 0x04;
-const COM_STMT_PREPARE: u8 = 0x16;
-const COM_STMT_EXECUTE: u8 = 0x17;
+pub(crate) const COM_STMT_PREPARE: u8 = 0x16;
+pub(crate) const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_STMT_SEND_LONG_DATA: u8 = 0x18;
 const COM_STATISTICS: u8 = 0x09;
 const COM_PING: u8 = 0x0e;
@@ -397,8 +394,8 @@ struct Filter<S> {
     /// The session opensrv's backend also runs statements on (never both at once: the
     /// filter runs only while opensrv waits for a command).
     session: Arc<Mutex<Session>>,
-    /// The client's capability flags, from its handshake response.
-    client_flags: u32,
+    /// The client's capability flags, from its handshake response (shared with `Out`).
+    client_flags: Arc<std::sync::atomic::AtomicU32>,
     /// The reply to an execution run here, reused.
     out: Vec<u8>,
     login: Login,
@@ -414,8 +411,6 @@ struct Filter<S> {
     closed: bool,
     /// The command opensrv was last given, for `Out`, which reads its reply.
     command: Arc<AtomicU8>,
-    /// `client_flags`, for `Out`.
-    shared_flags: Arc<std::sync::atomic::AtomicU32>,
 }
 
 impl<S: Socket> Filter<S> {
@@ -445,10 +440,8 @@ impl<S: Socket> Filter<S> {
                 self.first = false;
                 *self.login.lock() = login_of(&self.packet);
                 if let Some(flags) = self.packet.get(..4) {
-                    self.client_flags =
-                        u32::from_le_bytes([flags[0], flags[1], flags[2], flags[3]]);
-                    self.shared_flags
-                        .store(self.client_flags, Ordering::Relaxed);
+                    let flags = u32::from_le_bytes([flags[0], flags[1], flags[2], flags[3]]);
+                    self.client_flags.store(flags, Ordering::Relaxed);
                 }
                 Verdict::Pass
             } else {
@@ -478,7 +471,7 @@ impl<S: Socket> Filter<S> {
                     binary::reply(
                         &mut self.out,
                         packet.reply_seq,
-                        self.client_flags,
+                        self.client_flags.load(Ordering::Relaxed),
                         &result,
                         status,
                     );
@@ -565,7 +558,7 @@ impl<S> Filter<S> {
         binary::reply(
             &mut out,
             seq,
-            self.client_flags,
+            self.client_flags.load(Ordering::Relaxed),
             &Ok(crate::session::Response::done(0)),
             status,
         );
@@ -707,7 +700,7 @@ impl<S: Socket> AsyncWrite for Out<S> {
         };
         if !this.greeted {
             this.greeted = true;
-            greeting_status(&mut this.buf, status);
+            crate::status::greeting_status(&mut this.buf, status);
         } else {
             // The login's reply is an OK (or error) as a command's is.
             let command = if this.handshake {
@@ -716,8 +709,8 @@ impl<S: Socket> AsyncWrite for Out<S> {
                 this.command.load(Ordering::Relaxed)
             };
             let client = this.client_flags.load(Ordering::Relaxed);
-            packet_ranges(&this.buf, &mut this.ranges);
-            patch_status(
+            crate::status::packet_ranges(&this.buf, &mut this.ranges);
+            crate::status::patch_status(
                 &mut this.buf,
                 &this.ranges,
                 command,
@@ -750,149 +743,6 @@ impl<S: Socket> AsyncWrite for Out<S> {
     }
 }
 
-/// The payload of each packet in `buf` (a packet continued over several chunks counts once,
-/// by its first chunk), into `ranges`.
-fn packet_ranges(buf: &[u8], ranges: &mut Vec<Range<usize>>) {
-    ranges.clear();
-    let mut at = 0;
-    let mut continued = false;
-    while let Some(h) = buf.get(at..at + 4) {
-        let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
-        let start = at + 4;
-        at = start + len;
-        if !continued {
-            ranges.push(start..at.min(buf.len()));
-        }
-        continued = len == MAX_CHUNK;
-    }
-}
-
-/// Writes the status flags into the greeting (Protocol::HandshakeV10): after the version's
-/// text, the connection id, 8 bytes of scramble, a filler, the capabilities' lower half and
-/// the character set.
-fn greeting_status(buf: &mut [u8], status: u16) {
-    let Some(payload) = buf.get_mut(4..) else {
-        return;
-    };
-    let Some(nul) = payload.iter().position(|&b| b == 0) else {
-        return;
-    };
-    let at = nul + 1 + 4 + 8 + 1 + 2 + 1;
-    if let Some(flags) = payload.get_mut(at..at + 2) {
-        flags.copy_from_slice(&status.to_le_bytes());
-    }
-}
-
-/// Writes `status` and `warnings` into the OK and EOF packets of `buf`, the reply to
-/// `command` (0: the login's) whose packets `ranges` gives, for a client with capability
-/// flags `client`. Which packet is an OK or an EOF depends on where it stands in the reply
-/// (a binary row starts with 0x00 as an OK does), so the reply is walked as the protocol lays
-/// it out: an OK, an error, or a column count, the columns, an EOF, rows and a closing EOF or
-/// OK; for COM_STMT_PREPARE, the statement's OK, then the parameters and the columns, each
-/// followed by an EOF.
-pub(crate) fn patch_status(
-    buf: &mut [u8],
-    ranges: &[Range<usize>],
-    command: u8,
-    client: u32,
-    status: u16,
-    warnings: u16,
-) {
-    let eofs = client & CLIENT_DEPRECATE_EOF == 0;
-    let mut packets = ranges.iter().cloned();
-    let Some(first) = packets.next() else {
-        return;
-    };
-    let head = buf.get(first.start).copied();
-    let mut ok = |r: Range<usize>| ok_status(&mut buf[r], client, status, warnings);
-    match (command, head) {
-        (_, Some(0xff)) | (_, None) => {}
-        (COM_QUERY | COM_STMT_EXECUTE, Some(0x00)) => ok(first),
-        (COM_QUERY | COM_STMT_EXECUTE, Some(0xfb)) => {} // LOCAL INFILE request
-        (COM_QUERY | COM_STMT_EXECUTE, Some(_)) => {
-            let Some((_, columns)) = lenenc(&buf[first]) else {
-                return;
-            };
-            for _ in 0..columns {
-                packets.next();
-            }
-            if eofs && let Some(r) = packets.next() {
-                eof_status(&mut buf[r], status, 0);
-            }
-            for r in packets {
-                match buf.get(r.start) {
-                    // A row can start with 0xfe only if its first value is 16 MiB or more
-                    // long, and then the packet is a full chunk.
-                    Some(0xfe) if r.len() < MAX_CHUNK => {
-                        if eofs {
-                            eof_status(&mut buf[r], status, warnings);
-                        } else {
-                            ok_status(&mut buf[r], client, status, warnings);
-                        }
-                        break;
-                    }
-                    Some(0xff) => break,
-                    _ => {}
-                }
-            }
-        }
-        (COM_STMT_PREPARE, Some(0x00)) => {
-            let p = &buf[first];
-            let (Some(c), Some(n)) = (p.get(5..7), p.get(7..9)) else {
-                return;
-            };
-            let (columns, params) = (
-                u16::from_le_bytes([c[0], c[1]]),
-                u16::from_le_bytes([n[0], n[1]]),
-            );
-            for count in [params, columns] {
-                if count == 0 {
-                    continue;
-                }
-                for _ in 0..count {
-                    packets.next();
-                }
-                if eofs && let Some(r) = packets.next() {
-                    eof_status(&mut buf[r], status, 0);
-                }
-            }
-        }
-        (_, Some(0x00)) => ok(first),
-        (_, Some(0xfe)) if first.len() < 9 => eof_status(&mut buf[first], status, warnings),
-        _ => {}
-    }
-}
-
-/// An OK packet's status flags and warnings, after its header and two length-encoded
-/// integers (affected rows, last insert id).
-fn ok_status(p: &mut [u8], client: u32, status: u16, warnings: u16) {
-    let Some((a, _)) = p.get(1..).and_then(lenenc) else {
-        return;
-    };
-    let Some((b, _)) = p.get(1 + a..).and_then(lenenc) else {
-        return;
-    };
-    let at = 1 + a + b;
-    if client & CLIENT_PROTOCOL_41 != 0 {
-        if let Some(f) = p.get_mut(at..at + 4) {
-            f[..2].copy_from_slice(&status.to_le_bytes());
-            f[2..].copy_from_slice(&warnings.to_le_bytes());
-        }
-    } else if client & CLIENT_TRANSACTIONS != 0
-        && let Some(f) = p.get_mut(at..at + 2)
-    {
-        f.copy_from_slice(&status.to_le_bytes());
-    }
-}
-
-/// An EOF packet's warnings and status flags.
-fn eof_status(p: &mut [u8], status: u16, warnings: u16) {
-    if let Some(f) = p.get_mut(1..5) {
-        f[..2].copy_from_slice(&warnings.to_le_bytes());
-        f[2..].copy_from_slice(&status.to_le_bytes());
-    }
-}
-
 /// Serves one connection on the calling thread (blocking): opensrv behind the filter. Returns
 /// when the client goes away; the backend's drop rolls back what it left open.
 pub fn serve<S: Socket>(
@@ -912,7 +762,7 @@ pub fn serve<S: Socket>(
         reply,
         statements,
         session: backend.session(),
-        client_flags: 0,
+        client_flags: Arc::clone(&client_flags),
         out: Vec::with_capacity(16 << 10),
         login: Arc::clone(&login),
         max_packet,
@@ -922,7 +772,6 @@ pub fn serve<S: Socket>(
         at: 0,
         closed: false,
         command: Arc::clone(&command),
-        shared_flags: Arc::clone(&client_flags),
     };
     let out = Out {
         client: out,
@@ -998,50 +847,5 @@ mod tests {
             matches!(execute(&s, 0, &bad_type), Verdict::Reply(_)),
             "unknown type"
         );
-    }
-
-    #[test]
-    fn status_and_warnings_are_written_where_the_reply_has_them() {
-        use crate::session::{Response, ResultColumn};
-        let column = |name: &str| {
-            ResultColumn::new(
-                name.into(),
-                "t".into(),
-                crate::types::ColumnMeta::computed(opensrv_mysql::ColumnType::MYSQL_TYPE_LONG),
-            )
-        };
-        // Binary rows start with 0x00, as an OK does: only the closing packets change.
-        let rows = Response::Rows {
-            columns: vec![column("a"), column("b")],
-            rows: vec![
-                vec![Value::Int(0), Value::Null],
-                vec![Value::Int(254), Value::Int(7)],
-            ],
-        };
-        let replies = [
-            Ok(rows),
-            Ok(Response::done(3)),
-            Err(crate::SqlError::other("x")),
-        ];
-        for client in [
-            CLIENT_PROTOCOL_41,
-            CLIENT_PROTOCOL_41 | CLIENT_DEPRECATE_EOF,
-            CLIENT_TRANSACTIONS,
-        ] {
-            for result in &replies {
-                let mut written = Vec::new();
-                binary::reply(&mut written, 1, client, result, (0, 0));
-                let mut wanted = Vec::new();
-                binary::reply(&mut wanted, 1, client, result, (3, 2));
-                let mut ranges = Vec::new();
-                packet_ranges(&written, &mut ranges);
-                patch_status(&mut written, &ranges, COM_STMT_EXECUTE, client, 3, 2);
-                assert_eq!(written, wanted, "client {client:#x}: {result:?}");
-            }
-        }
-        // The greeting's flags follow the version's text.
-        let mut greeting = frame(0, b"\x0a8.0\0\x01\0\0\0abcdefgh\0\xff\xff\x21\0\0\0\0");
-        greeting_status(&mut greeting, 2);
-        assert_eq!(&greeting[4 + 21..4 + 23], &[2, 0]);
     }
 }

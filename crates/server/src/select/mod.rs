@@ -20,6 +20,8 @@ use waterline_planner::value::{ArithOp, arith, sql_cmp};
 use waterline_planner::{Env, Expr, PlanError, Planner};
 use waterline_txn::{LockMode, LockWait, Row, Table, Value};
 
+mod group_by;
+
 use crate::access::TxnAccess;
 use crate::error::SqlError;
 use crate::session::{Response, ResultColumn, Session};
@@ -69,172 +71,6 @@ enum SortKey {
     Src(Expr),
 }
 
-/// The value a session function or `@@variable` gives, if `e` is one.
-pub(crate) fn session_value(s: &Session, e: &Ast) -> Result<Option<Value>, SqlError> {
-    match e {
-        Ast::Identifier(id) if id.value.starts_with("@@") => {
-            crate::vars::get(s, &id.value[2..]).map(Some)
-        }
-        Ast::CompoundIdentifier(ids) if ids.len() == 2 && ids[0].value.starts_with("@@") => {
-            let scope = &ids[0].value[2..];
-            crate::vars::get(s, &format!("{scope}.{}", ids[1].value)).map(Some)
-        }
-        Ast::Function(f) => {
-            let name = f.name.to_string().to_ascii_uppercase();
-            // NOW(fsp) and its kin take the digits of a second to keep, 0 to 6.
-            let fsp = match &f.args {
-                FunctionArguments::None => 0,
-                FunctionArguments::List(l) if l.args.is_empty() => 0,
-                FunctionArguments::List(l) => match l.args.as_slice() {
-                    [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(Ast::Value(v)))]
-                        if is_time_function(&name) =>
-                    {
-                        match &v.value {
-                            ast::Value::Number(n, _) if n.parse::<u8>().is_ok_and(|d| d <= 6) => {
-                                n.parse::<u8>().unwrap_or(0)
-                            }
-                            _ => {
-                                return Err(SqlError::new(
-                                    1426,
-                                    "42000",
-                                    format!(
-                                        "Too-big precision {v} specified for '{}'. Maximum is 6.",
-                                        name.to_ascii_lowercase()
-                                    ),
-                                ));
-                            }
-                        }
-                    }
-                    _ => return Ok(None),
-                },
-                _ => return Ok(None),
-            };
-            if fsp > 0 && !is_time_function(&name) {
-                return Ok(None);
-            }
-            Ok(match name.as_str() {
-                "DATABASE" | "SCHEMA" => {
-                    Some(s.database.as_deref().map_or(Value::Null, Value::from))
-                }
-                "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => {
-                    Some(Value::from(format!("{}@localhost", s.user)))
-                }
-                "VERSION" => Some(Value::from(crate::VERSION.to_owned())),
-                "CONNECTION_ID" => Some(Value::Int(i64::from(s.connection_id))),
-                "LAST_INSERT_ID" => Some(Value::Int(s.last_insert_id as i64)),
-                "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" => {
-                    Some(Value::DateTime(s.now(fsp, false)))
-                }
-                "SYSDATE" => Some(Value::DateTime(s.now(fsp, true))),
-                "UTC_TIMESTAMP" => Some(Value::DateTime(waterline_txn::DateTime(
-                    crate::vars::truncate_fsp(s.statement_began(), fsp),
-                ))),
-                "UNIX_TIMESTAMP" => Some(Value::Int(s.statement_began().div_euclid(1_000_000))),
-                _ => None,
-            })
-        }
-        _ => Ok(None),
-    }
-}
-
-/// ONLY_FULL_GROUP_BY: every column a grouped query's select list reads outside an aggregate
-/// is grouped, or belongs to a table whose whole primary key is grouped (so it has one
-/// value per group); a select item that is itself a GROUP BY expression is grouped.
-fn full_group_by(
-    s: &Session,
-    tables: &[BoundTable],
-    cols: &[OutCol],
-    group_by: &[Expr],
-) -> Result<(), SqlError> {
-    let grouped: Vec<(usize, usize)> = group_by
-        .iter()
-        .filter_map(|e| match e {
-            Expr::Column(c) => Some((c.table, c.column)),
-            _ => None,
-        })
-        .collect();
-    let determined = |t: usize, c: usize| {
-        grouped.contains(&(t, c))
-            || tables[t]
-                .schema
-                .primary_key
-                .as_ref()
-                .is_some_and(|pk| pk.iter().all(|&k| grouped.contains(&(t, k))))
-    };
-    for (i, col) in cols.iter().enumerate() {
-        let mut loose = None;
-        col.expr.scalars(&mut |e| {
-            if group_by.contains(e) {
-                return;
-            }
-            e.visit(&mut |x| {
-                if let Expr::Column(c) = x
-                    && loose.is_none()
-                    && !determined(c.table, c.column)
-                {
-                    loose = Some(c.clone());
-                }
-            });
-        });
-        let Some(c) = loose else {
-            continue;
-        };
-        let name = format!(
-            "{}.{}.{}",
-            s.database_name(),
-            tables[c.table].alias,
-            tables[c.table].schema.columns[c.column].name
-        );
-        return Err(if group_by.is_empty() {
-            SqlError::new(
-                1140,
-                "42000",
-                format!(
-                    "In aggregated query without GROUP BY, expression #{} of SELECT list \
-                     contains nonaggregated column '{name}'; this is incompatible with \
-                     sql_mode=only_full_group_by",
-                    i + 1
-                ),
-            )
-        } else {
-            SqlError::new(
-                1055,
-                "42000",
-                format!(
-                    "Expression #{} of SELECT list is not in GROUP BY clause and contains \
-                     nonaggregated column '{name}' which is not functionally dependent on \
-                     columns in GROUP BY clause; this is incompatible with \
-                     sql_mode=only_full_group_by",
-                    i + 1
-                ),
-            )
-        });
-    }
-    Ok(())
-}
-
-impl PExpr {
-    /// `f` of each scalar part (outside aggregates).
-    fn scalars(&self, f: &mut impl FnMut(&Expr)) {
-        match self {
-            PExpr::Scalar(e) => f(e),
-            PExpr::Agg(_) => {}
-            PExpr::Arith(_, a, b) => {
-                a.scalars(f);
-                b.scalars(f);
-            }
-        }
-    }
-}
-
-/// The functions of the current time that take a precision (fractional digits).
-fn is_time_function(name: &str) -> bool {
-    matches!(
-        name,
-        "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP" | "UTC_TIMESTAMP"
-    )
-}
-
 fn aggregate(f: &ast::Function) -> Option<(AggFunc, &FunctionArguments)> {
     let func = match f.name.to_string().to_ascii_uppercase().as_str() {
         "COUNT" => AggFunc::Count,
@@ -247,29 +83,22 @@ fn aggregate(f: &ast::Function) -> Option<(AggFunc, &FunctionArguments)> {
     Some((func, &f.args))
 }
 
-struct ProjectionBinder<'a, 'b> {
-    session: &'a Session,
+/// Binds a select list: aggregates here, everything else (session values included, see
+/// `functions.rs`) by the planner's binder.
+struct ProjectionBinder<'b> {
     binder: Binder<'b>,
     aggs: Vec<Agg>,
-    /// Whether a session value was bound (as a literal, so the binding holds for now only).
-    volatile: bool,
 }
 
-impl<'a: 'b, 'b> ProjectionBinder<'a, 'b> {
-    fn new(session: &'a Session, tables: &'b [BoundTable]) -> Self {
+impl<'b> ProjectionBinder<'b> {
+    fn new(session: &'b Session, tables: &'b [BoundTable]) -> Self {
         ProjectionBinder {
-            session,
             binder: Binder::new(tables).with_session(session),
             aggs: Vec::new(),
-            volatile: false,
         }
     }
 
     fn bind(&mut self, e: &Ast) -> Result<PExpr, SqlError> {
-        if let Some(v) = session_value(self.session, e)? {
-            self.volatile = true;
-            return Ok(PExpr::Scalar(Expr::Literal(v)));
-        }
         match e {
             Ast::Function(f) if aggregate(f).is_some() => {
                 let (func, args) = aggregate(f).expect("checked");
@@ -618,7 +447,7 @@ fn bind_projection(
         GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
     };
     if s.sql_mode.only_full_group_by && (!group_by.is_empty() || !pb.aggs.is_empty()) {
-        full_group_by(s, tables, &cols, &group_by)?;
+        group_by::full_group_by(s, tables, &cols, &group_by)?;
     }
     if select.having.is_some() {
         return Err(SqlError::unsupported("HAVING"));
@@ -661,7 +490,7 @@ fn bind_projection(
         group_by,
         sort,
         aggs: pb.aggs,
-        volatile: pb.volatile || pb.binder.volatile,
+        volatile: pb.binder.volatile,
     })
 }
 
