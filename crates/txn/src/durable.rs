@@ -39,6 +39,7 @@ use crate::engine::Engine;
 use crate::error::TxnError;
 use crate::redo::Entry;
 use crate::schema::TableSchema;
+use crate::stats::Counter;
 use crate::table::{KeyRange, Table};
 use crate::trx::ScanOptions;
 
@@ -127,6 +128,10 @@ pub struct Recovery {
     pub tail: Tail,
     /// Segments moved aside because they followed the damage.
     pub orphaned: Vec<PathBuf>,
+    /// Old versions purged while the log was replayed: none, as purge is paused until the
+    /// engine is up (it would only compete with replay for the CPU and the latches, and
+    /// everything replay leaves behind is purged by the first pass after).
+    pub purged_during_replay: u64,
 }
 
 impl fmt::Display for Recovery {
@@ -357,8 +362,11 @@ pub(crate) fn open(
         replay_from: AtomicU64::new(start.get()),
     });
     let engine = Engine::with_durable(config, Arc::clone(&durable))?;
+    engine.pause_purge(true);
+    let purged_before = engine.stats().get(Counter::VersionsPurged);
 
     let mut recovery = Recovery {
+        purged_during_replay: 0,
         checkpoint: checkpoint.map(|(lsn, _)| lsn),
         image_rows: 0,
         replayed: 0,
@@ -377,6 +385,8 @@ pub(crate) fn open(
         recovery.tables_created += tables;
         recovery.replayed += u64::from(commit);
     }
+    recovery.purged_during_replay = engine.stats().get(Counter::VersionsPurged) - purged_before;
+    engine.pause_purge(false);
     Ok((engine, recovery))
 }
 

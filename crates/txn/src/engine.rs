@@ -5,7 +5,7 @@
 use std::cell::Cell;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -52,6 +52,9 @@ pub(crate) struct Shared {
     pub(crate) history: History,
     /// The CPUs this process may use: committing threads help purge only while the
     /// transactions running fill them.
+    /// Set while recovery replays the log: the purge thread and the committing threads'
+    /// purge steps wait (an explicit [`Engine::purge`] still runs).
+    purge_paused: AtomicBool,
     cpus: usize,
 }
 
@@ -94,7 +97,10 @@ impl Shared {
         thread_local! {
             static COMMITS: Cell<u64> = const { Cell::new(0) };
         }
-        if !self.config.commit_purge || self.config.purge_interval.is_none() {
+        if !self.config.commit_purge
+            || self.config.purge_interval.is_none()
+            || self.purge_paused.load(Ordering::Relaxed)
+        {
             return;
         }
         let due = COMMITS.with(|commits| {
@@ -132,7 +138,9 @@ impl PurgeWorker {
                 let (stopped, wake) = &*signal;
                 let mut stopped = stopped.lock();
                 while !*stopped {
-                    if wake.wait_for(&mut stopped, interval).timed_out() {
+                    if wake.wait_for(&mut stopped, interval).timed_out()
+                        && !shared.purge_paused.load(Ordering::Relaxed)
+                    {
                         parking_lot::MutexGuard::unlocked(&mut stopped, || shared.purge());
                     }
                 }
@@ -287,6 +295,7 @@ impl Engine {
             pipeline,
             history: History::default(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            purge_paused: AtomicBool::new(false),
             config,
         });
         let purge = shared
@@ -548,6 +557,11 @@ impl Engine {
     /// Transactions whose records wait for purge (InnoDB's history list length).
     pub fn history_len(&self) -> usize {
         self.shared.history.len()
+    }
+
+    /// Pauses (or resumes) the background purge and the committing threads' purge steps.
+    pub(crate) fn pause_purge(&self, paused: bool) {
+        self.shared.purge_paused.store(paused, Ordering::Relaxed);
     }
 
     /// The counters, summed now.

@@ -102,10 +102,29 @@ pub enum TxnError {
     /// The commit pipeline could not make the transaction durable; it was rolled back.
     #[error("commit failed: {0}")]
     Commit(String),
+    /// The statement was stopped from outside while it waited for a row lock (see
+    /// [`crate::Transaction::set_interrupt`]): MySQL's `KILL QUERY`. Only the statement is
+    /// rolled back.
+    #[error("{0}")]
+    Interrupted(Interruption),
     /// The durable engine's files: opening, recovery, or a checkpoint failed (an I/O error,
     /// a damaged checkpoint, a log that does not reach back to the checkpoint).
     #[error("durability: {0}")]
     Durability(String),
+}
+
+/// Why a statement was stopped before it finished (MySQL's `killed` states).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Interruption {
+    /// `KILL QUERY`: the statement, not the connection (MySQL error 1317).
+    #[error("Query execution was interrupted")]
+    Query,
+    /// `KILL CONNECTION`, or the client has gone: the connection ends (MySQL error 1053).
+    #[error("Server shutdown in progress")]
+    Connection,
+    /// The statement ran longer than its `max_execution_time` (MySQL error 3024).
+    #[error("Query execution was interrupted, maximum statement execution time exceeded")]
+    Timeout,
 }
 
 impl TxnError {

@@ -85,7 +85,7 @@ pub use commit::{CommitPipeline, CommitTicket, Immediate, RedoRecord};
 pub use config::{CommitConfig, EngineConfig, Isolation, ViewClose};
 pub use durable::{CheckpointReport, Recovery};
 pub use engine::{Engine, PurgeReport};
-pub use error::TxnError;
+pub use error::{Interruption, TxnError};
 pub use index_stats::{DIVE, IndexStats};
 pub use key::{INLINE_KEY_BYTES, Key};
 pub use lock::{LockMode, LockWait};

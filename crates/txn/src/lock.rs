@@ -40,7 +40,7 @@ use smallvec::{SmallVec, smallvec};
 use waterline_readview::TrxId;
 
 use crate::boost::Boost;
-use crate::error::TxnError;
+use crate::error::{Interruption, TxnError};
 use crate::hash_index::{HashedMap, hash_of, shard_of};
 use crate::key::Key;
 use crate::stats::{Counter, Stats};
@@ -127,6 +127,15 @@ impl Waiter {
     }
 }
 
+/// How long a row-lock wait that can be interrupted sleeps before it looks at its flag
+/// again (a release wakes it sooner): the most a `KILL QUERY` waits to be noticed.
+pub(crate) const LOCK_WAIT_SLICE: Duration = Duration::from_millis(20);
+
+/// Whether a request's interrupt flag is set.
+fn interrupted(flag: Option<&AtomicBool>) -> bool {
+    flag.is_some_and(|f| f.load(Ordering::Acquire))
+}
+
 /// Whether `trx` may take `mode` next to `holders`.
 fn compatible(holders: &[(TrxId, LockMode)], trx: TrxId, mode: LockMode) -> bool {
     holders
@@ -198,6 +207,8 @@ pub(crate) struct Request<'a> {
     pub(crate) hash: u64,
     pub(crate) mode: LockMode,
     pub(crate) timeout: Duration,
+    /// Fail with [`TxnError::Interrupted`] once this is set, waiting or not.
+    pub(crate) interrupt: Option<&'a AtomicBool>,
     /// Fail with [`TxnError::LockNowait`] instead of waiting, queueing nothing (for
     /// [`LockWait::NoWait`] and [`LockWait::SkipLocked`]).
     pub(crate) nowait: bool,
@@ -237,6 +248,7 @@ impl LockManager {
             hash,
             mode,
             timeout,
+            interrupt,
             nowait,
             table_name,
         } = request;
@@ -317,6 +329,9 @@ impl LockManager {
                 .filter(|&&(t, m)| !compatible(&[(t, m)], trx, mode))
                 .map(|&(t, _)| t)
                 .collect();
+            if interrupted(interrupt) {
+                break Err(TxnError::Interrupted(Interruption::Query));
+            }
             if Instant::now() >= deadline {
                 self.stats.incr(Counter::LockWaitTimeouts);
                 break Err(TxnError::LockWaitTimeout {
@@ -375,7 +390,11 @@ impl LockManager {
             }
             // Under the latch again: a wake-up is either in the flag already or still to come.
             if !waiter.woken.swap(false, Ordering::Acquire) {
-                waiter.condvar.wait_until(&mut locks, deadline);
+                let until = match interrupt {
+                    Some(_) => deadline.min(Instant::now() + LOCK_WAIT_SLICE),
+                    None => deadline,
+                };
+                waiter.condvar.wait_until(&mut locks, until);
                 waiter.woken.store(false, Ordering::Relaxed);
             }
         };
@@ -419,7 +438,7 @@ impl LockManager {
         &self,
         trx: TrxId,
         writer: TrxId,
-        timeout: Duration,
+        (timeout, interrupt): (Duration, Option<&AtomicBool>),
         (table_name, key): (&str, &Key),
         pending: impl Fn() -> bool,
     ) -> Result<(), TxnError> {
@@ -459,6 +478,9 @@ impl LockManager {
         let outcome = loop {
             if !pending() {
                 break Ok(());
+            }
+            if interrupted(interrupt) {
+                break Err(TxnError::Interrupted(Interruption::Query));
             }
             let now = Instant::now();
             if now >= deadline {
@@ -561,6 +583,7 @@ mod tests {
             key,
             mode: LockMode::Exclusive,
             timeout: Duration::from_secs(30),
+            interrupt: None,
             nowait: false,
             table_name: "t",
         })

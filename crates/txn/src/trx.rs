@@ -14,6 +14,7 @@
 //! then read the newest version, as `SELECT ... FOR UPDATE` does.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use smallvec::SmallVec;
 
@@ -183,6 +184,8 @@ pub struct Transaction {
     /// How long a row-lock wait lasts before it fails (the engine's
     /// `lock_wait_timeout` unless [`Transaction::set_lock_wait_timeout`] says otherwise).
     lock_wait_timeout: std::time::Duration,
+    /// Set from outside to stop a row-lock wait ([`Transaction::set_interrupt`]).
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 /// Where a statement started: enough to undo it alone.
@@ -201,6 +204,7 @@ impl Transaction {
         Transaction {
             permit,
             lock_wait_timeout: shared.config.lock_wait_timeout,
+            interrupt: None,
             keeps_redo: shared.pipeline.wants_redo(),
             shared,
             isolation,
@@ -227,6 +231,14 @@ impl Transaction {
     /// [`TxnError::LockWaitTimeout`]: a session's `innodb_lock_wait_timeout`.
     pub fn set_lock_wait_timeout(&mut self, timeout: std::time::Duration) {
         self.lock_wait_timeout = timeout;
+    }
+
+    /// A flag that, once set, ends this transaction's row-lock waits (the one under way
+    /// within 20 ms, and any later one at once) with
+    /// [`TxnError::Interrupted`]: how `KILL QUERY` reaches a statement that waits for a
+    /// lock. Whoever set it clears it for the next statement.
+    pub fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
+        self.interrupt = Some(flag);
     }
 
     /// The isolation level.

@@ -793,3 +793,61 @@ fn skip_locked_consumers_take_every_entry_once() {
     assert_eq!(stats.get(Counter::LockWaits), 0, "nobody waited");
     assert_eq!(stats.get(Counter::LockWaitTimeouts), 0);
 }
+
+/// A row-lock wait ends soon after its interrupt flag is set (`KILL QUERY`), with
+/// `Interrupted` rather than a timeout; only the statement is undone, the transaction goes
+/// on, and a later lock request fails at once while the flag stays set.
+#[test]
+fn an_interrupt_ends_a_lock_wait_and_leaves_the_transaction() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use waterline_txn::Interruption;
+    let engine = Engine::open(EngineConfig {
+        lock_wait_timeout: Duration::from_secs(60),
+        ..config()
+    })
+    .unwrap();
+    let t = engine
+        .create_table(
+            TableSchema::new("t", vec![Column::new("id", ColumnType::Int)])
+                .primary_key(&["id"])
+                .unwrap(),
+        )
+        .unwrap();
+    let mut setup = engine.begin(Isolation::RepeatableRead);
+    setup.insert(&t, vec![1.into()]).unwrap();
+    setup.insert(&t, vec![2.into()]).unwrap();
+    setup.commit().unwrap();
+    let mut holder = engine.begin(Isolation::RepeatableRead);
+    holder.get_for_update(&t, Key::one(1)).unwrap();
+
+    let flag = Arc::new(AtomicBool::new(false));
+    let mut waiter = engine.begin(Isolation::RepeatableRead);
+    waiter.set_interrupt(Arc::clone(&flag));
+    waiter.get_for_update(&t, Key::one(2)).unwrap();
+    let killer = {
+        let flag = Arc::clone(&flag);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            flag.store(true, Ordering::Release);
+        })
+    };
+    let started = std::time::Instant::now();
+    let waited = waiter.get_for_update(&t, Key::one(1));
+    killer.join().unwrap();
+    assert_eq!(waited, Err(TxnError::Interrupted(Interruption::Query)));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(waiter.is_active(), "only the statement ends");
+    assert_eq!(
+        waiter.get_for_update(&t, Key::one(1)),
+        Err(TxnError::Interrupted(Interruption::Query)),
+        "the flag stays set until its owner clears it"
+    );
+    flag.store(false, Ordering::Release);
+    holder.commit().unwrap();
+    assert!(waiter.get_for_update(&t, Key::one(1)).unwrap().is_some());
+    waiter.commit().unwrap();
+}

@@ -7,6 +7,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use tempfile::TempDir;
 use waterline_txn::{
@@ -259,6 +260,41 @@ fn the_log_since_the_last_checkpoint_is_what_a_restart_would_replay() {
     let (engine, recovery) = Engine::open_dir(dir.path(), config).unwrap();
     assert_eq!(recovery.replayed, 5, "{recovery}");
     assert_eq!(engine.log_since_checkpoint(), Some(after));
+}
+
+/// Replay runs with purge paused: the versions replayed commits leave behind wait for the
+/// first purge after the engine is up (with a purge thread waking every millisecond, the
+/// replay of 3,000 updates of ten rows would otherwise purge as it goes).
+#[test]
+fn replay_runs_with_purge_paused_and_purge_resumes_after() {
+    let dir = temp_dir();
+    let config = EngineConfig {
+        purge_interval: Some(Duration::from_millis(1)),
+        ..config(SnapshotKind::Vector)
+    };
+    let engine = open(dir.path(), &config);
+    let account = accounts(&engine);
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    for id in 0..10 {
+        trx.insert(&account, vec![id.into(), 0i64.into(), Value::Null])
+            .unwrap();
+    }
+    trx.commit().unwrap();
+    for n in 0..3_000i64 {
+        let mut trx = engine.begin(Isolation::ReadCommitted);
+        let row = vec![(n % 10).into(), n.into(), Value::Null];
+        trx.update(&account, Key::one(n % 10), row).unwrap();
+        trx.commit().unwrap();
+    }
+    drop(engine);
+    let (engine, recovery) = Engine::open_dir(dir.path(), config).unwrap();
+    assert_eq!(recovery.replayed, 3_001, "{recovery}");
+    assert_eq!(recovery.purged_during_replay, 0);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while engine.history_len() > 0 {
+        assert!(std::time::Instant::now() < deadline, "purge never resumed");
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 fn wal_segments(dir: &Path) -> Vec<PathBuf> {

@@ -38,6 +38,7 @@ impl Transaction {
             hash,
             mode,
             timeout: self.lock_wait_timeout,
+            interrupt: self.interrupt.as_deref(),
             nowait,
             table_name: table.name(),
         };
@@ -91,7 +92,7 @@ impl Transaction {
         let waited = self.shared.locks.wait_for_writer(
             me,
             pending.trx_id(),
-            self.lock_wait_timeout,
+            (self.lock_wait_timeout, self.interrupt.as_deref()),
             (table.name(), &record.key),
             || record.still_pending(pending),
         );
