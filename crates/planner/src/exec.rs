@@ -26,6 +26,11 @@ pub trait Storage {
     ) -> Result<Vec<Row>, PlanError>;
     /// Every row of `table`.
     fn scan_all(&self, table: &str) -> Result<Vec<Row>, PlanError>;
+    /// Called for every row the executor looks at, before its conditions: an error stops
+    /// the execution there (a statement killed, or out of time). None by default.
+    fn check(&self) -> Result<(), PlanError> {
+        Ok(())
+    }
 }
 
 /// What an execution produced and read.
@@ -153,6 +158,7 @@ impl Run<'_> {
             if self.wanted.is_some_and(|w| exec.rows.len() >= w) {
                 break;
             }
+            self.storage.check()?;
             current[tp.table] = Some(row);
             let pass = {
                 let refs = row_refs(current);

@@ -11,6 +11,8 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use waterline_planner::exec::Storage;
+
+use crate::control::Watch;
 use waterline_planner::{Catalog, IndexId, PlanError, TableStats};
 use waterline_txn::{
     Key, KeyRange, LockMode, LockWait, Row, ScanOptions, Table, TableSchema, Transaction, TxnError,
@@ -27,6 +29,8 @@ pub struct TxnAccess<'t> {
     /// The engine error behind the last `PlanError::Catalog`, so the session can report it
     /// with its own code (a deadlock is 1213, not 1105).
     failure: RefCell<Option<TxnError>>,
+    /// Whether the statement must stop (KILL, max_execution_time, the client gone).
+    watch: Watch,
 }
 
 impl<'t> TxnAccess<'t> {
@@ -36,8 +40,10 @@ impl<'t> TxnAccess<'t> {
         tables: &'t [Table],
         trx: &'t mut Transaction,
         lock: Option<LockMode>,
+        watch: Watch,
     ) -> TxnAccess<'t> {
         TxnAccess {
+            watch,
             database,
             tables,
             trx: RefCell::new(trx),
@@ -179,5 +185,9 @@ impl Storage for TxnAccess<'_> {
     fn scan_all(&self, table: &str) -> Result<Vec<Row>, PlanError> {
         let t = self.must(table)?;
         self.read(t, IndexId::Primary, KeyRange::All, None)
+    }
+
+    fn check(&self) -> Result<(), PlanError> {
+        self.watch.check().map_err(|e| self.fail(e))
     }
 }

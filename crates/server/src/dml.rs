@@ -322,6 +322,7 @@ fn target_rows(
         )?;
         let mut out = Vec::new();
         for (key, row) in all {
+            s.watch.check()?;
             let env = Env {
                 rows: &[Some(&row)],
                 params,
@@ -338,7 +339,7 @@ fn target_rows(
     }
     let pk = table.schema().primary_key.clone().unwrap_or_default();
     let tables = std::slice::from_ref(table);
-    let access = TxnAccess::new(db, tables, trx, Some(LockMode::Exclusive));
+    let access = TxnAccess::new(db, tables, trx, Some(LockMode::Exclusive), s.watch.clone());
     let plan = Planner::new(&access)
         .mode(s.planner)
         .optimize(Arc::clone(filter), params)
@@ -436,6 +437,7 @@ pub(crate) fn update(
         let targets = target_rows(s, trx, db, table, filter, where_values)?;
         let (mut matched, mut changed) = (0u64, 0u64);
         for (key, old) in targets {
+            s.watch.check()?;
             matched += 1;
             let mut new = old.clone();
             for (pos, e) in sets {
@@ -529,6 +531,7 @@ pub(crate) fn delete(
         let targets = target_rows(s, trx, db, table, filter, params)?;
         let mut n = 0;
         for (key, _) in targets {
+            s.watch.check()?;
             if trx.delete(table, key)? {
                 n += 1;
             }

@@ -2,7 +2,7 @@
 //! a client can cause ends here, and goes out as an error packet; none drops the connection.
 
 use waterline_planner::PlanError;
-use waterline_txn::TxnError;
+use waterline_txn::{Interruption, TxnError};
 
 /// A MySQL error.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -130,6 +130,14 @@ impl From<TxnError> for SqlError {
                  NOWAIT is set."
                     .to_owned(),
             ),
+            TxnError::Interrupted(why) => {
+                let (code, state) = match why {
+                    Interruption::Query => (1317, "70100"),
+                    Interruption::Connection => (1053, "08S01"),
+                    Interruption::Timeout => (3024, "HY000"),
+                };
+                (code, state, why.to_string())
+            }
             TxnError::Deadlock { .. } => (
                 1213,
                 "40001",

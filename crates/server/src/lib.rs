@@ -22,6 +22,7 @@
 
 mod access;
 mod binary;
+mod control;
 mod ddl;
 mod dml;
 pub mod error;
@@ -32,6 +33,7 @@ mod select;
 mod server;
 mod session;
 mod shared;
+mod socket;
 mod status;
 pub mod types;
 mod vars;
@@ -41,7 +43,8 @@ pub use error::SqlError;
 pub use parse::MAX_OPERATOR_CHAIN;
 pub use server::Server;
 pub use session::{Response, ResultColumn, Session};
-pub use shared::{Counters, Listening, SessionConfig, Shared, TableMeta, User};
+pub use shared::{Counters, Listening, SessionConfig, Shared, TableMeta, Timeouts, User};
+pub use socket::{Handle, Socket};
 
 /// The version string clients see: MySQL 8.0's protocol, and who answers.
 pub const VERSION: &str = "8.0.36-waterline";

@@ -257,3 +257,59 @@ mod tests {
         assert!(matches!(one(" ;"), Err(e) if e.code == 1065));
     }
 }
+
+/// The N of a `MAX_EXECUTION_TIME(N)` optimizer hint (`SELECT /*+ MAX_EXECUTION_TIME(1000)
+/// */ ...`): MySQL takes it only in the hint comment right after a statement's first
+/// SELECT, and so does this. Other hints in the comment are ignored, as MySQL ignores a hint
+/// it does not know.
+pub(crate) fn max_execution_time_hint(sql: &str) -> Option<u64> {
+    let rest = sql.trim_start();
+    let keyword = rest.get(..6)?;
+    if !keyword.eq_ignore_ascii_case("select") {
+        return None;
+    }
+    let rest = rest[6..].trim_start().strip_prefix("/*+")?;
+    let hints = &rest[..rest.find("*/")?];
+    let upper = hints.to_ascii_uppercase();
+    let at = upper.find("MAX_EXECUTION_TIME")?;
+    let args = upper[at + "MAX_EXECUTION_TIME".len()..]
+        .trim_start()
+        .strip_prefix('(')?;
+    let number = &args[..args.find(')')?];
+    number.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod hint_tests {
+    use super::max_execution_time_hint as hint;
+
+    #[test]
+    fn the_hint_is_read_where_mysql_reads_it() {
+        assert_eq!(
+            hint("SELECT /*+ MAX_EXECUTION_TIME(1000) */ * FROM t"),
+            Some(1000)
+        );
+        assert_eq!(
+            hint("  select/*+ BKA(t) max_execution_time ( 5 ) */ 1"),
+            Some(5)
+        );
+        assert_eq!(
+            hint("SELECT /* MAX_EXECUTION_TIME(1000) */ 1"),
+            None,
+            "a comment"
+        );
+        assert_eq!(
+            hint("SELECT 1 /*+ MAX_EXECUTION_TIME(1000) */"),
+            None,
+            "not first"
+        );
+        assert_eq!(
+            hint("UPDATE /*+ MAX_EXECUTION_TIME(1000) */ t SET a = 1"),
+            None
+        );
+        assert_eq!(hint("SELECT /*+ MAX_EXECUTION_TIME(x) */ 1"), None);
+        assert_eq!(hint("SELECT /*+ MAX_EXECUTION_TIME(1"), None);
+        assert_eq!(hint("SELEC"), None);
+        assert_eq!(hint("é"), None);
+    }
+}

@@ -68,6 +68,7 @@ impl Backend {
         let mut session = self.session.lock();
         if session.user.is_empty() {
             session.user = self.user.lock().clone();
+            session.control.set_user(&session.user);
         }
     }
 }

@@ -15,7 +15,7 @@ use tokio::net::{TcpListener, TcpSocket, UnixListener, UnixStream};
 
 use crate::protocol::Backend;
 use crate::shared::Shared;
-use crate::wire::Socket;
+use crate::socket::Socket;
 
 /// The name of every connection's thread.
 const CONNECTION_THREAD: &str = "waterline-conn";
@@ -202,7 +202,12 @@ impl Server {
                     // drops its backend, which rolls its transaction back (freeing its row
                     // locks and admission permit) and counts it out.
                     let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        crate::wire::serve(std_stream, backend, statements, max_packet);
+                        crate::wire::serve(
+                            std_stream,
+                            backend,
+                            statements,
+                            (max_packet, connect_timeout),
+                        );
                     }));
                     if let Err(panic) = served {
                         let what = panic

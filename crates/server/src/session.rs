@@ -104,6 +104,8 @@ pub(crate) struct Prepared {
     pub(crate) params: usize,
     /// Its binding from an earlier execution, to run again while it is good.
     binding: Option<Arc<Binding>>,
+    /// Its `MAX_EXECUTION_TIME(N)` optimizer hint, if a SELECT has one.
+    hint: Option<u64>,
 }
 
 /// A SELECT, INSERT, UPDATE or DELETE with its names resolved against the catalog: tables to
@@ -157,7 +159,7 @@ pub struct Session {
     /// When the running statement first asked for the time (UTC microseconds; 0: not yet):
     /// NOW() is this, however often a statement calls it, as in MySQL (SYSDATE() reads the
     /// clock). Read from the clock only by a statement that needs it.
-    statement_began: std::cell::Cell<i64>,
+    pub(crate) statement_began: std::cell::Cell<i64>,
     /// The running (or last) statement read a table without an index.
     pub(crate) no_index_used: bool,
     /// `foreign_key_checks` and `unique_checks`, read back as set (waterline has no foreign
@@ -178,6 +180,12 @@ pub struct Session {
     next_statement: u32,
     /// The catalog version the kept bindings were last checked against.
     bindings_checked: u64,
+    /// What `KILL` reaches this session through (registered with `shared`).
+    pub(crate) control: Arc<crate::control::Control>,
+    /// The running statement's look-out: whether it must stop.
+    pub(crate) watch: crate::control::Watch,
+    /// `wait_timeout`, `net_read_timeout`, `max_execution_time` and the others.
+    pub(crate) timeouts: crate::shared::Timeouts,
 }
 
 impl Session {
@@ -192,8 +200,13 @@ impl Session {
         {
             return Err(SqlError::unknown_database(db));
         }
+        let connection_id = shared.connection_id();
+        let control = shared.controls.register(connection_id, user);
         Ok(Session {
-            connection_id: shared.connection_id(),
+            watch: crate::control::Watch::new(&control, None),
+            control,
+            timeouts: shared.config.timeouts,
+            connection_id,
             user: user.to_owned(),
             database: database.map(Arc::from),
             autocommit: true,
@@ -334,12 +347,7 @@ impl Session {
 
     /// Runs one SQL statement.
     pub fn execute(&mut self, sql: &str) -> Result<Response, SqlError> {
-        self.shared
-            .counters
-            .questions
-            .fetch_add(1, Ordering::Relaxed);
-        self.statement_began.set(0);
-        self.no_index_used = false;
+        self.start_statement()?;
         self.forget_stale_bindings();
         if sql.len() > self.shared.config.max_allowed_packet {
             return Err(SqlError::new(
@@ -357,6 +365,9 @@ impl Session {
             return Err(SqlError::parse(
                 "a '?' placeholder outside a prepared statement",
             ));
+        }
+        if let Statement::Query(_) = *statement {
+            self.limit_select(crate::parse::max_execution_time_hint(sql));
         }
         self.run(&statement, &[])
     }
@@ -404,6 +415,7 @@ impl Session {
                 statement: Arc::from(statement),
                 params,
                 binding: None,
+                hint: crate::parse::max_execution_time_hint(sql),
             },
         );
         Ok((id, params, columns))
@@ -411,12 +423,7 @@ impl Session {
 
     /// Runs prepared statement `id` with `params`.
     pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<Response, SqlError> {
-        self.shared
-            .counters
-            .questions
-            .fetch_add(1, Ordering::Relaxed);
-        self.statement_began.set(0);
-        self.no_index_used = false;
+        self.start_statement()?;
         self.forget_stale_bindings();
         let prepared = self
             .prepared
@@ -429,6 +436,9 @@ impl Session {
                 "HY000",
                 "Incorrect arguments to EXECUTE",
             ));
+        }
+        if let Statement::Query(_) = *prepared.statement {
+            self.limit_select(prepared.hint);
         }
         let good = |b: &Binding| b.version == self.catalog_version() && b.database == self.database;
         let binding = match prepared.binding {
@@ -527,6 +537,7 @@ impl Session {
         self.next_isolation = None;
         self.planner = self.shared.config.planner;
         self.lock_wait_timeout = self.shared.engine.config().lock_wait_timeout;
+        self.timeouts = self.shared.config.timeouts;
         self.sql_mode = crate::vars::SqlMode::default();
         self.time_zone = crate::vars::TimeZone::default();
         self.foreign_key_checks = true;
@@ -607,6 +618,7 @@ impl Session {
         let isolation = self.next_isolation.take().unwrap_or(self.isolation);
         let mut trx = self.shared.engine.begin_async(isolation).await;
         trx.set_lock_wait_timeout(self.lock_wait_timeout);
+        trx.set_interrupt(self.control.stop_flag());
         self.trx = Some(trx);
         Ok(())
     }
@@ -615,6 +627,7 @@ impl Session {
         let isolation = self.next_isolation.take().unwrap_or(self.isolation);
         let mut trx = self.shared.engine.begin(isolation);
         trx.set_lock_wait_timeout(self.lock_wait_timeout);
+        trx.set_interrupt(self.control.stop_flag());
         trx
     }
 
@@ -682,6 +695,7 @@ impl Session {
             } => crate::ddl::create_database(self, db_name, *if_not_exists),
             Statement::Use(u) => self.use_database(u),
             Statement::Set(set) => crate::vars::set(self, set, params),
+            Statement::Kill { modifier, id } => self.kill(*modifier, *id),
             Statement::ShowDatabases { show_options, .. }
             | Statement::ShowSchemas { show_options, .. } => {
                 let pattern = like_pattern(show_options)?;
@@ -830,6 +844,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.abort();
         self.drop_all_temporary();
+        self.shared.controls.unregister(self.connection_id);
     }
 }
 

@@ -4,6 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use waterline_planner::PlannerMode;
@@ -35,6 +36,40 @@ pub struct SessionConfig {
     /// How long a new connection has to log in (MySQL's `connect_timeout`, 10 s): one
     /// that has not by then is closed, and its slot of `max_connections` freed.
     pub connect_timeout: std::time::Duration,
+    /// The timeouts a new session starts with (each session may change its own).
+    pub timeouts: Timeouts,
+}
+
+/// MySQL's per-session timeouts, as a session starts with them (`SET SESSION` changes
+/// a session's own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// `wait_timeout` (8 hours): a connection idle this long between statements is closed
+    /// (after error 4031, as MySQL 8.0 sends).
+    pub wait: Duration,
+    /// `interactive_timeout` (8 hours): `wait` for a client that says it is interactive
+    /// (`CLIENT_INTERACTIVE`, as the mysql CLI does), set when it logs in.
+    pub interactive: Duration,
+    /// `net_read_timeout` (30 s): the longest wait for the rest of a packet the client has
+    /// begun to send.
+    pub net_read: Duration,
+    /// `net_write_timeout` (60 s): the longest a reply may wait for the client to read.
+    pub net_write: Duration,
+    /// `max_execution_time` (0: none): the longest a SELECT may run before it stops with
+    /// error 3024 (the `MAX_EXECUTION_TIME(N)` optimizer hint overrides it for one).
+    pub max_execution: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts {
+            wait: Duration::from_secs(28_800),
+            interactive: Duration::from_secs(28_800),
+            net_read: Duration::from_secs(30),
+            net_write: Duration::from_secs(60),
+            max_execution: Duration::ZERO,
+        }
+    }
 }
 
 impl Default for SessionConfig {
@@ -49,6 +84,7 @@ impl Default for SessionConfig {
             }],
             max_allowed_packet: 64 << 20,
             connect_timeout: std::time::Duration::from_secs(10),
+            timeouts: Timeouts::default(),
         }
     }
 }
@@ -122,6 +158,8 @@ pub struct Shared {
     pub counters: Counters,
     /// When the server started (SHOW STATUS's Uptime).
     pub(crate) started: std::time::Instant,
+    /// The live sessions, for KILL.
+    pub(crate) controls: crate::control::Controls,
     /// Notified by SHUTDOWN (the statement or COM_SHUTDOWN) from a user who may.
     shutdown: tokio::sync::Notify,
 }
@@ -144,6 +182,7 @@ impl Shared {
             next_connection: AtomicU32::new(1),
             listening: Mutex::new(Listening::default()),
             counters: Counters::default(),
+            controls: crate::control::Controls::default(),
         })
     }
 

@@ -2,7 +2,7 @@
 //! engine's own counters next to the server's.
 
 use std::sync::atomic::Ordering;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlparser::ast::{
     ContextModifier, Expr as Ast, Set, ShowStatementFilter, TransactionIsolationLevel,
@@ -14,6 +14,7 @@ use waterline_txn::{Counter, Isolation, Value};
 
 use crate::error::SqlError;
 use crate::session::{Response, Session};
+use crate::shared::Timeouts;
 
 /// The current time in UTC, in microseconds since 1970.
 pub fn utc_micros() -> i64 {
@@ -198,7 +199,7 @@ fn parse_isolation(text: &str) -> Result<Isolation, SqlError> {
 }
 
 /// Names the server answers for, in SHOW VARIABLES order.
-const NAMES: [&str; 24] = [
+const NAMES: [&str; 28] = [
     "auto_increment_increment",
     "autocommit",
     "character_set_client",
@@ -206,12 +207,15 @@ const NAMES: [&str; 24] = [
     "character_set_results",
     "collation_connection",
     "foreign_key_checks",
+    "connect_timeout",
     "innodb_lock_wait_timeout",
     "interactive_timeout",
     "license",
     "lower_case_table_names",
     "max_allowed_packet",
     "max_connections",
+    "max_execution_time",
+    "net_read_timeout",
     "net_write_timeout",
     "socket",
     "sql_mode",
@@ -222,6 +226,7 @@ const NAMES: [&str; 24] = [
     "unique_checks",
     "version",
     "version_comment",
+    "wait_timeout",
     "waterline_planner_mode",
 ];
 
@@ -242,6 +247,13 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
                 return Ok(Value::Int(engine.lock_wait_timeout.as_secs() as i64));
             }
             "sql_mode" => return Ok(Value::from(DEFAULT_SQL_MODE)),
+            "wait_timeout"
+            | "interactive_timeout"
+            | "net_read_timeout"
+            | "net_write_timeout"
+            | "max_execution_time" => {
+                return Ok(timeout(&s.shared.config.timeouts, name).unwrap_or(Value::Null));
+            }
             "time_zone" => return Ok(Value::from("SYSTEM")),
             "transaction_isolation" | "tx_isolation" => {
                 return Ok(Value::from(isolation_name(s.shared.config.isolation)));
@@ -260,14 +272,17 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         "innodb_lock_wait_timeout" => Value::Int(s.lock_wait_timeout.as_secs() as i64),
         "foreign_key_checks" => Value::Int(i64::from(s.foreign_key_checks)),
         "unique_checks" => Value::Int(i64::from(s.unique_checks)),
-        "interactive_timeout" | "wait_timeout" => Value::Int(28_800),
+        "interactive_timeout"
+        | "wait_timeout"
+        | "net_read_timeout"
+        | "net_write_timeout"
+        | "max_execution_time" => timeout(&s.timeouts, name).unwrap_or(Value::Null),
         "connect_timeout" => Value::Int(s.shared.config.connect_timeout.as_secs() as i64),
         // SQL a server runs for each new connection: none.
         "init_connect" => Value::from(""),
         "license" => Value::Str("MIT OR Apache-2.0".into()),
         "max_allowed_packet" => Value::Int(s.shared.config.max_allowed_packet as i64),
         "max_connections" => Value::Int(i64::from(s.shared.listening.lock().max_connections)),
-        "net_write_timeout" => Value::Int(60),
         // The Rust client reads this at connect (NULL would fail it) and, connected to a
         // loopback address, moves to the socket named here unless told not to.
         "socket" => Value::from(s.shared.listening.lock().socket.clone()),
@@ -283,6 +298,45 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         "hostname" => Value::Str("localhost".into()),
         _ => return Err(SqlError::unknown_variable(name)),
     })
+}
+
+/// A timeout variable's value: seconds, or for `max_execution_time` milliseconds.
+fn timeout(t: &Timeouts, name: &str) -> Option<Value> {
+    let secs = |d: Duration| Value::Int(d.as_secs() as i64);
+    Some(match name {
+        "wait_timeout" => secs(t.wait),
+        "interactive_timeout" => secs(t.interactive),
+        "net_read_timeout" => secs(t.net_read),
+        "net_write_timeout" => secs(t.net_write),
+        "max_execution_time" => Value::Int(t.max_execution.as_millis() as i64),
+        _ => return None,
+    })
+}
+
+/// An integer variable's new value, clamped into `range` with MySQL's warning 1292 (and
+/// error 1232 for a value that is not an integer).
+fn integer(
+    s: &mut Session,
+    name: &str,
+    value: &Value,
+    range: std::ops::RangeInclusive<i64>,
+) -> Result<u64, SqlError> {
+    let Value::Int(n) = *value else {
+        return Err(SqlError::new(
+            1232,
+            "42000",
+            format!("Incorrect argument type to variable '{name}'"),
+        ));
+    };
+    let kept = n.clamp(*range.start(), *range.end());
+    if kept != n {
+        s.warnings.push((
+            "Warning".into(),
+            1292,
+            format!("Truncated incorrect {name} value: '{n}'"),
+        ));
+    }
+    Ok(kept as u64)
 }
 
 fn text_of(v: &Value) -> String {
@@ -353,27 +407,27 @@ fn assign(
         "transaction_isolation" | "tx_isolation" => {
             s.isolation = parse_isolation(&text_of(&value))?
         }
+        // MySQL's ranges; a value outside one is clamped, with a warning.
         "innodb_lock_wait_timeout" => {
-            let Value::Int(n) = value else {
-                return Err(SqlError::new(
-                    1232,
-                    "42000",
-                    "Incorrect argument type to variable 'innodb_lock_wait_timeout'",
-                ));
-            };
-            // MySQL's range; a value outside it is clamped, with a warning.
-            let secs = n.clamp(1, 1_073_741_824);
-            if secs != n {
-                s.warnings.push((
-                    "Warning".into(),
-                    1292,
-                    format!("Truncated incorrect innodb_lock_wait_timeout value: '{n}'"),
-                ));
-            }
-            s.lock_wait_timeout = std::time::Duration::from_secs(secs as u64);
+            let secs = integer(s, name, &value, 1..=1_073_741_824)?;
+            s.lock_wait_timeout = Duration::from_secs(secs);
             if let Some(trx) = &mut s.trx {
                 trx.set_lock_wait_timeout(s.lock_wait_timeout);
             }
+        }
+        "wait_timeout" | "interactive_timeout" | "net_read_timeout" | "net_write_timeout" => {
+            let secs = Duration::from_secs(integer(s, name, &value, 1..=31_536_000)?);
+            let t = &mut s.timeouts;
+            *match name {
+                "wait_timeout" => &mut t.wait,
+                "interactive_timeout" => &mut t.interactive,
+                "net_read_timeout" => &mut t.net_read,
+                _ => &mut t.net_write,
+            } = secs;
+        }
+        "max_execution_time" => {
+            let ms = integer(s, name, &value, 0..=4_294_967_295)?;
+            s.timeouts.max_execution = Duration::from_millis(ms);
         }
         "sql_mode" => s.sql_mode = SqlMode::parse(&text_of(&value))?,
         "time_zone" => s.time_zone = TimeZone::parse(&text_of(&value))?,
@@ -391,9 +445,6 @@ fn assign(
         | "character_set_results"
         | "collation_connection"
         | "sql_safe_updates"
-        | "net_write_timeout"
-        | "wait_timeout"
-        | "interactive_timeout"
         | "sql_select_limit"
         | "session_track_schema"
         | "session_track_state_change"

@@ -8,8 +8,9 @@
 //! | COM_FIELD_LIST (the mariadb CLI after USE, without `-A`) | an 8-byte EOF libmariadb rejects | the 5-byte EOF |
 //! | a packet over `max_allowed_packet` | read whole | error 1153, connection closed |
 //! | an error number above 1885 (MySQL 8.0's 3572) | panics the connection's task | written as 1105, its number and SQLSTATE put back by `Out` |
+//! | idle and half-sent packets | waited for for ever | `wait_timeout` (error 4031, then closed), `net_read_timeout` for the rest of a packet begun, `net_write_timeout` for replies: the session's values |
 //! | server status flags and warning count | always 0 (the handshake, every OK and EOF) | the session's, written in by `Out` (see `status.rs`) |
-//! | any command opensrv does not know (COM_RESET_CONNECTION, COM_STATISTICS, COM_SET_OPTION, COM_STMT_RESET, COM_SHUTDOWN, COM_CHANGE_USER, COM_PROCESS_KILL, ...) | an OK, whatever it asked | done here (the session reset, the statistics line, the EOF, the shutdown), or error 1047 / 1235 / 1227 |
+//! | any command opensrv does not know (COM_RESET_CONNECTION, COM_STATISTICS, COM_SET_OPTION, COM_STMT_RESET, COM_SHUTDOWN, COM_CHANGE_USER, COM_PROCESS_KILL, ...) | an OK, whatever it asked | done here (the session reset, the statistics line, the EOF, the shutdown, the kill), or error 1047 / 1235 / 1227 / 1094 / 1095 |
 //! | `SELECT @@...` starting the text | answered by opensrv itself for `max_allowed_packet` (a constant) | passed on with a leading space, so that the session answers |
 //!
 //! A connection has a thread of its own (see `server.rs`), so its socket is read and written
@@ -25,13 +26,13 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufReader, Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::Shutdown;
 use std::ops::Range;
-use std::os::unix::net::UnixStream;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use opensrv_mysql::AsyncMysqlIntermediary;
 use parking_lot::Mutex;
@@ -41,6 +42,7 @@ use waterline_txn::Value;
 use crate::binary::{self, MAX_CHUNK, frame, frame_into};
 use crate::protocol::Backend;
 use crate::session::Session;
+use crate::socket::{Handle, Socket};
 
 const COM_QUIT: u8 = 0x01;
 const COM_SHUTDOWN: u8 = 0x08;
@@ -51,6 +53,7 @@ pub(crate) const COM_STMT_PREPARE: u8 = 0x16;
 pub(crate) const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_STMT_SEND_LONG_DATA: u8 = 0x18;
 const COM_STATISTICS: u8 = 0x09;
+const COM_PROCESS_KILL: u8 = 0x0c;
 const COM_PING: u8 = 0x0e;
 const COM_CHANGE_USER: u8 = 0x11;
 const COM_STMT_CLOSE: u8 = 0x19;
@@ -231,7 +234,7 @@ fn inspect(statements: &Statements, seq: u8, payload: &[u8]) -> Verdict {
         // opensrv answers every command it does not parse with an OK, whatever it asked.
         Some(
             &(COM_STATISTICS | COM_STMT_RESET | COM_SET_OPTION | COM_RESET_CONNECTION
-            | COM_SHUTDOWN),
+            | COM_SHUTDOWN | COM_PROCESS_KILL),
         ) => Verdict::Own(payload[0]),
         Some(&COM_CHANGE_USER) => Verdict::Reply(error_packet(
             seq,
@@ -281,10 +284,14 @@ struct Packet {
 /// Reads one logical packet, its payload into `payload` (cleared first, so that one buffer
 /// serves every packet of a connection). `Ok(None)` at end of stream; `Err(reply_seq)` if it
 /// is longer than `max` (the rest is not read).
-fn read_packet(
-    r: &mut impl Read,
-    max: usize,
+///
+/// A packet the buffer does not hold whole is read on with `net_read` as the socket's read
+/// timeout (MySQL's `net_read_timeout`); `timeout` says which timeout the socket has.
+fn read_packet<S: Socket>(
+    r: &mut BufReader<Handle<S>>,
+    (max, net_read): (usize, Option<Duration>),
     payload: &mut Vec<u8>,
+    timeout: &mut Option<Duration>,
 ) -> io::Result<Option<Result<Packet, u8>>> {
     payload.clear();
     payload.shrink_to(KEEP_BYTES);
@@ -302,6 +309,13 @@ fn read_packet(
         let seq = *first.get_or_insert(header[3]);
         if payload.len() + len > max {
             return Ok(Some(Err(header[3].wrapping_add(1))));
+        }
+        if r.buffer().len() < len
+            && let Some(net_read) = net_read
+            && *timeout != Some(net_read)
+        {
+            r.get_ref().0.set_read_timeout(Some(net_read))?;
+            *timeout = Some(net_read);
         }
         let start = payload.len();
         payload.resize(start + len, 0);
@@ -332,64 +346,13 @@ type Login = Arc<Mutex<(String, bool)>>;
 /// because opensrv's error kinds stop at 1885 (see `protocol.rs`): `Out` puts them back.
 pub(crate) type Unsent = Arc<Mutex<Option<(u16, &'static str)>>>;
 
-/// A connected socket a connection's thread serves with blocking calls: TCP, or a
-/// Unix-domain socket (`serve --socket`, the transport MySQL's local clients use).
-pub trait Socket: Read + Write + Send + Unpin + Sized + 'static {
-    /// Another handle to the same socket (the reader, the filter's replies and opensrv's
-    /// writer each hold one).
-    fn try_clone(&self) -> io::Result<Self>;
-    /// Closes the sending half: the client reads end of stream.
-    fn shutdown_write(&self);
-    /// Makes reads and writes wait (tokio, which accepted it, left it non-blocking).
-    fn set_blocking(&self) -> io::Result<()>;
-    /// How long a read waits before it fails (`None`: for ever). The socket's setting: every
-    /// handle to it has it.
-    fn set_read_timeout(&self, timeout: Option<std::time::Duration>) -> io::Result<()>;
-}
-
-impl Socket for TcpStream {
-    fn try_clone(&self) -> io::Result<Self> {
-        TcpStream::try_clone(self)
-    }
-
-    fn set_read_timeout(&self, timeout: Option<std::time::Duration>) -> io::Result<()> {
-        TcpStream::set_read_timeout(self, timeout)
-    }
-
-    fn shutdown_write(&self) {
-        let _ = self.shutdown(Shutdown::Write);
-    }
-
-    fn set_blocking(&self) -> io::Result<()> {
-        self.set_nonblocking(false)
-    }
-}
-
-impl Socket for UnixStream {
-    fn try_clone(&self) -> io::Result<Self> {
-        UnixStream::try_clone(self)
-    }
-
-    fn set_read_timeout(&self, timeout: Option<std::time::Duration>) -> io::Result<()> {
-        UnixStream::set_read_timeout(self, timeout)
-    }
-
-    fn shutdown_write(&self) {
-        let _ = self.shutdown(Shutdown::Write);
-    }
-
-    fn set_blocking(&self) -> io::Result<()> {
-        self.set_nonblocking(false)
-    }
-}
-
 /// What opensrv reads: the client's packets, filtered (see the table above).
 struct Filter<S> {
     /// Buffered: a packet's header and payload (and a pipelined next packet) come in one
     /// `recv`, not one each.
-    client: BufReader<S>,
+    client: BufReader<Handle<S>>,
     /// The same socket, for the filter's own replies.
-    reply: S,
+    reply: Handle<S>,
     statements: Arc<Statements>,
     /// The session opensrv's backend also runs statements on (never both at once: the
     /// filter runs only while opensrv waits for a command).
@@ -411,6 +374,12 @@ struct Filter<S> {
     closed: bool,
     /// The command opensrv was last given, for `Out`, which reads its reply.
     command: Arc<AtomicU8>,
+    /// The socket's read and write timeouts, as last set (the read's starts as the
+    /// handshake's `connect_timeout`, set by the server before the greeting).
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
+    /// The first command has been waited for (the login is done).
+    logged_in: bool,
 }
 
 impl<S: Socket> Filter<S> {
@@ -421,7 +390,37 @@ impl<S: Socket> Filter<S> {
         self.pending.shrink_to(KEEP_BYTES);
         self.at = 0;
         while !self.closed {
-            let read = read_packet(&mut self.client, self.max_packet + 1024, &mut self.packet)?;
+            let net_read = if self.first {
+                None
+            } else {
+                Some(self.idle_timeouts()?)
+            };
+            let read = read_packet(
+                &mut self.client,
+                (self.max_packet + 1024, net_read),
+                &mut self.packet,
+                &mut self.read_timeout,
+            );
+            let read = match read {
+                Err(e)
+                    if !self.first
+                        && matches!(
+                            e.kind(),
+                            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                        ) =>
+                {
+                    // Idle past wait_timeout: MySQL 8.0 says why before it closes.
+                    self.closed = true;
+                    let message = "The client was disconnected by the server because of \
+                                   inactivity. See wait_timeout and interactive_timeout for \
+                                   configuring this behavior.";
+                    let _ = self
+                        .reply
+                        .write_all(&error_packet(0, 4031, "HY000", message));
+                    break;
+                }
+                read => read?,
+            };
             let packet = match read {
                 None => {
                     self.closed = true;
@@ -476,6 +475,8 @@ impl<S: Socket> Filter<S> {
                         status,
                     );
                     self.reply.write_all(&self.out)?;
+                    self.out.clear();
+                    self.out.shrink_to(KEEP_BYTES);
                 }
                 Verdict::Own(command) => {
                     let reply = self.own_command(command, packet.reply_seq);
@@ -485,6 +486,37 @@ impl<S: Socket> Filter<S> {
             }
         }
         Ok(())
+    }
+}
+
+impl<S: Socket> Filter<S> {
+    /// Sets the socket's timeouts for the wait for the next command, from the session:
+    /// `wait_timeout` to read (`interactive_timeout` for a client that said it is
+    /// interactive, as MySQL sets at login) and `net_write_timeout` to write. Returns
+    /// `net_read_timeout`, for the rest of a packet once it has begun. The socket is asked
+    /// only when a value changes.
+    fn idle_timeouts(&mut self) -> io::Result<Duration> {
+        let timeouts = {
+            let mut session = self.session.lock();
+            if !self.logged_in {
+                self.logged_in = true;
+                const CLIENT_INTERACTIVE: u32 = 0x400;
+                if self.client_flags.load(Ordering::Relaxed) & CLIENT_INTERACTIVE != 0 {
+                    session.timeouts.wait = session.timeouts.interactive;
+                }
+            }
+            session.timeouts
+        };
+        let socket = &self.client.get_ref().0;
+        if self.read_timeout != Some(timeouts.wait) {
+            socket.set_read_timeout(Some(timeouts.wait))?;
+            self.read_timeout = Some(timeouts.wait);
+        }
+        if self.write_timeout != Some(timeouts.net_write) {
+            socket.set_write_timeout(Some(timeouts.net_write))?;
+            self.write_timeout = Some(timeouts.net_write);
+        }
+        Ok(timeouts.net_read)
     }
 }
 
@@ -533,6 +565,17 @@ impl<S> Filter<S> {
                     questions as f64 / uptime as f64
                 );
                 return frame(seq, text.as_bytes());
+            }
+            COM_PROCESS_KILL => {
+                // mysql_kill(): KILL CONNECTION of the id that follows.
+                let id = self
+                    .packet
+                    .get(1..5)
+                    .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                let user = session.user.clone();
+                if let Err(e) = session.shared.controls.kill(id.into(), true, &user) {
+                    return error_packet(seq, e.code, e.state, &e.message);
+                }
             }
             COM_SHUTDOWN => {
                 if let Err(e) = session.shared.request_shutdown(&session.user) {
@@ -590,7 +633,7 @@ impl<S: Socket> AsyncRead for Filter<S> {
 /// What opensrv writes to: gathered, and sent when opensrv flushes (once per reply; a result
 /// set is many small packets, and a send per packet cost more than the query).
 struct Out<S> {
-    client: S,
+    client: Handle<S>,
     buf: Vec<u8>,
     /// Until the login reply (OK or error), packets are looked at: a failed login is
     /// rewritten from opensrv's 1698 to MySQL's 1045.
@@ -607,8 +650,6 @@ struct Out<S> {
     greeted: bool,
     /// Scratch: the packets of the reply being patched.
     ranges: Vec<Range<usize>>,
-    /// The login's OK was just written: the connect timeout is lifted when it is sent.
-    logged_in: bool,
 }
 
 impl<S> Out<S> {
@@ -655,7 +696,6 @@ impl<S> Out<S> {
             // After the login reply (OK or error), commands begin.
             if matches!(payload.first(), Some(0x00 | 0xff)) {
                 self.handshake = false;
-                self.logged_in = payload.first() == Some(&0x00);
             }
             rest = &rest[4 + len..];
         }
@@ -728,17 +768,14 @@ impl<S: Socket> AsyncWrite for Out<S> {
         }
         let sent = this.client.write_all(&this.buf);
         this.buf.clear();
-        if std::mem::take(&mut this.logged_in) {
-            // Logged in: an idle connection waits for its next command for ever (MySQL's
-            // wait_timeout, 8 hours, is not applied).
-            let _ = this.client.set_read_timeout(None);
-        }
+        // A large result's room is given back (the filter then sets the idle timeouts).
+        this.buf.shrink_to(KEEP_BYTES);
         Poll::Ready(sent)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let flushed = self.as_mut().poll_flush(cx);
-        self.client.shutdown_write();
+        Socket::shutdown(&*self.client.0, Shutdown::Write);
         flushed
     }
 }
@@ -749,11 +786,16 @@ pub fn serve<S: Socket>(
     stream: S,
     backend: Backend,
     statements: Arc<Statements>,
-    max_packet: usize,
+    (max_packet, connect_timeout): (usize, Duration),
 ) {
-    let (Ok(reply), Ok(out)) = (stream.try_clone(), stream.try_clone()) else {
-        return;
-    };
+    let socket = Arc::new(stream);
+    backend
+        .session()
+        .lock()
+        .control
+        .attach(Arc::clone(&socket) as Arc<dyn crate::socket::Peer>);
+    let (reply, out) = (Handle(Arc::clone(&socket)), Handle(Arc::clone(&socket)));
+    let stream = Handle(socket);
     let login = Login::default();
     let command = Arc::new(AtomicU8::new(0));
     let client_flags = Arc::new(std::sync::atomic::AtomicU32::new(0));
@@ -763,19 +805,22 @@ pub fn serve<S: Socket>(
         statements,
         session: backend.session(),
         client_flags: Arc::clone(&client_flags),
-        out: Vec::with_capacity(16 << 10),
+        out: Vec::with_capacity(4 << 10),
         login: Arc::clone(&login),
         max_packet,
         first: true,
-        packet: Vec::with_capacity(16 << 10),
+        packet: Vec::with_capacity(4 << 10),
         pending: Vec::new(),
         at: 0,
         closed: false,
         command: Arc::clone(&command),
+        read_timeout: Some(connect_timeout),
+        write_timeout: None,
+        logged_in: false,
     };
     let out = Out {
         client: out,
-        buf: Vec::with_capacity(16 << 10),
+        buf: Vec::with_capacity(4 << 10),
         handshake: true,
         login,
         unsent: backend.unsent(),
@@ -784,7 +829,6 @@ pub fn serve<S: Socket>(
         client_flags,
         greeted: false,
         ranges: Vec::new(),
-        logged_in: false,
     };
     // No I/O driver: nothing here waits on an event loop. A protocol error ends only this
     // connection.

@@ -719,7 +719,8 @@ pub(crate) fn run(
     }
     let db = s.database.clone().ok_or_else(SqlError::no_database)?;
     s.with_trx(|s, trx| {
-        let access = TxnAccess::new(&db, &bound.tables, trx, bound.lock).waiting(bound.wait);
+        let access = TxnAccess::new(&db, &bound.tables, trx, bound.lock, s.watch.clone())
+            .waiting(bound.wait);
         let usable = usable_rows(q, select, &bound.select, window);
         let plan = Planner::new(&access)
             .mode(s.planner)
@@ -759,7 +760,7 @@ pub(crate) fn explain(
     let db = s.database.clone().ok_or_else(SqlError::no_database)?;
     let (_, tables) = s.tables();
     s.with_trx(|s, trx| {
-        let access = TxnAccess::new(&db, &tables, trx, None);
+        let access = TxnAccess::new(&db, &tables, trx, None, s.watch.clone());
         let bound = bind_query(&access, q, Some(&*s)).map_err(|e| plan_failure(&access, e))?;
         let usable = usable_rows(q, select_of(q)?, &bound, limit_offset(q, params)?);
         let plan = Planner::new(&access)

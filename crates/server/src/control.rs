@@ -1,0 +1,270 @@
+//! Stopping what runs: `KILL [CONNECTION | QUERY] id`, `max_execution_time`, and a client
+//! that has gone while its statement runs.
+//!
+//! Every session has a [`Control`], registered with the server's [`Shared`] under its
+//! connection id for as long as the session lives. `KILL` (from any session) sets its flags;
+//! `KILL CONNECTION` also shuts the connection's socket down, so a thread waiting for the
+//! next command wakes to end of stream. A running statement carries a [`Watch`] and calls
+//! [`Watch::check`] for each row it reads (the executor's loop, the DML's) and the engine
+//! looks at the same flag while a row-lock wait sleeps: a killed statement stops at its next
+//! row, or within `LOCK_WAIT_SLICE` of a lock wait, and is rolled back alone, as in MySQL.
+//! Every [`CHECK_EVERY`] rows the watch also reads the clock, for `max_execution_time`, and
+//! at most every [`PEER_LOOK_EVERY`] asks the socket whether the client is still there (a
+//! `poll` for `POLLRDHUP`, which reads nothing), so a statement whose client has gone stops
+//! instead of keeping a core busy for nobody.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use waterline_txn::{Interruption, TxnError};
+
+use crate::SqlError;
+use crate::session::{Response, Session};
+use crate::socket::Peer;
+
+/// Rows between two looks at the clock (and, at most every [`PEER_LOOK_EVERY`], at the
+/// socket): the kill flag itself is read at every row.
+pub(crate) const CHECK_EVERY: u32 = 256;
+
+/// The least time between two looks at whether the client is still connected.
+pub(crate) const PEER_LOOK_EVERY: Duration = Duration::from_millis(50);
+
+/// What can stop one session's statements and end its connection.
+pub(crate) struct Control {
+    id: u32,
+    /// The session's user (who may kill it: itself, and root).
+    user: Mutex<String>,
+    /// Set by every `KILL`: the running statement stops. The session's transactions hold it
+    /// too, so that a row-lock wait ends (see `Transaction::set_interrupt`). Cleared when the
+    /// next statement starts, unless the connection is killed.
+    stop: Arc<AtomicBool>,
+    /// `KILL CONNECTION`, or the client found gone: the connection ends.
+    connection: AtomicBool,
+    /// The connection's socket, once it has one (an embedded session has none).
+    peer: OnceLock<Arc<dyn Peer>>,
+}
+
+impl std::fmt::Debug for Control {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Control")
+            .field("id", &self.id)
+            .field("stop", &self.stop)
+            .field("connection", &self.connection)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Control {
+    /// The flag the session's transactions give the engine's lock waits.
+    pub(crate) fn stop_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.stop)
+    }
+
+    /// The session's user, who may kill its statements and connection (as root may).
+    pub(crate) fn set_user(&self, user: &str) {
+        user.clone_into(&mut self.user.lock());
+    }
+
+    /// The socket `close` and the statements' looks go to.
+    pub(crate) fn attach(&self, peer: Arc<dyn Peer>) {
+        let _ = self.peer.set(peer);
+    }
+
+    /// A statement starts: a `KILL QUERY` that came between statements is forgotten, as in
+    /// MySQL; a killed connection stays killed.
+    pub(crate) fn begin_statement(&self) {
+        if !self.connection_killed() {
+            self.stop.store(false, Ordering::Release);
+        }
+    }
+
+    /// Whether the connection has been killed (or its client found gone).
+    pub(crate) fn connection_killed(&self) -> bool {
+        self.connection.load(Ordering::Acquire)
+    }
+
+    /// `KILL QUERY` (`connection` false) or `KILL CONNECTION`.
+    fn kill(&self, connection: bool) {
+        if connection {
+            self.connection.store(true, Ordering::Release);
+        }
+        self.stop.store(true, Ordering::Release);
+        if connection && let Some(peer) = self.peer.get() {
+            peer.close();
+        }
+    }
+
+    /// Why the running statement must stop, if it must.
+    fn stopped(&self) -> Option<Interruption> {
+        if !self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        Some(if self.connection_killed() {
+            Interruption::Connection
+        } else {
+            Interruption::Query
+        })
+    }
+}
+
+/// The controls of a server's live sessions, by connection id.
+#[derive(Debug, Default)]
+pub(crate) struct Controls(Mutex<HashMap<u32, Arc<Control>>>);
+
+impl Controls {
+    /// Registers the session `id` of `user`.
+    pub(crate) fn register(&self, id: u32, user: &str) -> Arc<Control> {
+        let control = Arc::new(Control {
+            id,
+            user: Mutex::new(user.to_owned()),
+            stop: Arc::new(AtomicBool::new(false)),
+            connection: AtomicBool::new(false),
+            peer: OnceLock::new(),
+        });
+        self.0.lock().insert(id, Arc::clone(&control));
+        control
+    }
+
+    /// The session `id` has ended.
+    pub(crate) fn unregister(&self, id: u32) {
+        self.0.lock().remove(&id);
+    }
+
+    /// `KILL [CONNECTION | QUERY] id` from a session of `user`: error 1094 for an id no
+    /// session has, 1095 for another user's session unless `user` is root.
+    pub(crate) fn kill(&self, id: u64, connection: bool, user: &str) -> Result<(), SqlError> {
+        let target = u32::try_from(id)
+            .ok()
+            .and_then(|id| self.0.lock().get(&id).cloned());
+        let Some(target) = target else {
+            return Err(SqlError::new(
+                1094,
+                "HY000",
+                format!("Unknown thread id: {id}"),
+            ));
+        };
+        if user != "root" && *target.user.lock() != user {
+            return Err(SqlError::new(
+                1095,
+                "HY000",
+                format!("You are not owner of thread {id}"),
+            ));
+        }
+        target.kill(connection);
+        Ok(())
+    }
+}
+
+/// One statement's look-out: the session's [`Control`] and the statement's deadline.
+/// Cloned into whatever reads rows for the statement; each clone counts its own rows.
+#[derive(Clone, Debug)]
+pub(crate) struct Watch {
+    control: Arc<Control>,
+    /// When `max_execution_time` runs out.
+    deadline: Option<Instant>,
+    rows: Cell<u32>,
+    /// When the socket may next be asked whether the client is there.
+    next_look: Cell<Option<Instant>>,
+}
+
+impl Watch {
+    /// A watch for a statement of `control`'s session that may run for `limit` at most.
+    pub(crate) fn new(control: &Arc<Control>, limit: Option<Duration>) -> Watch {
+        Watch {
+            control: Arc::clone(control),
+            deadline: limit.map(|l| Instant::now() + l),
+            rows: Cell::new(0),
+            next_look: Cell::new(None),
+        }
+    }
+
+    /// Called for every row a statement reads: an error once it must stop (the caller
+    /// returns it; the statement is rolled back).
+    pub(crate) fn check(&self) -> Result<(), TxnError> {
+        if let Some(why) = self.control.stopped() {
+            return Err(TxnError::Interrupted(why));
+        }
+        let rows = self.rows.get().wrapping_add(1);
+        self.rows.set(rows);
+        if !rows.is_multiple_of(CHECK_EVERY)
+            || (self.deadline.is_none() && self.control.peer.get().is_none())
+        {
+            return Ok(());
+        }
+        self.look()
+    }
+
+    /// The clock and the socket.
+    fn look(&self) -> Result<(), TxnError> {
+        let now = Instant::now();
+        if self.deadline.is_some_and(|d| now >= d) {
+            return Err(TxnError::Interrupted(Interruption::Timeout));
+        }
+        let Some(peer) = self.control.peer.get() else {
+            return Ok(());
+        };
+        if self.next_look.get().is_some_and(|at| now < at) {
+            return Ok(());
+        }
+        self.next_look.set(Some(now + PEER_LOOK_EVERY));
+        if peer.gone() {
+            self.control.kill(true);
+            return Err(TxnError::Interrupted(Interruption::Connection));
+        }
+        Ok(())
+    }
+}
+
+impl Session {
+    /// A statement starts: counted, the clock unread, a `KILL QUERY` that came between
+    /// statements forgotten. A killed connection runs nothing more (1053).
+    pub(crate) fn start_statement(&mut self) -> Result<(), SqlError> {
+        self.shared
+            .counters
+            .questions
+            .fetch_add(1, Ordering::Relaxed);
+        self.statement_began.set(0);
+        self.no_index_used = false;
+        if self.control.connection_killed() {
+            return Err(TxnError::Interrupted(Interruption::Connection).into());
+        }
+        self.control.begin_statement();
+        self.watch = Watch::new(&self.control, None);
+        Ok(())
+    }
+
+    /// A SELECT may run for its `MAX_EXECUTION_TIME(N)` hint's N milliseconds if it has
+    /// one (and N is not 0), else for the session's `max_execution_time` (0: no limit).
+    pub(crate) fn limit_select(&mut self, hint: Option<u64>) {
+        let limit = hint
+            .filter(|&ms| ms > 0)
+            .map(std::time::Duration::from_millis)
+            .unwrap_or(self.timeouts.max_execution);
+        if !limit.is_zero() {
+            self.watch = Watch::new(&self.control, Some(limit));
+        }
+    }
+
+    /// `KILL [CONNECTION | QUERY] id`. Killing this session's own statement or connection
+    /// ends the KILL itself with the killed statement's error, as in MySQL.
+    pub(crate) fn kill(
+        &mut self,
+        modifier: Option<sqlparser::ast::KillType>,
+        id: u64,
+    ) -> Result<Response, SqlError> {
+        let connection = match modifier {
+            None | Some(sqlparser::ast::KillType::Connection) => true,
+            Some(sqlparser::ast::KillType::Query) => false,
+            Some(sqlparser::ast::KillType::Mutation) => {
+                return Err(SqlError::parse("KILL MUTATION"));
+            }
+        };
+        self.shared.controls.kill(id, connection, &self.user)?;
+        self.watch.check()?;
+        Ok(Response::done(0))
+    }
+}
