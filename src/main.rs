@@ -16,12 +16,14 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Cli {
-    /// Whether the process's memory may be backed by transparent huge pages. `on`, the
-    /// default, leaves the system's setting in force. The tables grow by about 2.6 KiB per
-    /// TPC-C transaction; on a 2-core VM, `off` cut the kernel's time zeroing fresh pages
-    /// by two thirds but cost user time in TLB misses: faster over 8 s runs, even over 20 s
-    /// runs, as the tables outgrow the TLB's reach (README, "Measured").
-    #[arg(long, global = true, value_enum, default_value_t = HugePages::On)]
+    /// Whether the process's memory may be backed by transparent huge pages. `off`, the
+    /// default, gives this process 4 KB pages whatever the system's setting. `on` leaves the
+    /// system's setting in force, and with `madvise` (the usual one) the allocator asks for
+    /// huge pages: then every thread's first allocations fault in a 2 MB page of their own,
+    /// about 1.8 MB of memory per idle connection of `serve` (0.2 MB with `off`). On a
+    /// 2-core VM `off` ran TPC-C-lite as fast or faster (the kernel zeroes fewer fresh pages,
+    /// the TLB misses more); on bare metal `on` may win: measure with both.
+    #[arg(long, global = true, value_enum, default_value_t = HugePages::Off)]
     transparent_huge_pages: HugePages,
     #[command(subcommand)]
     command: Command,

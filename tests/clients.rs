@@ -54,7 +54,7 @@ impl Served {
             .port();
         let child = Command::new(BIN)
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .args(["--lock-wait-timeout", "20"])
+            .args(["--lock-wait-timeout", "20", "--interactive-timeout", "3"])
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
@@ -177,6 +177,64 @@ fn clients_gone_without_quit_or_killed_mid_statement_leave_no_lock_and_no_panic(
         "the gone clients' updates undone"
     );
     drop(conn);
+    served.stop_clean();
+}
+
+/// A client killed while its statement runs for hours: the statement notices its client
+/// has gone and stops, so the row lock its transaction holds is free soon after (long
+/// before the statement could finish, or the waiter's lock-wait timeout end).
+#[test]
+fn a_statement_whose_client_has_gone_stops() {
+    if !have_python_clients() {
+        return;
+    }
+    let served = Served::start();
+    let mut conn = served.connect();
+    conn.query_drop("CREATE TABLE g (id INT PRIMARY KEY, v INT)")
+        .unwrap();
+    conn.query_drop("INSERT INTO g VALUES (1, 0), (2, 0)")
+        .unwrap();
+    conn.query_drop("CREATE TABLE big (id INT PRIMARY KEY)")
+        .unwrap();
+    let values: Vec<String> = (0..1000).map(|i| format!("({i})")).collect();
+    conn.query_drop(format!("INSERT INTO big VALUES {}", values.join(",")))
+        .unwrap();
+    conn.query_drop("SET SESSION innodb_lock_wait_timeout = 15")
+        .unwrap();
+    let mut runaway = served
+        .python("gone.py", &["runaway"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(runaway.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "locked\n");
+    std::thread::sleep(Duration::from_millis(500)); // into its SELECT
+    runaway.kill().unwrap();
+    runaway.wait().unwrap();
+    let started = Instant::now();
+    conn.query_drop("UPDATE g SET v = v + 10 WHERE id = 1")
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(conn);
+    served.stop_clean();
+}
+
+/// mysql_kill(), interactive_timeout, net_read_timeout and wait_timeout, through PyMySQL.
+#[test]
+fn python_clients_meet_kill_and_the_timeouts() {
+    if !have_python_clients() {
+        return;
+    }
+    let served = Served::start();
+    let out = served.python("stopping.py", &[]).output().unwrap();
+    printed_ok(&out);
     served.stop_clean();
 }
 

@@ -9,7 +9,7 @@ use clap::Args;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::time::MissedTickBehavior;
 use waterline::txn::Engine;
-use waterline_server::{MAX_CONNECTIONS_DEFAULT, Server, SessionConfig, Shared, User};
+use waterline_server::{MAX_CONNECTIONS_DEFAULT, Server, SessionConfig, Shared, Timeouts, User};
 
 use super::Knobs;
 
@@ -44,6 +44,26 @@ pub struct ServeArgs {
     /// `connect_timeout`).
     #[arg(long, default_value_t = 10)]
     pub connect_timeout: u64,
+    /// Seconds a connection may stay idle between statements before the server closes it
+    /// (MySQL's `wait_timeout`; a session may set its own).
+    #[arg(long, default_value_t = 28_800)]
+    pub wait_timeout: u64,
+    /// `wait_timeout` for clients that say they are interactive, as the mysql CLI does
+    /// (MySQL's `interactive_timeout`).
+    #[arg(long, default_value_t = 28_800)]
+    pub interactive_timeout: u64,
+    /// Seconds the server waits for the rest of a packet a client has begun to send
+    /// (MySQL's `net_read_timeout`).
+    #[arg(long, default_value_t = 30)]
+    pub net_read_timeout: u64,
+    /// Seconds a reply may wait for the client to read it (MySQL's `net_write_timeout`).
+    #[arg(long, default_value_t = 60)]
+    pub net_write_timeout: u64,
+    /// Milliseconds a SELECT may run before it stops with error 3024; 0, the default, for
+    /// no limit (MySQL's `max_execution_time`; the `MAX_EXECUTION_TIME(N)` hint overrides
+    /// it for one statement).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub max_execution_time: u64,
     /// With `--data-dir`: take a checkpoint whenever this many bytes have been logged since
     /// the last one (looked at every second), so that a restart after a crash replays at
     /// most about this much log, and the log before it is deleted. The default is InnoDB's
@@ -53,6 +73,11 @@ pub struct ServeArgs {
     /// Isolation, planner and engine.
     #[command(flatten)]
     pub knobs: Knobs,
+}
+
+/// A timeout of `n` seconds, at least one (as MySQL's lower bound).
+fn secs(n: u64) -> std::time::Duration {
+    std::time::Duration::from_secs(n.max(1))
 }
 
 impl ServeArgs {
@@ -87,8 +112,42 @@ impl ServeArgs {
             users,
             max_allowed_packet: self.max_allowed_packet,
             connect_timeout: std::time::Duration::from_secs(self.connect_timeout.max(1)),
+            timeouts: Timeouts {
+                wait: secs(self.wait_timeout),
+                interactive: secs(self.interactive_timeout),
+                net_read: secs(self.net_read_timeout),
+                net_write: secs(self.net_write_timeout),
+                max_execution: std::time::Duration::from_millis(self.max_execution_time),
+            },
         }
     }
+}
+
+/// Raises this process's limit on open files (each connection holds one) towards what
+/// `max_connections` needs, as far as the hard limit allows, as mysqld sizes its
+/// `open_files_limit`; a limit that stays too low is said.
+fn raise_open_files_limit(max_connections: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{Resource, getrlimit, setrlimit};
+        let wanted = max_connections + 256;
+        let mut limit = getrlimit(Resource::Nofile);
+        let current = limit.current.unwrap_or(u64::MAX);
+        if current >= wanted {
+            return;
+        }
+        let raised = limit.maximum.map_or(wanted, |hard| hard.min(wanted));
+        limit.current = Some(raised);
+        if setrlimit(Resource::Nofile, limit).is_err() || raised < wanted {
+            eprintln!(
+                "waterline: open files limited to {}, under the {wanted} that \
+                 --max-connections {max_connections} needs",
+                raised.max(current)
+            );
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = max_connections;
 }
 
 /// Runs the server until it fails or is told to stop (SIGINT or SIGTERM, as `mysqld`, or
@@ -107,6 +166,7 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
                 .into(),
         );
     }
+    raise_open_files_limit(u64::from(args.max_connections));
     let (engine, recovery) = args.knobs.engine.open()?;
     if let Some(recovery) = recovery {
         eprintln!("recovered: {recovery}");
