@@ -38,6 +38,7 @@ mod status;
 pub mod types;
 mod vars;
 pub mod wire;
+mod writer;
 
 pub use error::SqlError;
 pub use parse::MAX_OPERATOR_CHAIN;

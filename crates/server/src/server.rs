@@ -16,6 +16,7 @@ use tokio::net::{TcpListener, TcpSocket, UnixListener, UnixStream};
 use crate::protocol::Backend;
 use crate::shared::Shared;
 use crate::socket::Socket;
+use crate::wire::Connection;
 
 /// The name of every connection's thread.
 const CONNECTION_THREAD: &str = "waterline-conn";
@@ -186,40 +187,33 @@ impl Server {
         let Ok(std_stream) = into_std(stream) else {
             return;
         };
+        let id = backend.session().lock().connection_id();
+        let limits = (max_packet, connect_timeout);
+        let Ok(connection) = Connection::new(std_stream, backend, statements, limits) else {
+            return;
+        };
         // If the thread cannot start, the closure and its backend are dropped here.
         quiet_connection_panics();
         let _ = std::thread::Builder::new()
             .name(CONNECTION_THREAD.into())
             .stack_size(CONNECTION_STACK)
             .spawn(move || {
-                // The login must come within connect_timeout (the writer lifts the timeout
-                // once it sends the login's OK).
-                if std_stream.set_blocking().is_ok()
-                    && std_stream.set_read_timeout(Some(connect_timeout)).is_ok()
-                {
-                    let id = backend.session().lock().connection_id();
-                    // A bug met on one connection ends that connection alone: unwinding
-                    // drops its backend, which rolls its transaction back (freeing its row
-                    // locks and admission permit) and counts it out.
-                    let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        crate::wire::serve(
-                            std_stream,
-                            backend,
-                            statements,
-                            (max_packet, connect_timeout),
-                        );
-                    }));
-                    if let Err(panic) = served {
-                        let what = panic
-                            .downcast_ref::<&str>()
-                            .map(|s| (*s).to_owned())
-                            .or_else(|| panic.downcast_ref::<String>().cloned())
-                            .unwrap_or_default();
-                        let at = PANIC_AT.with(|a| a.take()).unwrap_or_default();
-                        eprintln!(
-                            "waterline: connection {id} closed by an internal error at {at}: {what}"
-                        );
-                    }
+                // A bug met on one connection ends that connection alone: unwinding drops
+                // its backend, which rolls its transaction back (freeing its row locks and
+                // admission permit) and counts it out.
+                let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    connection.serve();
+                }));
+                if let Err(panic) = served {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    let at = PANIC_AT.with(|a| a.take()).unwrap_or_default();
+                    eprintln!(
+                        "waterline: connection {id} closed by an internal error at {at}: {what}"
+                    );
                 }
             });
     }

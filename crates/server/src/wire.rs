@@ -16,7 +16,7 @@
 //! A connection has a thread of its own (see `server.rs`), so its socket is read and written
 //! with blocking calls, and opensrv runs over two adapters: `Filter`, the `AsyncRead` it
 //! reads commands from, which reads the client's packets and lets through what opensrv may
-//! see; and `Out`, the `AsyncWrite` it writes to, which sends each reply with one `send` when
+//! see; and `Out` (`writer.rs`), the `AsyncWrite` it writes to, which sends each reply with one `send` when
 //! opensrv flushes. The filter runs COM_STMT_EXECUTE itself, on the session it shares with
 //! opensrv's backend (see `binary.rs`): the statement the protocol is busiest with skips
 //! opensrv's copies and async writers. A poll never returns `Pending`: the thread waits in `recv` as MySQL's
@@ -26,8 +26,6 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufReader, Read, Write};
-use std::net::Shutdown;
-use std::ops::Range;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -36,13 +34,14 @@ use std::time::Duration;
 
 use opensrv_mysql::AsyncMysqlIntermediary;
 use parking_lot::Mutex;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 use waterline_txn::Value;
 
 use crate::binary::{self, MAX_CHUNK, frame, frame_into};
 use crate::protocol::Backend;
 use crate::session::Session;
 use crate::socket::{Handle, Socket};
+use crate::writer::Out;
 
 const COM_QUIT: u8 = 0x01;
 const COM_SHUTDOWN: u8 = 0x08;
@@ -63,7 +62,7 @@ const COM_RESET_CONNECTION: u8 = 0x1f;
 
 /// A connection's packet buffers keep up to this much room between packets; one that held a
 /// large statement gives the rest back.
-const KEEP_BYTES: usize = 64 << 10;
+pub(crate) const KEEP_BYTES: usize = 64 << 10;
 
 /// What the filter knows of a prepared statement.
 #[derive(Clone, Debug, Default)]
@@ -340,7 +339,7 @@ fn login_of(payload: &[u8]) -> (String, bool) {
 
 /// The login the client sent (user name, and whether with a password), for the error that
 /// refuses it.
-type Login = Arc<Mutex<(String, bool)>>;
+pub(crate) type Login = Arc<Mutex<(String, bool)>>;
 
 /// The number and SQLSTATE of the error the backend has just had opensrv write as 1105,
 /// because opensrv's error kinds stop at 1885 (see `protocol.rs`): `Out` puts them back.
@@ -630,164 +629,65 @@ impl<S: Socket> AsyncRead for Filter<S> {
     }
 }
 
-/// What opensrv writes to: gathered, and sent when opensrv flushes (once per reply; a result
-/// set is many small packets, and a send per packet cost more than the query).
-struct Out<S> {
-    client: Handle<S>,
-    buf: Vec<u8>,
-    /// Until the login reply (OK or error), packets are looked at: a failed login is
-    /// rewritten from opensrv's 1698 to MySQL's 1045.
-    handshake: bool,
-    login: Login,
-    unsent: Unsent,
-    /// The session, whose status flags and warning count every reply carries.
-    session: Arc<Mutex<Session>>,
-    /// The command the reply being written answers (set by the filter).
-    command: Arc<AtomicU8>,
-    /// The client's capability flags, read from its handshake response.
-    client_flags: Arc<std::sync::atomic::AtomicU32>,
-    /// The greeting is the first thing written.
-    greeted: bool,
-    /// Scratch: the packets of the reply being patched.
-    ranges: Vec<Range<usize>>,
-}
-
-impl<S> Out<S> {
-    /// Writes `code` and `state` into the error packets opensrv wrote as 1105 (the only
-    /// error of a reply: each command's reply ends at its error).
-    fn restore_error_code(&mut self, (code, state): (u16, &str)) {
-        let mut at = 0;
-        while let Some(header) = self.buf.get(at..at + 4) {
-            let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
-            let payload = at + 4;
-            // 0xff, the number, '#', five bytes of SQLSTATE, then the message.
-            if len >= 9
-                && self.buf.len() >= payload + 9
-                && self.buf[payload] == 0xff
-                && self.buf[payload + 1..payload + 3] == 1105u16.to_le_bytes()
-                && self.buf[payload + 3] == b'#'
-                && state.len() == 5
-            {
-                self.buf[payload + 1..payload + 3].copy_from_slice(&code.to_le_bytes());
-                self.buf[payload + 4..payload + 9].copy_from_slice(state.as_bytes());
-            }
-            at = payload + len;
-        }
-    }
-
-    /// The login reply, as MySQL words it.
-    fn rewrite_handshake(&mut self) {
-        let mut out = Vec::with_capacity(self.buf.len());
-        let mut rest = self.buf.as_slice();
-        while self.handshake && rest.len() >= 4 {
-            let len = u32::from_le_bytes([rest[0], rest[1], rest[2], 0]) as usize;
-            let Some(payload) = rest.get(4..4 + len) else {
-                break;
-            };
-            if payload.first() == Some(&0xff) && payload.get(1..3) == Some(&1698u16.to_le_bytes()) {
-                let (name, password) = self.login.lock().clone();
-                let yes = if password { "YES" } else { "NO" };
-                let message =
-                    format!("Access denied for user '{name}'@'localhost' (using password: {yes})");
-                out.extend_from_slice(&error_packet(rest[3], 1045, "28000", &message));
-            } else {
-                out.extend_from_slice(&rest[..4 + len]);
-            }
-            // After the login reply (OK or error), commands begin.
-            if matches!(payload.first(), Some(0x00 | 0xff)) {
-                self.handshake = false;
-            }
-            rest = &rest[4 + len..];
-        }
-        out.extend_from_slice(rest);
-        self.buf = out;
-    }
-}
-
-impl<S: Socket> AsyncWrite for Out<S> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.get_mut().buf.extend_from_slice(buf);
-        Poll::Ready(Ok(buf.len()))
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let mut n = 0;
-        for b in bufs {
-            this.buf.extend_from_slice(b);
-            n += b.len();
-        }
-        Poll::Ready(Ok(n))
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let (status, warnings) = {
-            let session = this.session.lock();
-            (session.server_status(), session.warning_count())
-        };
-        if !this.greeted {
-            this.greeted = true;
-            crate::status::greeting_status(&mut this.buf, status);
-        } else {
-            // The login's reply is an OK (or error) as a command's is.
-            let command = if this.handshake {
-                0
-            } else {
-                this.command.load(Ordering::Relaxed)
-            };
-            let client = this.client_flags.load(Ordering::Relaxed);
-            crate::status::packet_ranges(&this.buf, &mut this.ranges);
-            crate::status::patch_status(
-                &mut this.buf,
-                &this.ranges,
-                command,
-                client,
-                status,
-                warnings,
-            );
-        }
-        if this.handshake {
-            this.rewrite_handshake();
-        }
-        let unsent = this.unsent.lock().take();
-        if let Some(error) = unsent {
-            this.restore_error_code(error);
-        }
-        let sent = this.client.write_all(&this.buf);
-        this.buf.clear();
-        // A large result's room is given back (the filter then sets the idle timeouts).
-        this.buf.shrink_to(KEEP_BYTES);
-        Poll::Ready(sent)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let flushed = self.as_mut().poll_flush(cx);
-        Socket::shutdown(&*self.client.0, Shutdown::Write);
-        flushed
-    }
-}
-
-/// Serves one connection on the calling thread (blocking): opensrv behind the filter. Returns
-/// when the client goes away; the backend's drop rolls back what it left open.
-pub fn serve<S: Socket>(
-    stream: S,
+/// One connection, served on a thread of its own (blocking): opensrv behind the filter.
+/// When the client goes away, the backend's drop rolls back what it left open.
+///
+/// Made in two steps: [`Connection::new`] on the thread that accepted it, and
+/// [`Connection::serve`] on the connection's own. What lives as long as the connection (its
+/// buffers, its runtime) is then allocated by the accepting thread, packed with every other
+/// connection's; the allocator gives each thread pages of its own for every size it
+/// allocates, and an idle connection's thread keeps them.
+pub struct Connection<S> {
+    runtime: tokio::runtime::Runtime,
     backend: Backend,
+    filter: Filter<S>,
+    out: Out<S>,
+}
+
+impl<S: Socket> Connection<S> {
+    /// A connection over `stream` (blocking, read timeout `connect_timeout` until the
+    /// login) for `backend`.
+    pub fn new(
+        stream: S,
+        backend: Backend,
+        statements: Arc<Statements>,
+        (max_packet, connect_timeout): (usize, Duration),
+    ) -> io::Result<Connection<S>> {
+        // The login must come within connect_timeout (the filter sets the session's
+        // timeouts once it waits for the first command).
+        stream.set_blocking()?;
+        stream.set_read_timeout(Some(connect_timeout))?;
+        let (filter, out) = adapters(stream, &backend, statements, (max_packet, connect_timeout));
+        // No I/O driver: nothing here waits on an event loop.
+        let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+        Ok(Connection {
+            runtime,
+            backend,
+            filter,
+            out,
+        })
+    }
+
+    /// Serves the connection on the calling thread until the client goes; a protocol
+    /// error ends only this connection.
+    pub fn serve(self) {
+        let Connection {
+            runtime,
+            backend,
+            filter,
+            out,
+        } = self;
+        let _ = runtime.block_on(AsyncMysqlIntermediary::run_on(backend, filter, out));
+    }
+}
+
+/// The filter opensrv reads from and the writer it writes to, over one socket.
+fn adapters<S: Socket>(
+    stream: S,
+    backend: &Backend,
     statements: Arc<Statements>,
     (max_packet, connect_timeout): (usize, Duration),
-) {
+) -> (Filter<S>, Out<S>) {
     let socket = Arc::new(stream);
     backend
         .session()
@@ -800,16 +700,16 @@ pub fn serve<S: Socket>(
     let command = Arc::new(AtomicU8::new(0));
     let client_flags = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let filter = Filter {
-        client: BufReader::with_capacity(16 << 10, stream),
+        client: BufReader::with_capacity(4 << 10, stream),
         reply,
         statements,
         session: backend.session(),
         client_flags: Arc::clone(&client_flags),
-        out: Vec::with_capacity(4 << 10),
+        out: Vec::with_capacity(1 << 10),
         login: Arc::clone(&login),
         max_packet,
         first: true,
-        packet: Vec::with_capacity(4 << 10),
+        packet: Vec::with_capacity(1 << 10),
         pending: Vec::new(),
         at: 0,
         closed: false,
@@ -820,7 +720,7 @@ pub fn serve<S: Socket>(
     };
     let out = Out {
         client: out,
-        buf: Vec::with_capacity(4 << 10),
+        buf: Vec::with_capacity(1 << 10),
         handshake: true,
         login,
         unsent: backend.unsent(),
@@ -830,12 +730,7 @@ pub fn serve<S: Socket>(
         greeted: false,
         ranges: Vec::new(),
     };
-    // No I/O driver: nothing here waits on an event loop. A protocol error ends only this
-    // connection.
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().build() else {
-        return;
-    };
-    let _ = runtime.block_on(AsyncMysqlIntermediary::run_on(backend, filter, out));
+    (filter, out)
 }
 
 #[cfg(test)]

@@ -439,10 +439,12 @@ fn commands_opensrv_does_not_know_do_what_they_ask_or_are_refused() {
     reset.extend_from_slice(&id);
     assert_eq!(raw.command(&reset)[0], 0);
     assert_eq!(error_code(&raw.command(&[0x1a, 9, 9, 0, 0])), Some(1243));
-    // COM_CHANGE_USER is not built; COM_PROCESS_KILL and the rest are not commands
-    // waterline has. (COM_SHUTDOWN is: tests/cli.rs runs it.)
+    // COM_PROCESS_KILL of an id no connection has (tests/clients.rs kills one).
+    assert_eq!(error_code(&raw.command(&[0x0c, 0, 0, 0, 0])), Some(1094));
+    // COM_CHANGE_USER is not built; the rest are not commands waterline has. (COM_SHUTDOWN
+    // is: tests/cli.rs runs it.)
     assert_eq!(error_code(&raw.command(&[0x11, b'x', 0])), Some(1235));
-    for command in [0x05, 0x07, 0x0a, 0x0c, 0x0d, 0x1c, 0x20] {
+    for command in [0x05, 0x07, 0x0a, 0x0d, 0x1c, 0x20] {
         assert_eq!(
             error_code(&raw.command(&[command, 0, 0, 0, 0])),
             Some(1047),
