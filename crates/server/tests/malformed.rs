@@ -539,3 +539,55 @@ fn long_operator_chains_run_up_to_the_limit_and_are_1436_past_it() {
     let one: Option<i64> = c.query_first("SELECT 1").unwrap();
     assert_eq!(one, Some(1));
 }
+
+/// Nesting is the other way a statement deepens its tree: parentheses, NOT, unary minus,
+/// function calls, CASE, row values, a SET's value. sqlparser stops descending at 50 levels
+/// (1064), before anything else walks the tree; at 10x and 100x that, each form is refused,
+/// text and prepared, and the connection goes on.
+#[test]
+fn deep_nesting_of_every_kind_is_refused_and_the_connection_goes_on() {
+    let port = start(1 << 20);
+    let mut c = mysql::Conn::new(
+        mysql::Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap(),
+    )
+    .unwrap();
+    type Form = fn(usize) -> String;
+    let forms: [(&str, Form); 7] = [
+        ("parentheses", |d| {
+            format!("SELECT {}1{}", "(".repeat(d), ")".repeat(d))
+        }),
+        ("NOT", |d| format!("SELECT {}1", "NOT ".repeat(d))),
+        ("minus", |d| format!("SELECT {}1", "- ".repeat(d))),
+        ("calls", |d| {
+            format!("SELECT {}1{}", "ABS(".repeat(d), ")".repeat(d))
+        }),
+        ("CASE", |d| {
+            format!(
+                "SELECT {}1{}",
+                "CASE WHEN 1 THEN ".repeat(d),
+                " END".repeat(d)
+            )
+        }),
+        ("row", |d| {
+            format!("SELECT 1 IN {}1{}", "(".repeat(d), ")".repeat(d))
+        }),
+        ("SET", |d| {
+            format!("SET @a = {}1{}", "(".repeat(d), ")".repeat(d))
+        }),
+    ];
+    for (name, form) in forms {
+        for depth in [500, 5_000] {
+            let sql = form(depth);
+            for result in [c.query_drop(&sql), c.prep(&sql).map(drop)] {
+                match result {
+                    Err(mysql::Error::MySqlError(e)) => {
+                        assert!(matches!(e.code, 1064 | 1436), "{name} {depth}: {e}");
+                    }
+                    other => panic!("{name} {depth}: {other:?}"),
+                }
+            }
+        }
+    }
+    let one: Option<i64> = c.query_first("SELECT 1").unwrap();
+    assert_eq!(one, Some(1));
+}
