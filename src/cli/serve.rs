@@ -64,6 +64,10 @@ pub struct ServeArgs {
     /// it for one statement).
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub max_execution_time: u64,
+    /// A lock-wait timeout (error 1205) rolls back the whole transaction instead of only the
+    /// statement (InnoDB's `innodb_rollback_on_timeout`).
+    #[arg(long)]
+    pub rollback_on_timeout: bool,
     /// With `--data-dir`: take a checkpoint whenever this many bytes have been logged since
     /// the last one (looked at every second), so that a restart after a crash replays at
     /// most about this much log, and the log before it is deleted. The default is InnoDB's
@@ -119,6 +123,7 @@ impl ServeArgs {
                 net_write: secs(self.net_write_timeout),
                 max_execution: std::time::Duration::from_millis(self.max_execution_time),
             },
+            rollback_on_timeout: self.rollback_on_timeout,
         }
     }
 }

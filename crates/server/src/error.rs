@@ -99,13 +99,15 @@ impl SqlError {
         SqlError::new(1105, "HY000", message)
     }
 
-    /// Whether the engine rolled back, or the server must roll back, the whole transaction
-    /// (a deadlock or a lock wait timeout: sysbench and most drivers retry from BEGIN without
-    /// sending ROLLBACK).
-    pub fn ends_transaction(&self) -> bool {
-        self.cause
-            .as_ref()
-            .is_some_and(|c| c.is_retryable() || c.rolled_back_transaction())
+    /// Whether the engine rolled back, or the server must roll back, the whole transaction:
+    /// a deadlock and a failed commit always; a lock-wait timeout only with
+    /// `rollback_on_timeout` (InnoDB's `innodb_rollback_on_timeout`, off by default: then
+    /// only the statement is rolled back and the transaction goes on).
+    pub fn ends_transaction(&self, rollback_on_timeout: bool) -> bool {
+        self.cause.as_ref().is_some_and(|c| {
+            c.rolled_back_transaction()
+                || (rollback_on_timeout && matches!(**c, TxnError::LockWaitTimeout { .. }))
+        })
     }
 }
 

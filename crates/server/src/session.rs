@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use opensrv_mysql::ColumnType as Wire;
 use sqlparser::ast::{self, Statement};
 use waterline_planner::PlannerMode;
-use waterline_txn::{Isolation, Table, Transaction, Value};
+use waterline_txn::{Table, Transaction, Value};
 
 use crate::error::SqlError;
 use crate::shared::Shared;
@@ -148,9 +148,11 @@ pub struct Session {
     /// The database in use (`USE`), shared with each statement that reads it.
     pub(crate) database: Option<Arc<str>>,
     pub(crate) autocommit: bool,
-    pub(crate) isolation: Isolation,
+    pub(crate) isolation: crate::vars::Level,
     /// SET TRANSACTION (without SESSION): the next transaction only.
-    pub(crate) next_isolation: Option<Isolation>,
+    pub(crate) next_isolation: Option<crate::vars::Level>,
+    /// The level the open transaction began at.
+    pub(crate) trx_level: crate::vars::Level,
     pub(crate) planner: PlannerMode,
     /// `innodb_lock_wait_timeout`: how long this session's row-lock waits last.
     pub(crate) lock_wait_timeout: std::time::Duration,
@@ -210,8 +212,9 @@ impl Session {
             user: user.to_owned(),
             database: database.map(Arc::from),
             autocommit: true,
-            isolation: shared.config.isolation,
+            isolation: crate::vars::Level::Engine(shared.config.isolation),
             next_isolation: None,
+            trx_level: crate::vars::Level::Engine(shared.config.isolation),
             planner: shared.config.planner,
             lock_wait_timeout: shared.engine.config().lock_wait_timeout,
             sql_mode: crate::vars::SqlMode::default(),
@@ -533,7 +536,7 @@ impl Session {
     pub fn reset(&mut self) {
         self.abort();
         self.autocommit = true;
-        self.isolation = self.shared.config.isolation;
+        self.isolation = crate::vars::Level::Engine(self.shared.config.isolation);
         self.next_isolation = None;
         self.planner = self.shared.config.planner;
         self.lock_wait_timeout = self.shared.engine.config().lock_wait_timeout;
@@ -588,7 +591,10 @@ impl Session {
             (Ok(()), None) => Err(SqlError::other("statement did not run")),
         };
         match &result {
-            Err(e) if e.ends_transaction() || !trx.is_active() => {
+            Err(e)
+                if e.ends_transaction(self.shared.config.rollback_on_timeout)
+                    || !trx.is_active() =>
+            {
                 self.shared
                     .counters
                     .implicit_rollbacks
@@ -615,17 +621,32 @@ impl Session {
             .questions
             .fetch_add(1, Ordering::Relaxed);
         self.commit()?;
-        let isolation = self.next_isolation.take().unwrap_or(self.isolation);
-        let mut trx = self.shared.engine.begin_async(isolation).await;
+        self.trx_level = self.next_isolation.take().unwrap_or(self.isolation);
+        let mut trx = self
+            .shared
+            .engine
+            .begin_async(self.trx_level.engine())
+            .await;
         trx.set_lock_wait_timeout(self.lock_wait_timeout);
         trx.set_interrupt(self.control.stop_flag());
         self.trx = Some(trx);
         Ok(())
     }
 
+    /// Whether a plain SELECT now reads `FOR SHARE`: in a SERIALIZABLE transaction, open
+    /// or about to open with autocommit off (an autocommit SELECT stays a consistent read).
+    pub(crate) fn serializable_read(&self) -> bool {
+        let level = match self.trx {
+            Some(_) => self.trx_level,
+            None if !self.autocommit => self.next_isolation.unwrap_or(self.isolation),
+            None => return false,
+        };
+        level == crate::vars::Level::Serializable
+    }
+
     fn begin_trx(&mut self) -> Transaction {
-        let isolation = self.next_isolation.take().unwrap_or(self.isolation);
-        let mut trx = self.shared.engine.begin(isolation);
+        self.trx_level = self.next_isolation.take().unwrap_or(self.isolation);
+        let mut trx = self.shared.engine.begin(self.trx_level.engine());
         trx.set_lock_wait_timeout(self.lock_wait_timeout);
         trx.set_interrupt(self.control.stop_flag());
         trx

@@ -38,6 +38,9 @@ pub struct SessionConfig {
     pub connect_timeout: std::time::Duration,
     /// The timeouts a new session starts with (each session may change its own).
     pub timeouts: Timeouts,
+    /// A lock-wait timeout (1205) rolls back the whole transaction, not only the statement
+    /// (InnoDB's `innodb_rollback_on_timeout`, off by default).
+    pub rollback_on_timeout: bool,
 }
 
 /// MySQL's per-session timeouts, as a session starts with them (`SET SESSION` changes
@@ -85,6 +88,7 @@ impl Default for SessionConfig {
             max_allowed_packet: 64 << 20,
             connect_timeout: std::time::Duration::from_secs(10),
             timeouts: Timeouts::default(),
+            rollback_on_timeout: false,
         }
     }
 }

@@ -176,20 +176,46 @@ impl TimeZone {
     }
 }
 
-fn isolation_name(i: Isolation) -> &'static str {
-    match i {
-        Isolation::ReadCommitted => "READ-COMMITTED",
-        Isolation::RepeatableRead => "REPEATABLE-READ",
+/// A session's isolation level: one of the engine's, or SERIALIZABLE, which is InnoDB's:
+/// REPEATABLE READ whose plain SELECTs read `FOR SHARE` inside a transaction (autocommit
+/// SELECTs stay consistent reads). READ UNCOMMITTED is not built: dirty reads would need
+/// reads of uncommitted versions, which the engine never gives; setting it is 1235.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Level {
+    /// READ COMMITTED or REPEATABLE READ, as the engine runs them.
+    Engine(Isolation),
+    /// SERIALIZABLE.
+    Serializable,
+}
+
+impl Level {
+    /// The level the engine runs a transaction of this level at.
+    pub(crate) fn engine(self) -> Isolation {
+        match self {
+            Level::Engine(i) => i,
+            Level::Serializable => Isolation::RepeatableRead,
+        }
     }
 }
 
-fn parse_isolation(text: &str) -> Result<Isolation, SqlError> {
+fn isolation_name(level: Level) -> &'static str {
+    match level {
+        Level::Engine(Isolation::ReadCommitted) => "READ-COMMITTED",
+        Level::Engine(Isolation::RepeatableRead) => "REPEATABLE-READ",
+        Level::Serializable => "SERIALIZABLE",
+    }
+}
+
+fn read_uncommitted() -> SqlError {
+    SqlError::unsupported("READ UNCOMMITTED (no dirty reads: use READ COMMITTED)")
+}
+
+fn parse_isolation(text: &str) -> Result<Level, SqlError> {
     match text.to_ascii_uppercase().replace(['-', '_'], " ").as_str() {
-        "READ COMMITTED" => Ok(Isolation::ReadCommitted),
-        "REPEATABLE READ" => Ok(Isolation::RepeatableRead),
-        // READ UNCOMMITTED and SERIALIZABLE are not built: the nearest level, as a warning.
-        "READ UNCOMMITTED" => Ok(Isolation::ReadCommitted),
-        "SERIALIZABLE" => Ok(Isolation::RepeatableRead),
+        "READ COMMITTED" => Ok(Level::Engine(Isolation::ReadCommitted)),
+        "REPEATABLE READ" => Ok(Level::Engine(Isolation::RepeatableRead)),
+        "SERIALIZABLE" => Ok(Level::Serializable),
+        "READ UNCOMMITTED" => Err(read_uncommitted()),
         _ => Err(SqlError::new(
             1231,
             "42000",
@@ -199,7 +225,7 @@ fn parse_isolation(text: &str) -> Result<Isolation, SqlError> {
 }
 
 /// Names the server answers for, in SHOW VARIABLES order.
-const NAMES: [&str; 28] = [
+const NAMES: [&str; 29] = [
     "auto_increment_increment",
     "autocommit",
     "character_set_client",
@@ -209,6 +235,7 @@ const NAMES: [&str; 28] = [
     "foreign_key_checks",
     "connect_timeout",
     "innodb_lock_wait_timeout",
+    "innodb_rollback_on_timeout",
     "interactive_timeout",
     "license",
     "lower_case_table_names",
@@ -247,6 +274,9 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
                 return Ok(Value::Int(engine.lock_wait_timeout.as_secs() as i64));
             }
             "sql_mode" => return Ok(Value::from(DEFAULT_SQL_MODE)),
+            "innodb_rollback_on_timeout" => {
+                return Ok(Value::Int(i64::from(s.shared.config.rollback_on_timeout)));
+            }
             "wait_timeout"
             | "interactive_timeout"
             | "net_read_timeout"
@@ -256,7 +286,8 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
             }
             "time_zone" => return Ok(Value::from("SYSTEM")),
             "transaction_isolation" | "tx_isolation" => {
-                return Ok(Value::from(isolation_name(s.shared.config.isolation)));
+                let level = Level::Engine(s.shared.config.isolation);
+                return Ok(Value::from(isolation_name(level)));
             }
             _ => {}
         }
@@ -270,6 +301,7 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         | "character_set_server" => Value::Str("utf8mb4".into()),
         "collation_connection" | "collation_server" => Value::Str("utf8mb4_bin".into()),
         "innodb_lock_wait_timeout" => Value::Int(s.lock_wait_timeout.as_secs() as i64),
+        "innodb_rollback_on_timeout" => Value::Int(i64::from(s.shared.config.rollback_on_timeout)),
         "foreign_key_checks" => Value::Int(i64::from(s.foreign_key_checks)),
         "unique_checks" => Value::Int(i64::from(s.unique_checks)),
         "interactive_timeout"
@@ -489,9 +521,17 @@ pub(crate) fn set(s: &mut Session, set: &Set, params: &[Value]) -> Result<Respon
             for mode in modes {
                 if let TransactionMode::IsolationLevel(level) = mode {
                     let isolation = match level {
-                        TransactionIsolationLevel::ReadCommitted
-                        | TransactionIsolationLevel::ReadUncommitted => Isolation::ReadCommitted,
-                        _ => Isolation::RepeatableRead,
+                        TransactionIsolationLevel::ReadCommitted => {
+                            Level::Engine(Isolation::ReadCommitted)
+                        }
+                        TransactionIsolationLevel::RepeatableRead => {
+                            Level::Engine(Isolation::RepeatableRead)
+                        }
+                        TransactionIsolationLevel::Serializable => Level::Serializable,
+                        TransactionIsolationLevel::ReadUncommitted => {
+                            return Err(read_uncommitted());
+                        }
+                        other => return Err(SqlError::unsupported(other)),
                     };
                     if *session {
                         s.isolation = isolation;

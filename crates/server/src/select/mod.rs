@@ -718,9 +718,13 @@ pub(crate) fn run(
         );
     }
     let db = s.database.clone().ok_or_else(SqlError::no_database)?;
+    // SERIALIZABLE: a plain SELECT in a transaction reads FOR SHARE, as InnoDB's does.
+    let lock = bound
+        .lock
+        .or_else(|| s.serializable_read().then_some(LockMode::Shared));
     s.with_trx(|s, trx| {
-        let access = TxnAccess::new(&db, &bound.tables, trx, bound.lock, s.watch.clone())
-            .waiting(bound.wait);
+        let access =
+            TxnAccess::new(&db, &bound.tables, trx, lock, s.watch.clone()).waiting(bound.wait);
         let usable = usable_rows(q, select, &bound.select, window);
         let plan = Planner::new(&access)
             .mode(s.planner)
