@@ -710,3 +710,13 @@ pub(crate) fn show_status(
         filtered(rows, filter)?,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn show_variables_lists_names_in_order_as_mysql_does() {
+        let mut sorted = super::NAMES;
+        sorted.sort_unstable();
+        assert_eq!(super::NAMES, sorted);
+    }
+}
