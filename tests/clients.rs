@@ -94,6 +94,21 @@ impl Served {
         c
     }
 
+    /// `gone.py PORT how` once it holds row 1 of `g` (it says "locked"), still running.
+    fn gone_holding_row_1(&self, how: &str) -> Child {
+        let mut client = self
+            .python("gone.py", &[how])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(client.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "locked\n");
+        client
+    }
+
     /// Stops the server (SIGTERM); what it wrote to standard error must hold no panic.
     fn stop_clean(mut self) {
         let pid = rustix::process::Pid::from_child(&self.child);
@@ -152,16 +167,7 @@ fn clients_gone_without_quit_or_killed_mid_statement_leave_no_lock_and_no_panic(
     conn.query_drop("BEGIN").unwrap();
     conn.query_drop("UPDATE g SET v = v + 10 WHERE id = 2")
         .unwrap();
-    let mut waiter = served
-        .python("gone.py", &["wait"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(waiter.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line, "locked\n");
+    let mut waiter = served.gone_holding_row_1("wait");
     std::thread::sleep(Duration::from_millis(300)); // into its lock wait
     waiter.kill().unwrap();
     waiter.wait().unwrap();
@@ -201,16 +207,7 @@ fn a_statement_whose_client_has_gone_stops() {
         .unwrap();
     conn.query_drop("SET SESSION innodb_lock_wait_timeout = 15")
         .unwrap();
-    let mut runaway = served
-        .python("gone.py", &["runaway"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(runaway.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line, "locked\n");
+    let mut runaway = served.gone_holding_row_1("runaway");
     std::thread::sleep(Duration::from_millis(500)); // into its SELECT
     runaway.kill().unwrap();
     runaway.wait().unwrap();

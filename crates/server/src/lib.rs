@@ -45,7 +45,7 @@ pub use parse::MAX_OPERATOR_CHAIN;
 pub use server::Server;
 pub use session::{Response, ResultColumn, Session};
 pub use shared::{Counters, Listening, SessionConfig, Shared, TableMeta, Timeouts, User};
-pub use socket::{Handle, Socket};
+pub use socket::Socket;
 
 /// The version string clients see: MySQL 8.0's protocol, and who answers.
 pub const VERSION: &str = "8.0.36-waterline";

@@ -57,7 +57,7 @@ socket!(UnixStream);
 /// One user's handle to a connection's socket: every handle reads and writes the same file
 /// descriptor (a connection costs one, as in MySQL, not one per handle).
 #[derive(Debug)]
-pub struct Handle<S>(pub(crate) Arc<S>);
+pub(crate) struct Handle<S>(pub(crate) Arc<S>);
 
 impl<S> Clone for Handle<S> {
     fn clone(&self) -> Self {
