@@ -85,7 +85,7 @@ fn commit_purge_due(readers: usize, cpus: usize) -> bool {
 impl Shared {
     fn purge(&self) -> PurgeReport {
         let horizon = self.trx_sys.purge_horizon();
-        let versions = self.history.purge(horizon);
+        let versions = self.history.purge(horizon, &self.locks);
         self.stats.incr(Counter::PurgeRuns);
         self.stats.add(Counter::VersionsPurged, versions);
         PurgeReport { horizon, versions }
@@ -115,7 +115,9 @@ impl Shared {
         if !commit_purge_due(readers, self.cpus) {
             return;
         }
-        let versions = self.history.purge_some(horizon, COMMIT_PURGE_ENTRIES);
+        let versions = self
+            .history
+            .purge_some(horizon, COMMIT_PURGE_ENTRIES, &self.locks);
         self.stats.incr(Counter::CommitPurges);
         self.stats.add(Counter::VersionsPurged, versions);
     }

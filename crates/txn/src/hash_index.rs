@@ -43,6 +43,12 @@ impl<K, V> Default for HashedMap<K, V> {
 }
 
 impl<K: Eq, V> HashedMap<K, V> {
+    /// Whether it has no entry.
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The value of `key`, whose hash is `hash`, to change.
     pub(crate) fn get_mut(&mut self, hash: u64, key: &K) -> Option<&mut V> {
         self.0.find_mut(hash, |e| e.1 == *key).map(|e| &mut e.2)

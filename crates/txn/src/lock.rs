@@ -1,12 +1,60 @@
-//! Row locks: shared and exclusive locks on rows (and on unique secondary key values), held
-//! until the transaction ends, with waiting, a lock-wait timeout and deadlock detection.
+//! Row locks: record, gap and next-key locks (InnoDB's), held until the transaction ends,
+//! with waiting, a lock-wait timeout and deadlock detection.
 //!
 //! ```text
 //!  lock table: shard[hash(table, target)] = latch
-//!      (table, target) -> holders [(trx, S|X)], waiters FIFO [(trx, its own waiter)]
+//!      (table, target) -> holders [(trx, S|X)], waiters FIFO [(trx, what it wants, waiter)]
+//!      target: Row(pk)          the record
+//!              Unique(i, key)   a unique secondary value
+//!              Gap(index, next) the gap below index entry `next` (None: the supremum)
 //!  wait-for graph (one latch, taken only by a request that must wait):
 //!      waiter -> the holders it waits for
 //! ```
+//!
+//! # Lock modes
+//!
+//! An index (the clustered one here) is a row of entries with a gap below each and one above
+//! the last, the supremum's. InnoDB locks the entries and the gaps:
+//!
+//! ```text
+//!   entries:         10          20          30      supremum
+//!   gaps:      (..10)   (10..20)    (20..30)    (30..)
+//!
+//!   SELECT ... WHERE id BETWEEN 10 AND 20 FOR UPDATE, REPEATABLE READ:
+//!              [ gap ][rec 10][  gap  ][rec 20][  gap  ]
+//!              next-key 10     next-key 20      gap only (below 30, the first past the range)
+//!   INSERT 15: the gap (10..20) is locked by another transaction: the insert waits
+//!   INSERT 35: the gap (30..) is free: it goes in
+//! ```
+//!
+//! - a **record lock** (`REC_NOT_GAP` in `data_locks`) locks the entry: a `Row` target;
+//! - a **gap lock** (`GAP`) locks the gap below it: a `Gap` target. Gap locks only keep
+//!   inserts out, so they never conflict with each other, in either mode;
+//! - a **next-key lock** is both, the record and the gap below it: InnoDB's one lock is
+//!   two entries of this table here, taken gap first;
+//! - an **insert intention** (`INSERT_INTENTION`) is what an insert asks of the gap its new
+//!   entry goes in: it waits for the gap locks other transactions hold there, and nobody
+//!   waits for it, so inserters into one gap do not wait for each other.
+//!
+//! Whether a request waits for a lock another transaction holds (InnoDB's
+//! `lock_rec_has_to_wait`; the lock model test checks the table against this matrix):
+//!
+//! ```text
+//!                       held:  record S   record X   gap S/X   (insert intention: never held)
+//!   request record S             -          wait        -
+//!   request record X            wait        wait        -
+//!   request gap S/X              -           -          -
+//!   request insert intention     -           -         wait
+//! ```
+//!
+//! Which locks a statement takes (`trx/gaps.rs`): under REPEATABLE READ (and SERIALIZABLE) a
+//! locking read or write locks a row that exists with a record lock when it reads one key,
+//! takes next-key locks on what a range walk reads and a gap lock past its end, and locks
+//! the gap a missing key would go in; READ COMMITTED takes record locks only. A gap is named
+//! by the entry above it, so an entry with a lock on its gap stays in the index when purge
+//! finds its row dead (`Table::unlink_dead`), until the lock is gone.
+//!
+//! # Waiting
 //!
 //! A request that conflicts first records its edges in the wait-for graph; if the graph then
 //! has a cycle through the requester, the requester is the victim (InnoDB weighs the
@@ -26,8 +74,9 @@
 //! A request may still take a free lock ahead of the queue (barging): InnoDB does not allow
 //! it, but it keeps a woken waiter from holding up a free lock while it is scheduled.
 //!
-//! Left out: gap and next-key locks, so a locking range read does not stop phantoms (see
-//! `tests/scenarios.rs`).
+//! Left out: gap locks on secondary indexes (a locking read through one locks the rows it
+//! finds, not the gaps between its entries), and InnoDB's next-key lock on the first entry
+//! past a range (a gap lock there keeps the same inserts out and blocks fewer writers).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -77,10 +126,31 @@ pub enum LockWait {
 /// What is locked.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum LockTarget {
-    /// A row, by primary key.
+    /// A row, by primary key: the record part of InnoDB's record and next-key locks.
     Row(Key),
     /// A value of a unique secondary index (stands in for InnoDB's next-key lock on it).
     Unique(usize, Key),
+    /// The gap below an entry of an index: the clustered index (`None`) or a secondary one;
+    /// the entry's key (for a secondary index, its key then the primary key), or `None` for
+    /// the supremum, the gap above the last entry. The gap part of a next-key lock.
+    Gap(Option<usize>, Option<Key>),
+}
+
+impl LockTarget {
+    /// Whether it names a gap.
+    pub(crate) fn is_gap(&self) -> bool {
+        matches!(self, LockTarget::Gap(..))
+    }
+
+    /// The key it names, for error messages (the supremum's is empty).
+    pub(crate) fn key(&self) -> Key {
+        match self {
+            LockTarget::Row(k) | LockTarget::Unique(_, k) | LockTarget::Gap(_, Some(k)) => {
+                k.clone()
+            }
+            LockTarget::Gap(_, None) => Key::default(),
+        }
+    }
 }
 
 /// A lock's full name: table and target.
@@ -95,6 +165,7 @@ pub(crate) fn lock_hash(table: TableId, target: &LockTarget, key_hash: u64) -> u
     let kind = match target {
         LockTarget::Row(_) => u64::MAX,
         LockTarget::Unique(index, _) => *index as u64,
+        LockTarget::Gap(index, _) => u64::MAX - 1 - index.map_or(0, |i| i as u64 + 1),
     };
     hash_of(&(table.0, kind, key_hash))
 }
@@ -106,7 +177,7 @@ struct Lock {
     holders: SmallVec<[(TrxId, LockMode); 1]>,
     /// Waiting transactions, first come first; each spins on its own flag, then sleeps on
     /// its own condvar (with the shard's latch).
-    waiters: VecDeque<(TrxId, LockMode, Arc<Waiter>)>,
+    waiters: VecDeque<(TrxId, Want, Arc<Waiter>)>,
 }
 
 /// A queued request's wake-up: a flag it spins on for a while (see
@@ -136,11 +207,42 @@ fn interrupted(flag: Option<&AtomicBool>) -> bool {
     flag.is_some_and(|f| f.load(Ordering::Acquire))
 }
 
-/// Whether `trx` may take `mode` next to `holders`.
-fn compatible(holders: &[(TrxId, LockMode)], trx: TrxId, mode: LockMode) -> bool {
-    holders
-        .iter()
-        .all(|&(t, m)| t == trx || (mode == LockMode::Shared && m == LockMode::Shared))
+/// What a request asks of its target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Want {
+    /// A lock in this mode: on a row, shared or exclusive; on a gap, a gap lock (whose mode
+    /// only shows in `data_locks`: gap locks never conflict with each other).
+    Lock(LockMode),
+    /// To insert into a gap (InnoDB's insert-intention lock): it waits while another
+    /// transaction holds a gap lock on it, and nobody ever waits for it. It is never held:
+    /// the insert happens under the lock table's latch once nothing stands in the way.
+    Intention,
+}
+
+/// Whether `trx` may have `want` next to `holders` of a row lock, or of a gap lock if
+/// `gap`.
+fn compatible(holders: &[(TrxId, LockMode)], trx: TrxId, want: Want, gap: bool) -> bool {
+    match (gap, want) {
+        (true, Want::Lock(_)) => true,
+        (true, Want::Intention) | (false, Want::Intention) => {
+            holders.iter().all(|&(t, _)| t == trx)
+        }
+        (false, Want::Lock(mode)) => holders
+            .iter()
+            .all(|&(t, m)| t == trx || (mode == LockMode::Shared && m == LockMode::Shared)),
+    }
+}
+
+/// What an insert into a gap did (see [`LockManager::insert_into_gap`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Gapped {
+    /// The entry is in the index.
+    Inserted,
+    /// The gap is no longer the one the key falls in (an entry came or went): look again.
+    Moved,
+    /// The inserter holds a gap lock on this gap, which must first be extended to the gap
+    /// below the new entry (InnoDB's `lock_rec_inherit_to_gap_if_gap_lock`).
+    MineFirst,
 }
 
 impl Lock {
@@ -152,22 +254,25 @@ impl Lock {
     /// Wakes the waiters that can be granted now, in queue order, as if each woken one took
     /// its lock: the first exclusive waiter of a free lock, a run of shared ones, or an
     /// upgrade waiting behind a waiter it blocks. Nobody else is woken.
-    fn wake_grantable(&self) {
-        for i in self.grantable() {
+    fn wake_grantable(&self, gap: bool) {
+        for i in self.grantable(gap) {
             self.waiters[i].2.wake();
         }
     }
 
-    /// The positions in the queue of the waiters [`Lock::wake_grantable`] wakes.
-    fn grantable(&self) -> Vec<usize> {
+    /// The positions in the queue of the waiters [`Lock::wake_grantable`] wakes. A gap's
+    /// waiters are inserters, which block nobody once they go.
+    fn grantable(&self, gap: bool) -> Vec<usize> {
         if self.waiters.is_empty() {
             return Vec::new();
         }
         let mut holders = self.holders.clone();
         let mut woken = Vec::new();
-        for (i, &(trx, mode, _)) in self.waiters.iter().enumerate() {
-            if compatible(&holders, trx, mode) {
-                holders.push((trx, mode));
+        for (i, &(trx, want, _)) in self.waiters.iter().enumerate() {
+            if compatible(&holders, trx, want, gap) {
+                if let Want::Lock(mode) = want {
+                    holders.push((trx, mode));
+                }
                 woken.push(i);
             }
         }
@@ -240,8 +345,49 @@ impl LockManager {
 
     /// Grants the lock, waiting if needed. `Ok(true)` when newly taken (the caller records it
     /// for release), `Ok(false)` when the transaction held it already in this or a stronger
-    /// mode.
+    /// mode. A gap lock is granted at once.
     pub(crate) fn acquire(&self, request: Request<'_>) -> Result<bool, TxnError> {
+        let want = Want::Lock(request.mode);
+        self.request(request, want, &mut |_| Gapped::Inserted)
+            .map(|(newly, _)| newly)
+    }
+
+    /// Inserts into the gap `request` names (its mode is ignored): waits while another
+    /// transaction holds a gap lock on it (insert intention), then runs `insert` under the
+    /// lock table's latch, so that no gap lock is granted between its check and the insert.
+    /// `insert` is told whether this transaction holds a gap lock on the gap itself.
+    pub(crate) fn insert_into_gap(
+        &self,
+        request: Request<'_>,
+        insert: &mut dyn FnMut(bool) -> Gapped,
+    ) -> Result<Gapped, TxnError> {
+        self.request(request, Want::Intention, insert)
+            .map(|(_, gapped)| gapped)
+    }
+
+    /// Runs `f` under the latch of gap lock `key` (whose [`lock_hash`] is `hash`) if nobody
+    /// holds it, and says whether it ran: purge unlinks an entry this way, so that the gap
+    /// below it never loses a lock by merging with the one above.
+    pub(crate) fn unless_gap_held(&self, key: &LockKey, hash: u64, f: impl FnOnce()) -> bool {
+        let mut locks = self.shard(hash).locks.lock();
+        if locks
+            .get_mut(hash, key)
+            .is_some_and(|lock| !lock.holders.is_empty())
+        {
+            return false;
+        }
+        f();
+        true
+    }
+
+    /// [`LockManager::acquire`] (with `want` a lock) or [`LockManager::insert_into_gap`]:
+    /// whether newly taken, and what `insert` did.
+    fn request(
+        &self,
+        request: Request<'_>,
+        want: Want,
+        insert: &mut dyn FnMut(bool) -> Gapped,
+    ) -> Result<(bool, Gapped), TxnError> {
         let Request {
             trx,
             key,
@@ -252,10 +398,13 @@ impl LockManager {
             nowait,
             table_name,
         } = request;
+        let gap = key.1.is_gap();
+        let intention = want == Want::Intention;
         let mut locks = self.shard(hash).locks.lock();
         // The common case, one hash probe and no clock read: nobody holds or awaits the lock,
         // or this transaction holds it already.
         match locks.get_mut(hash, &key) {
+            None if intention => return Ok((false, insert(false))),
             None => {
                 let lock = Lock {
                     holders: smallvec![(trx, mode)],
@@ -266,10 +415,12 @@ impl LockManager {
                 if let Some(boost) = &self.boost {
                     boost.holding(trx);
                 }
-                return Ok(true);
+                return Ok((true, Gapped::Inserted));
             }
-            Some(lock) if lock.holders.iter().any(|&(t, m)| t == trx && m >= mode) => {
-                return Ok(false);
+            Some(lock)
+                if !intention && lock.holders.iter().any(|&(t, m)| t == trx && m >= mode) =>
+            {
+                return Ok((false, Gapped::Inserted));
             }
             Some(_) => {}
         }
@@ -283,12 +434,16 @@ impl LockManager {
             }
             let lock = locks.get_mut(hash, &key).expect("inserted above");
             let mine = lock.holders.iter().position(|&(t, _)| t == trx);
-            if let Some(i) = mine
+            if !intention
+                && let Some(i) = mine
                 && lock.holders[i].1 >= mode
             {
-                break Ok(false);
+                break Ok((false, Gapped::Inserted));
             }
-            if compatible(&lock.holders, trx, mode) {
+            if compatible(&lock.holders, trx, want, gap) {
+                if intention {
+                    break Ok((false, insert(mine.is_some())));
+                }
                 match mine {
                     Some(i) => lock.holders[i].1 = mode,
                     None => lock.holders.push((trx, mode)),
@@ -298,7 +453,7 @@ impl LockManager {
                 let blocked: Vec<TrxId> = lock
                     .waiters
                     .iter()
-                    .filter(|&&(t, m, _)| t != trx && !compatible(&[(trx, mode)], t, m))
+                    .filter(|&&(t, w, _)| t != trx && !compatible(&[(trx, mode)], t, w, gap))
                     .map(|&(t, _, _)| t)
                     .collect();
                 if !blocked.is_empty() {
@@ -310,23 +465,20 @@ impl LockManager {
                         }
                     }
                 }
-                break Ok(mine.is_none());
+                break Ok((mine.is_none(), Gapped::Inserted));
             }
-            let target = || match &key.1 {
-                LockTarget::Row(k) | LockTarget::Unique(_, k) => k.clone(),
-            };
             if nowait {
                 // Before any queue entry or wait-for edge: nobody waits for this request.
                 self.stats.incr(Counter::LockNowaits);
                 break Err(TxnError::LockNowait {
                     table: table_name.to_owned(),
-                    key: target(),
+                    key: key.1.key(),
                 });
             }
             let blockers: Vec<TrxId> = lock
                 .holders
                 .iter()
-                .filter(|&&(t, m)| !compatible(&[(t, m)], trx, mode))
+                .filter(|&&(t, m)| !compatible(&[(t, m)], trx, want, gap))
                 .map(|&(t, _)| t)
                 .collect();
             if interrupted(interrupt) {
@@ -338,7 +490,7 @@ impl LockManager {
                     waiter: trx,
                     blocker: blockers[0],
                     table: table_name.to_owned(),
-                    key: target(),
+                    key: key.1.key(),
                 });
             }
             if let Some(cycle) = self.wait_for(trx, blockers.clone()) {
@@ -348,7 +500,7 @@ impl LockManager {
                     blocker: cycle.get(1).copied().unwrap_or(blockers[0]),
                     cycle,
                     table: table_name.to_owned(),
-                    key: target(),
+                    key: key.1.key(),
                 });
             }
             let waiter = match &queued {
@@ -357,7 +509,7 @@ impl LockManager {
                     self.stats.incr(Counter::LockWaits);
                     self.waiting.fetch_add(1, Ordering::Relaxed);
                     let waiter = Arc::new(Waiter::default());
-                    lock.waiters.push_back((trx, mode, Arc::clone(&waiter)));
+                    lock.waiters.push_back((trx, want, Arc::clone(&waiter)));
                     queued = Some(Arc::clone(&waiter));
                     if let Some(boost) = &self.boost {
                         // Queued already, so a release meanwhile wakes us; system calls
@@ -404,12 +556,12 @@ impl LockManager {
             if let Some(lock) = locks.get_mut(hash, &key) {
                 lock.waiters.retain(|&(t, _, _)| t != trx);
                 // A waiter that was counted on to take the lock may have left without it.
-                lock.wake_grantable();
+                lock.wake_grantable(gap);
             }
         }
         locks.remove_if(hash, &key, Lock::unused);
         drop(locks);
-        if let (Ok(true), Some(boost)) = (&outcome, &self.boost) {
+        if let (Ok((true, _)), Some(boost)) = (&outcome, &self.boost) {
             boost.holding(trx);
         }
         outcome
@@ -531,7 +683,7 @@ impl LockManager {
             let mut locks = self.shard(*hash).locks.lock();
             locks.update(*hash, key, |lock| {
                 lock.holders.retain(|&mut (t, _)| t != trx);
-                lock.wake_grantable();
+                lock.wake_grantable(key.1.is_gap());
                 !lock.unused()
             });
         }
@@ -561,6 +713,9 @@ fn find_cycle(graph: &HashMap<TrxId, Vec<TrxId>>, start: TrxId) -> Option<Vec<Tr
     }
     None
 }
+
+#[cfg(test)]
+mod model;
 
 #[cfg(test)]
 mod tests {
@@ -667,10 +822,10 @@ mod tests {
             (9, LockMode::Exclusive),
         ] {
             lock.waiters
-                .push_back((TrxId(trx), mode, Arc::new(Waiter::default())));
+                .push_back((TrxId(trx), Want::Lock(mode), Arc::new(Waiter::default())));
         }
         let woken = |lock: &Lock| -> Vec<u64> {
-            lock.grantable()
+            lock.grantable(false)
                 .into_iter()
                 .map(|i| lock.waiters[i].0.0)
                 .collect()

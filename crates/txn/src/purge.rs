@@ -22,6 +22,7 @@ use std::collections::VecDeque;
 
 use parking_lot::Mutex;
 
+use crate::lock::LockManager;
 use crate::table::Table;
 use crate::version::RecordRef;
 
@@ -47,6 +48,9 @@ struct Entry {
 #[derive(Debug, Default)]
 pub(crate) struct History {
     list: Mutex<VecDeque<Entry>>,
+    /// Dead records left in their index because a gap lock hangs on them (see
+    /// [`Table::unlink_dead`]): every pass tries them again.
+    deferred: Mutex<Vec<(Table, RecordRef)>>,
 }
 
 impl History {
@@ -77,13 +81,14 @@ impl History {
 
     /// One pass: visits the records of every entry committed below `horizon`, in order.
     /// Returns the versions unlinked.
-    pub(crate) fn purge(&self, horizon: u64) -> u64 {
-        self.purge_some(horizon, usize::MAX)
+    pub(crate) fn purge(&self, horizon: u64, locks: &LockManager) -> u64 {
+        self.purge_some(horizon, usize::MAX, locks)
     }
 
     /// Like [`History::purge`], but visits at most `most` entries (a committing thread's
     /// step, see [`crate::EngineConfig::commit_purge`]).
-    pub(crate) fn purge_some(&self, horizon: u64, most: usize) -> u64 {
+    pub(crate) fn purge_some(&self, horizon: u64, most: usize, locks: &LockManager) -> u64 {
+        self.retry_deferred(locks);
         let mut versions = 0;
         for _ in 0..most {
             let entry = {
@@ -97,11 +102,28 @@ impl History {
                 return versions;
             };
             prefetch(&entry.records);
+            let mut deferred = Vec::new();
             for (table, record) in &entry.records {
-                versions += entry.tables[*table as usize].purge_record(record, horizon);
+                let table = &entry.tables[*table as usize];
+                let (cut, kept) = table.purge_record(record, horizon, locks);
+                versions += cut;
+                if kept {
+                    deferred.push((table.clone(), RecordRef::clone(record)));
+                }
+            }
+            if !deferred.is_empty() {
+                self.deferred.lock().append(&mut deferred);
             }
         }
         versions
+    }
+
+    /// Tries again to unlink the dead records gap locks kept in their index.
+    fn retry_deferred(&self, locks: &LockManager) {
+        let mut deferred = self.deferred.lock();
+        if !deferred.is_empty() {
+            deferred.retain(|(table, record)| !table.unlink_dead(record, locks));
+        }
     }
 }
 

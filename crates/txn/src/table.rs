@@ -16,6 +16,7 @@ use crossbeam_skiplist::SkipSet;
 use crate::hash_index::{Clustered, hash_of};
 use crate::index_stats::{DIVE, IndexStats, StatsSlot};
 use crate::key::Key;
+use crate::lock::{LockManager, LockTarget, lock_hash};
 use crate::schema::{TableSchema, project};
 use crate::value::Value;
 use crate::version::{Chain, RecordRef};
@@ -432,6 +433,59 @@ impl Table {
             .take_while(|e| range.before_end(e.key()))
     }
 
+    /// The key of the first clustered entry above `key` (deleted or not), or `None`: the
+    /// entry whose gap `key` falls in, the supremum's if none.
+    pub(crate) fn key_after(&self, key: &Key) -> Option<Key> {
+        self.0
+            .clustered
+            .ordered
+            .lower_bound(Bound::Excluded(key))
+            .map(|e| e.key().clone())
+    }
+
+    /// The key of the first clustered entry at or above where an ascending walk of `range`
+    /// starts (in the range or past it), or `None`.
+    pub(crate) fn first_key_from(&self, range: &KeyRange) -> Option<Key> {
+        self.0
+            .clustered
+            .ordered
+            .range((range.start(), Bound::Unbounded))
+            .find(|e| range.after_start(e.key()))
+            .map(|e| e.key().clone())
+    }
+
+    /// The key of the first clustered entry above every key of `range`, or `None`: where a
+    /// descending walk of it starts its gap locks.
+    pub(crate) fn first_key_past(&self, range: &KeyRange) -> Option<Key> {
+        let ordered = &self.0.clustered.ordered;
+        let entry = match range.end() {
+            Bound::Unbounded => return None,
+            Bound::Excluded(k) => ordered.lower_bound(Bound::Included(&k)),
+            Bound::Included(k) => ordered.lower_bound(Bound::Excluded(&k)),
+        };
+        entry.map(|e| e.key().clone())
+    }
+
+    /// The key of the last clustered entry below `key` (all of them if `None`), or `None`.
+    pub(crate) fn key_before(&self, key: Option<&Key>) -> Option<Key> {
+        let ordered = &self.0.clustered.ordered;
+        let entry = match key {
+            Some(key) => ordered.upper_bound(Bound::Excluded(key)),
+            None => ordered.back(),
+        };
+        entry.map(|e| e.key().clone())
+    }
+
+    /// Whether the clustered index has an entry with key `key` (deleted or not).
+    pub(crate) fn has_entry(&self, key: &Key) -> bool {
+        self.0.clustered.ordered.contains_key(key)
+    }
+
+    /// Whether `range` ends below `key` (an ascending walk stops there).
+    pub(crate) fn past_end(range: &KeyRange, key: &Key) -> bool {
+        !range.before_end(key)
+    }
+
     /// Primary keys of clustered entries in `range`, ascending.
     pub(crate) fn keys_in<'a>(
         &'a self,
@@ -491,18 +545,48 @@ impl Table {
         self.secondary_in(index, range).map(|e| e.value().clone())
     }
 
-    /// Purges one record (see `purge.rs`): returns the versions unlinked. A record left dead
-    /// leaves the clustered index.
-    pub(crate) fn purge_record(&self, record: &RecordRef, horizon: u64) -> u64 {
+    /// Purges one record (see `purge.rs`): returns the versions unlinked, and whether the
+    /// record is dead but stays in the index because a gap lock hangs on it (see
+    /// [`Table::unlink_dead`]). A record left dead leaves the clustered index.
+    pub(crate) fn purge_record(
+        &self,
+        record: &RecordRef,
+        horizon: u64,
+        locks: &LockManager,
+    ) -> (u64, bool) {
         let pk = &record.key;
         let purged = record.purge(horizon, |removed, kept| self.unindex(pk, removed, kept));
         let Some(purged) = purged else {
-            return 0;
+            return (0, false);
         };
-        if purged.dead {
-            self.unlink(record);
+        let kept = purged.dead && !self.unlink_dead(record, locks);
+        (purged.versions, kept)
+    }
+
+    /// Unlinks a record purge found dead from the clustered index, unless an insert has
+    /// brought it back since (under its latch, which an insert takes to revive it) or a
+    /// transaction holds a lock on the gap below it: without the entry, that gap would merge
+    /// into the one above, and an insert into it would pass the lock. InnoDB moves such
+    /// locks to the next record instead (`lock_rec_inherit_to_gap`); here the entry stays
+    /// until the locks are gone, and purge tries again. Returns whether it is done.
+    pub(crate) fn unlink_dead(&self, record: &RecordRef, locks: &LockManager) -> bool {
+        let chain = record.write();
+        if !chain.removed {
+            return true;
         }
-        purged.versions
+        let target = LockTarget::Gap(None, Some(record.key.clone()));
+        let hash = lock_hash(self.id(), &target, hash_of(&record.key));
+        let done = locks.unless_gap_held(&(self.id(), target), hash, || self.unlink(record));
+        drop(chain);
+        done
+    }
+
+    /// Whether `record` is still its key's entry in the clustered index.
+    pub(crate) fn is_indexed(&self, record: &RecordRef) -> bool {
+        self.0
+            .clustered
+            .get(&record.key, hash_of(&record.key))
+            .is_some_and(|r| RecordRef::ptr_eq(&r, record))
     }
 
     /// After undo popped a version with image `row` from `chain` (whose latch the caller

@@ -39,6 +39,7 @@ use crate::trx_sys::View;
 use crate::value::{Row, Value, copy_row};
 use crate::version::{Draft, RecordRef, Version};
 
+mod gaps;
 mod locks;
 
 /// How a scan walks and whether it locks.
@@ -433,6 +434,20 @@ impl Transaction {
     ) -> Result<Vec<T>, TxnError> {
         let range = range.try_map(|k| table.check_primary_key(k))?;
         self.statement(|trx| {
+            if let Some(mode) = options.lock
+                && trx.locks_gaps()
+            {
+                let mut rows = Vec::new();
+                if options.limit != Some(0) {
+                    trx.lock_walk(table, &range, options, mode, &mut |pk, version| {
+                        if let Some(row) = version.as_ref().and_then(Version::row) {
+                            rows.push(f(pk, row));
+                        }
+                        options.limit.is_some_and(|n| rows.len() >= n)
+                    })?;
+                }
+                return Ok(rows);
+            }
             let candidate = |(pk, record)| (None, pk, Some(record));
             if options.reverse {
                 let candidates = table.keys_in_rev(&range).map(candidate);
@@ -577,12 +592,16 @@ impl Transaction {
             }
             trx.lock_unique_keys(table, &pk, None, &row)?;
             loop {
-                let record = table.record_for_insert(&pk, hash);
+                let record = trx.record_for_insert(table, &pk, hash)?;
                 let mut chain = record.write();
                 if chain.removed {
-                    drop(chain);
-                    table.unlink(&record);
-                    continue;
+                    // Purge found it dead. Still in the index (a gap lock below it keeps it
+                    // there, or purge has not unlinked it yet), it takes the row again;
+                    // otherwise a new record does.
+                    if !table.is_indexed(&record) {
+                        continue;
+                    }
+                    chain.removed = false;
                 }
                 if let Some(pending) = chain.pending_other(id).cloned() {
                     // Another transaction's uncommitted insert or delete: its outcome decides

@@ -4,11 +4,22 @@
 //!
 //! The model: the committed state is a map; a READ COMMITTED read sees the committed state at
 //! the time of the read, a REPEATABLE READ read sees it as of the transaction's first
-//! consistent read; both see their own writes over it. Writes and locking reads take an
-//! exclusive lock held to the end; with `lock_wait_timeout = 0` a conflicting request fails
-//! at once with a lock wait timeout, and only that statement is undone. "Churn" runs many
-//! short transactions on other keys, so ids outgrow the (shrunk) bitmap windows and CSN ring
-//! while the model's transactions stay open.
+//! consistent read; both see their own writes over it. Writes and locking reads take
+//! exclusive locks held to the end; with `lock_wait_timeout = 0` a conflicting request fails
+//! at once with a lock wait timeout, and only that statement is undone (its locks stay).
+//!
+//! Locks are InnoDB's: under READ COMMITTED, record locks on the keys read or written; under
+//! REPEATABLE READ, a point read or write locks the record alone if its row exists, the
+//! record and the gap below it if its entry is a deleted row, and only the gap it would go
+//! in if there is no entry; a locking range walk takes a next-key lock (gap, then record) on
+//! each entry and a gap lock past the range. An insert of a new entry waits for nobody but
+//! the holders of a lock on its gap, and one that holds such a lock itself extends it below
+//! the new entry. Gaps are named by the entry above them, so the model keeps the index's
+//! entries: a key gets one when first inserted and loses it when purge finds its row deleted
+//! (purge runs only while no model transaction is open, so no lock keeps an entry).
+//!
+//! "Churn" runs many short transactions on other keys (above the model's), so ids outgrow
+//! the (shrunk) bitmap windows and CSN ring while the model's transactions stay open.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
@@ -16,8 +27,8 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use waterline_txn::{
-    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, SnapshotKind, Table,
-    TableSchema, Transaction, TxnError, Value, ViewClose,
+    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, ScanOptions,
+    SnapshotKind, Table, TableSchema, Transaction, TxnError, Value, ViewClose,
 };
 
 const TRXS: usize = 3;
@@ -30,6 +41,7 @@ enum Op {
     Read(usize, i64),
     ReadForUpdate(usize, i64),
     Scan(usize),
+    ScanForUpdate(usize),
     Write(usize, i64, i64),
     Delete(usize, i64),
     Commit(usize),
@@ -46,6 +58,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (t.clone(), k.clone()).prop_map(|(t, k)| Op::Read(t, k)),
         1 => (t.clone(), k.clone()).prop_map(|(t, k)| Op::ReadForUpdate(t, k)),
         1 => t.clone().prop_map(Op::Scan),
+        1 => t.clone().prop_map(Op::ScanForUpdate),
         3 => (t.clone(), k.clone(), 0..100i64).prop_map(|(t, k, v)| Op::Write(t, k, v)),
         1 => (t.clone(), k).prop_map(|(t, k)| Op::Delete(t, k)),
         2 => t.clone().prop_map(Op::Commit),
@@ -61,20 +74,118 @@ struct ModelTrx {
     rr: bool,
     snapshot: Option<BTreeMap<i64, i64>>,
     writes: BTreeMap<i64, Option<i64>>,
+    /// Record locks.
     locks: BTreeSet<i64>,
+    /// Gap locks, each named by the entry above its gap (`None`: the supremum).
+    gaps: BTreeSet<Option<i64>>,
 }
 
 struct Model {
     committed: BTreeMap<i64, i64>,
     trxs: Vec<Option<ModelTrx>>,
+    /// The clustered index's entries.
+    entries: BTreeSet<i64>,
+    /// Whether inserts lock implicitly (else the row lock comes before the gap's check).
+    implicit: bool,
 }
 
 impl Model {
-    fn locked_by_other(&self, me: usize, k: i64) -> bool {
+    fn others(&self, me: usize) -> impl Iterator<Item = &ModelTrx> {
         self.trxs
             .iter()
             .enumerate()
-            .any(|(i, t)| i != me && t.as_ref().is_some_and(|t| t.locks.contains(&k)))
+            .filter(move |&(i, _)| i != me)
+            .filter_map(|(_, t)| t.as_ref())
+    }
+
+    fn locked_by_other(&self, me: usize, k: i64) -> bool {
+        self.others(me).any(|t| t.locks.contains(&k))
+    }
+
+    fn gap_locked_by_other(&self, me: usize, next: Option<i64>) -> bool {
+        self.others(me).any(|t| t.gaps.contains(&next))
+    }
+
+    /// The first entry above `k`: the one whose gap `k` falls in.
+    fn next_entry(&self, k: i64) -> Option<i64> {
+        self.entries.range(k + 1..).next().copied()
+    }
+
+    fn trx(&mut self, me: usize) -> &mut ModelTrx {
+        self.trxs[me].as_mut().unwrap()
+    }
+
+    /// The locks a point read or write of `k` takes once no other transaction holds `k`.
+    fn lock_point(&mut self, me: usize, k: i64) {
+        let rr = self.trx(me).rr;
+        if !rr {
+            self.trx(me).locks.insert(k);
+        } else if !self.entries.contains(&k) {
+            let next = self.next_entry(k);
+            self.trx(me).gaps.insert(next);
+        } else {
+            let deleted = self.latest(me, k).is_none();
+            let trx = self.trx(me);
+            trx.locks.insert(k);
+            if deleted {
+                trx.gaps.insert(Some(k));
+            }
+        }
+    }
+
+    /// A locking walk of `[0, KEYS)`: the rows it returns, or `Err` where it timed out (the
+    /// locks taken before stay).
+    fn scan_for_update(&mut self, me: usize) -> Result<BTreeMap<i64, i64>, ()> {
+        let rr = self.trx(me).rr;
+        let mut rows = BTreeMap::new();
+        let walked: Vec<i64> = self.entries.range(0..KEYS).copied().collect();
+        for k in walked {
+            if rr {
+                self.trx(me).gaps.insert(Some(k));
+            }
+            if self.locked_by_other(me, k) {
+                return Err(());
+            }
+            let newest = self.latest(me, k);
+            if let Some(v) = newest {
+                rows.insert(k, v);
+            }
+            // READ COMMITTED lets go of a deleted row's lock it had only just taken.
+            if rr || newest.is_some() {
+                self.trx(me).locks.insert(k);
+            }
+        }
+        if rr {
+            let past = self.entries.range(KEYS..).next().copied();
+            self.trx(me).gaps.insert(past);
+        }
+        Ok(rows)
+    }
+
+    /// An insert of new row `k`: `Ok` once inserted, `Err` where it timed out (with what it
+    /// left behind: an entry, an explicit row lock).
+    fn insert(&mut self, me: usize, k: i64) -> Result<(), ()> {
+        if !self.implicit {
+            if self.locked_by_other(me, k) {
+                return Err(());
+            }
+            self.trx(me).locks.insert(k);
+        }
+        if !self.entries.contains(&k) {
+            let next = self.next_entry(k);
+            if self.gap_locked_by_other(me, next) {
+                return Err(());
+            }
+            self.entries.insert(k);
+            if self.trx(me).gaps.contains(&next) {
+                self.trx(me).gaps.insert(Some(k));
+            }
+        }
+        if self.locked_by_other(me, k) {
+            return Err(());
+        }
+        self.trx(me).locks.insert(k);
+        Ok(())
     }
 
     /// The newest value `me` would write over: its own write, else the committed one.
@@ -140,9 +251,18 @@ fn run(
     };
     let engine = Engine::open(config).unwrap();
     let t = table(&engine);
+    // The churn's rows exist from the start: its transactions update them, and never insert
+    // into a gap a model transaction may hold.
+    let mut setup = engine.begin(Isolation::ReadCommitted);
+    for k in CHURN_KEY..CHURN_KEY + 5 {
+        setup.insert(&t, vec![k.into(), 0.into()]).unwrap();
+    }
+    setup.commit().unwrap();
     let mut model = Model {
         committed: BTreeMap::new(),
         trxs: (0..TRXS).map(|_| None).collect(),
+        entries: (CHURN_KEY..CHURN_KEY + 5).collect(),
+        implicit,
     };
     let mut trxs: Vec<Option<Transaction>> = (0..TRXS).map(|_| None).collect();
     let all = KeyRange::Between(
@@ -168,17 +288,17 @@ fn run(
                 for j in 0..i64::from(n) {
                     let mut trx = engine.begin(Isolation::ReadCommitted);
                     let k = CHURN_KEY + j % 5;
-                    if !trx
-                        .update(&t, Key::one(k), vec![k.into(), j.into()])
-                        .unwrap()
-                    {
-                        trx.insert(&t, vec![k.into(), j.into()]).unwrap();
-                    }
+                    let row = vec![k.into(), j.into()];
+                    assert!(trx.update(&t, Key::one(k), row).unwrap());
                     trx.commit().unwrap();
                 }
             }
-            Op::Purge => {
+            Op::Purge if model.trxs.iter().all(Option::is_none) => {
                 engine.purge();
+                let committed = &model.committed;
+                model
+                    .entries
+                    .retain(|k| *k >= CHURN_KEY || committed.contains_key(k));
             }
             _ => {}
         }
@@ -186,6 +306,7 @@ fn run(
             Op::Read(i, _)
             | Op::ReadForUpdate(i, _)
             | Op::Scan(i)
+            | Op::ScanForUpdate(i)
             | Op::Write(i, _, _)
             | Op::Delete(i, _)
             | Op::Commit(i)
@@ -221,7 +342,25 @@ fn run(
                     prop_assert!(is_timeout(&result), "{}: {:?}", ctx(), result);
                 } else {
                     prop_assert_eq!(value_of(result.unwrap()), model.latest(i, k), "{}", ctx());
-                    model.trxs[i].as_mut().unwrap().locks.insert(k);
+                    model.lock_point(i, k);
+                }
+            }
+            Op::ScanForUpdate(_) => {
+                let options = ScanOptions {
+                    lock: Some(LockMode::Exclusive),
+                    ..ScanOptions::default()
+                };
+                let result = trx.scan_with(&t, all.clone(), options);
+                match model.scan_for_update(i) {
+                    Err(()) => prop_assert!(is_timeout(&result), "{}: {:?}", ctx(), result),
+                    Ok(want) => {
+                        let got: BTreeMap<i64, i64> = result
+                            .unwrap()
+                            .into_iter()
+                            .map(|(_, r)| (r[0].as_int().unwrap(), r[1].as_int().unwrap()))
+                            .collect();
+                        prop_assert_eq!(got, want, "{}", ctx());
+                    }
                 }
             }
             Op::Write(_, k, _) | Op::Delete(_, k) => {
@@ -240,14 +379,20 @@ fn run(
                     (false, true) => trx.update(&t, Key::one(k), row),
                     (false, false) => trx.insert(&t, row).map(|_| true),
                 };
-                if model.locked_by_other(i, k) {
+                let done = if !exists && !delete {
+                    model.insert(i, k).is_ok()
+                } else if model.locked_by_other(i, k) {
+                    false
+                } else {
+                    model.lock_point(i, k);
+                    true
+                };
+                if !done {
                     prop_assert!(is_timeout(&result), "{}: {:?}", ctx(), result);
                 } else {
                     prop_assert_eq!(result.unwrap(), exists || !delete, "{}", ctx());
-                    let m = model.trxs[i].as_mut().unwrap();
-                    m.locks.insert(k);
                     if exists || !delete {
-                        m.writes.insert(k, (!delete).then(|| v_of(op)));
+                        model.trx(i).writes.insert(k, (!delete).then(|| v_of(op)));
                     }
                 }
             }

@@ -117,7 +117,7 @@ impl Transaction {
         key: &Key,
         mode: LockMode,
     ) -> Result<Option<(RecordRef, Option<Version>)>, TxnError> {
-        self.lock_record_keeping(table, key, mode, LockWait::Wait, true)
+        self.lock_record_keeping(table, key, mode, LockWait::Wait, true, true)
     }
 
     /// [`Transaction::lock_record`] for a scan's next record: a record whose newest
@@ -137,33 +137,57 @@ impl Transaction {
         mode: LockMode,
         wait: LockWait,
     ) -> Result<Option<Version>, TxnError> {
-        let found = self.lock_record_keeping(table, key, mode, wait, false)?;
+        let found = self.lock_record_keeping(table, key, mode, wait, false, false)?;
         Ok(found.and_then(|(_, version)| version))
     }
 
     /// [`Transaction::lock_record`]; unless `keep_absent`, without keeping a lock it took
-    /// on a row that turned out deleted.
-    fn lock_record_keeping(
+    /// on a row that turned out deleted. With `point` (a read of one key) under REPEATABLE
+    /// READ, a key with no entry keeps no row lock but a lock on the gap it would go in, and
+    /// a deleted row's lock is a next-key lock (InnoDB's unique search: the record alone only
+    /// for a row that exists).
+    pub(super) fn lock_record_keeping(
         &mut self,
         table: &Table,
         key: &Key,
         mode: LockMode,
         wait: LockWait,
         keep_absent: bool,
+        point: bool,
     ) -> Result<Option<(RecordRef, Option<Version>)>, TxnError> {
         let me = self.ensure_id()?;
         let hash = hash_of(key);
         let nowait = wait != LockWait::Wait;
+        let gaps = point && self.locks_gaps();
         loop {
             let target = LockTarget::Row(key.clone());
             let newly = self.lock_or_fail(table, target, hash, mode, nowait)?;
             let Some(record) = table.record_hashed(key, hash) else {
+                if gaps {
+                    if newly {
+                        self.unlock_last();
+                    }
+                    if !self.lock_gap_of(table, key, mode)? {
+                        continue;
+                    }
+                }
                 return Ok(None);
             };
             let pending = match record.latest_unless_pending(me) {
                 Ok(None) if newly && !keep_absent => {
                     self.unlock_last();
                     return Ok(Some((record, None)));
+                }
+                Ok(None) if gaps => {
+                    let newly_gap = self.lock_gap(table, Some(key), mode)?;
+                    if table.has_entry(key) {
+                        return Ok(Some((record, None)));
+                    }
+                    // Purge took the entry away before the gap lock: lock the gap it left.
+                    if newly_gap {
+                        self.unlock_last();
+                    }
+                    continue;
                 }
                 Ok(newest) => return Ok(Some((record, newest))),
                 Err(pending) => pending,

@@ -1,0 +1,244 @@
+//! Gap and next-key locks beyond the scenario scripts: what purge leaves in the index for
+//! them, descending walks, an inserter's own lock after it split a gap, and phantoms under
+//! concurrency (locking walks that repeat while inserters and deleters run).
+
+use std::ops::Bound;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use waterline_txn::{
+    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, ScanOptions,
+    Table, TableSchema, Transaction, TxnError, Value,
+};
+
+fn engine(timeout: Duration) -> (Engine, Table) {
+    let engine = Engine::open(EngineConfig {
+        purge_interval: None,
+        lock_wait_timeout: timeout,
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let schema = TableSchema::new(
+        "t",
+        vec![
+            Column::new("id", ColumnType::BigInt),
+            Column::new("v", ColumnType::BigInt),
+        ],
+    )
+    .primary_key(&["id"])
+    .unwrap();
+    let table = engine.create_table(schema).unwrap();
+    (engine, table)
+}
+
+fn row(id: i64) -> Vec<Value> {
+    vec![id.into(), 0.into()]
+}
+
+fn load(engine: &Engine, t: &Table, ids: &[i64]) {
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    for &id in ids {
+        trx.insert(t, row(id)).unwrap();
+    }
+    trx.commit().unwrap();
+}
+
+fn between(lo: i64, hi: i64) -> KeyRange {
+    KeyRange::Between(Bound::Included(Key::one(lo)), Bound::Included(Key::one(hi)))
+}
+
+fn for_update(reverse: bool) -> ScanOptions {
+    ScanOptions {
+        lock: Some(LockMode::Exclusive),
+        reverse,
+        ..ScanOptions::default()
+    }
+}
+
+fn ids(rows: Vec<(Key, Vec<Value>)>) -> Vec<i64> {
+    rows.into_iter()
+        .map(|(_, r)| r[0].as_int().unwrap())
+        .collect()
+}
+
+/// Whether inserting `id` in a transaction of its own times out now.
+fn insert_waits(engine: &Engine, t: &Table, id: i64) -> bool {
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    match trx.insert(t, row(id)) {
+        Ok(_) => {
+            trx.rollback();
+            false
+        }
+        Err(TxnError::LockWaitTimeout { .. }) => true,
+        Err(other) => panic!("insert {id}: {other}"),
+    }
+}
+
+#[test]
+fn a_gap_lock_keeps_a_dead_entry_in_the_index_until_it_is_released() {
+    let (engine, t) = engine(Duration::ZERO);
+    load(&engine, &t, &[10, 20, 30]);
+    let mut delete = engine.begin(Isolation::ReadCommitted);
+    assert!(delete.delete(&t, Key::one(20)).unwrap());
+    delete.commit().unwrap();
+    let mut reader = engine.begin(Isolation::RepeatableRead);
+    let rows = reader.scan_with(&t, between(15, 25), for_update(false));
+    assert!(rows.unwrap().is_empty());
+    engine.purge();
+    assert_eq!(t.approximate_rows(), 3, "the locked entry 20 stays");
+    assert!(
+        insert_waits(&engine, &t, 18),
+        "the gap below 20 is still locked"
+    );
+    assert!(insert_waits(&engine, &t, 25), "the gap below 30 too");
+    assert!(!insert_waits(&engine, &t, 35));
+    reader.commit().unwrap();
+    engine.purge();
+    assert_eq!(
+        t.approximate_rows(),
+        2,
+        "purge removed it once the lock was gone"
+    );
+    assert!(!insert_waits(&engine, &t, 18));
+}
+
+#[test]
+fn an_insert_takes_back_a_dead_entry_a_gap_lock_kept() {
+    let (engine, t) = engine(Duration::ZERO);
+    load(&engine, &t, &[10, 20, 30]);
+    let mut delete = engine.begin(Isolation::ReadCommitted);
+    assert!(delete.delete(&t, Key::one(20)).unwrap());
+    delete.commit().unwrap();
+    // A lock on the gap below 30 only: an insert of 20 itself need not wait.
+    let mut reader = engine.begin(Isolation::RepeatableRead);
+    assert!(reader.get_for_update(&t, Key::one(25)).unwrap().is_none());
+    let mut holder = engine.begin(Isolation::RepeatableRead);
+    let rows = holder.scan_with(&t, between(15, 19), for_update(false));
+    assert!(rows.unwrap().is_empty(), "locks the gap below 20");
+    engine.purge();
+    assert_eq!(t.approximate_rows(), 3);
+    let mut insert = engine.begin(Isolation::ReadCommitted);
+    insert.insert(&t, vec![20.into(), 7.into()]).unwrap();
+    insert.commit().unwrap();
+    engine.purge();
+    holder.commit().unwrap();
+    reader.commit().unwrap();
+    engine.purge();
+    let mut check = engine.begin(Isolation::ReadCommitted);
+    assert_eq!(
+        check.get(&t, Key::one(20)).unwrap(),
+        Some(vec![20.into(), 7.into()]),
+        "the row taken back is in the index and survives purge"
+    );
+    assert_eq!(t.approximate_rows(), 3);
+}
+
+#[test]
+fn a_descending_walk_locks_the_gap_above_its_range() {
+    let (engine, t) = engine(Duration::ZERO);
+    load(&engine, &t, &[10, 20, 30]);
+    let mut reader = engine.begin(Isolation::RepeatableRead);
+    let rows = reader.scan_with(&t, between(12, 22), for_update(true));
+    assert_eq!(ids(rows.unwrap()), [20]);
+    assert!(insert_waits(&engine, &t, 25), "above 20, below 30: locked");
+    assert!(insert_waits(&engine, &t, 15), "below 20: locked");
+    assert!(!insert_waits(&engine, &t, 5), "below 10: free");
+    assert!(!insert_waits(&engine, &t, 35));
+    reader.commit().unwrap();
+}
+
+#[test]
+fn an_inserter_keeps_its_gap_lock_on_both_sides_of_its_new_row() {
+    let (engine, t) = engine(Duration::ZERO);
+    load(&engine, &t, &[10, 20]);
+    let mut trx = engine.begin(Isolation::RepeatableRead);
+    assert!(trx.get_for_update(&t, Key::one(15)).unwrap().is_none());
+    trx.insert(&t, row(15)).unwrap();
+    assert!(insert_waits(&engine, &t, 12), "below the new row");
+    assert!(insert_waits(&engine, &t, 17), "above it");
+    trx.commit().unwrap();
+    assert!(!insert_waits(&engine, &t, 12));
+}
+
+#[test]
+fn read_committed_takes_no_gap_locks() {
+    let (engine, t) = engine(Duration::ZERO);
+    load(&engine, &t, &[10, 20, 30]);
+    let mut reader = engine.begin(Isolation::ReadCommitted);
+    let rows = reader.scan_with(&t, between(10, 20), for_update(false));
+    assert_eq!(ids(rows.unwrap()), [10, 20]);
+    assert!(reader.get_for_update(&t, Key::one(25)).unwrap().is_none());
+    assert!(!insert_waits(&engine, &t, 15));
+    assert!(!insert_waits(&engine, &t, 26));
+    reader.commit().unwrap();
+}
+
+/// Readers repeat a locking walk of a range inside one transaction and must get the same
+/// rows both times, while inserters and deleters change keys in and around the range and
+/// purge runs: the walk's locks, not its luck, keep the range still.
+#[test]
+fn a_repeated_locking_walk_sees_no_phantom_under_concurrency() {
+    let (engine, t) = engine(Duration::from_secs(5));
+    let initial: Vec<i64> = (0..200).step_by(4).collect();
+    load(&engine, &t, &initial);
+    let engine = Arc::new(engine);
+    let stop = Arc::new(AtomicBool::new(false));
+    let walks = Arc::new(AtomicU64::new(0));
+    std::thread::scope(|s| {
+        for reader in 0..2u64 {
+            let (engine, t, stop, walks) = (&engine, &t, &stop, &walks);
+            s.spawn(move || {
+                let mut n = reader;
+                while !stop.load(Ordering::Relaxed) {
+                    n = n
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let lo = (n >> 33) as i64 % 180;
+                    let reverse = n & 1 == 1;
+                    let mut trx = engine.begin(Isolation::RepeatableRead);
+                    let first = trx.scan_with(t, between(lo, lo + 20), for_update(reverse));
+                    let Ok(first) = first else { continue };
+                    std::thread::yield_now();
+                    let again = trx
+                        .scan_with(t, between(lo, lo + 20), for_update(reverse))
+                        .expect("every lock is held already");
+                    assert_eq!(ids(first), ids(again), "a phantom in [{lo}, {}]", lo + 20);
+                    trx.commit().unwrap();
+                    walks.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        for writer in 0..2u64 {
+            let (engine, t, stop) = (&engine, &t, &stop);
+            s.spawn(move || {
+                let mut n = 99 + writer;
+                while !stop.load(Ordering::Relaxed) {
+                    n = n
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let id = (n >> 33) as i64 % 200;
+                    let mut trx: Transaction = engine.begin(Isolation::ReadCommitted);
+                    let done = if n & 1 == 0 {
+                        trx.insert(t, row(id)).map(|_| ())
+                    } else {
+                        trx.delete(t, Key::one(id)).map(|_| ())
+                    };
+                    match done {
+                        Ok(()) => trx.commit().unwrap(),
+                        Err(_) => trx.rollback(),
+                    }
+                    if n % 16 == 0 {
+                        engine.purge();
+                    }
+                }
+            });
+        }
+        std::thread::sleep(Duration::from_secs(3));
+        stop.store(true, Ordering::Relaxed);
+    });
+    assert!(
+        walks.load(Ordering::Relaxed) > 10,
+        "the readers got to walk"
+    );
+}
