@@ -49,10 +49,11 @@
 //!
 //! Which locks a statement takes (`trx/gaps.rs`): under REPEATABLE READ (and SERIALIZABLE) a
 //! locking read or write locks a row that exists with a record lock when it reads one key,
-//! takes next-key locks on what a range walk reads and a gap lock past its end, and locks
-//! the gap a missing key would go in; READ COMMITTED takes record locks only. A gap is named
-//! by the entry above it, so an entry with a lock on its gap stays in the index when purge
-//! finds its row dead (`Table::unlink_dead`), until the lock is gone.
+//! takes next-key locks on what a range walk reads (on the clustered index or a secondary
+//! one) and a gap lock past its end, and locks the gap a missing key would go in; READ
+//! COMMITTED takes record locks only. Every new entry, clustered or secondary, asks for its
+//! gap first. A gap is named by the entry above it, so an entry with a lock on its gap stays
+//! in the index when purge finds it dead (`Table::unlink_dead`), until the lock is gone.
 //!
 //! # Waiting
 //!
@@ -74,9 +75,11 @@
 //! A request may still take a free lock ahead of the queue (barging): InnoDB does not allow
 //! it, but it keeps a woken waiter from holding up a free lock while it is scheduled.
 //!
-//! Left out: gap locks on secondary indexes (a locking read through one locks the rows it
-//! finds, not the gaps between its entries), and InnoDB's next-key lock on the first entry
-//! past a range (a gap lock there keeps the same inserts out and blocks fewer writers).
+//! Differences from InnoDB: a next-key lock on an entry of a secondary index locks the row it
+//! points to (the clustered record), since rows are what writers lock here, so it can block
+//! a writer of that row that InnoDB would not; and past a range's end a walk takes a gap lock
+//! on the next entry where InnoDB takes a next-key lock (the same inserts wait, fewer
+//! writers).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -168,6 +171,19 @@ pub(crate) fn lock_hash(table: TableId, target: &LockTarget, key_hash: u64) -> u
         LockTarget::Gap(index, _) => u64::MAX - 1 - index.map_or(0, |i| i as u64 + 1),
     };
     hash_of(&(table.0, kind, key_hash))
+}
+
+/// The hash of a gap target's key: its entry's [`hash_of`], or 0 for the supremum.
+pub(crate) fn gap_key_hash(next: Option<&Key>) -> u64 {
+    next.map_or(0, hash_of)
+}
+
+/// The lock on the gap below entry `next` (`None`: the supremum) of `index` (`None`: the
+/// clustered index) of `table`, with its [`lock_hash`].
+pub(crate) fn gap_lock(table: TableId, index: Option<usize>, next: Option<Key>) -> Held {
+    let key_hash = gap_key_hash(next.as_ref());
+    let target = LockTarget::Gap(index, next);
+    (lock_hash(table, &target, key_hash), (table, target))
 }
 
 /// One lock: who holds it and who waits for it.
@@ -363,6 +379,26 @@ impl LockManager {
     ) -> Result<Gapped, TxnError> {
         self.request(request, Want::Intention, insert)
             .map(|(_, gapped)| gapped)
+    }
+
+    /// [`LockManager::insert_into_gap`] without waiting: `None` if another transaction holds
+    /// a lock on the gap. For a writer under its record's latch, which must not wait there.
+    pub(crate) fn try_insert_into_gap(
+        &self,
+        trx: TrxId,
+        key: &LockKey,
+        hash: u64,
+        insert: impl FnOnce(bool) -> Gapped,
+    ) -> Option<Gapped> {
+        let mut locks = self.shard(hash).locks.lock();
+        let mut mine = false;
+        if let Some(lock) = locks.get_mut(hash, key) {
+            if lock.holders.iter().any(|&(t, _)| t != trx) {
+                return None;
+            }
+            mine = !lock.holders.is_empty();
+        }
+        Some(insert(mine))
     }
 
     /// Runs `f` under the latch of gap lock `key` (whose [`lock_hash`] is `hash`) if nobody

@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use parking_lot::Mutex;
 
 use crate::lock::LockManager;
-use crate::table::Table;
+use crate::table::{Kept, Table};
 use crate::version::RecordRef;
 
 /// A record to visit, with its table's position in the transaction's [`Tables`] (the
@@ -48,9 +48,9 @@ struct Entry {
 #[derive(Debug, Default)]
 pub(crate) struct History {
     list: Mutex<VecDeque<Entry>>,
-    /// Dead records left in their index because a gap lock hangs on them (see
+    /// Dead records and entries left in their index because a gap lock hangs on them (see
     /// [`Table::unlink_dead`]): every pass tries them again.
-    deferred: Mutex<Vec<(Table, RecordRef)>>,
+    deferred: Mutex<Vec<Kept>>,
 }
 
 impl History {
@@ -102,27 +102,28 @@ impl History {
                 return versions;
             };
             prefetch(&entry.records);
-            let mut deferred = Vec::new();
+            let mut kept = Vec::new();
             for (table, record) in &entry.records {
                 let table = &entry.tables[*table as usize];
-                let (cut, kept) = table.purge_record(record, horizon, locks);
-                versions += cut;
-                if kept {
-                    deferred.push((table.clone(), RecordRef::clone(record)));
-                }
+                versions += table.purge_record(record, horizon, locks, &mut kept);
             }
-            if !deferred.is_empty() {
-                self.deferred.lock().append(&mut deferred);
-            }
+            self.keep(kept);
         }
         versions
     }
 
-    /// Tries again to unlink the dead records gap locks kept in their index.
+    /// Enters what gap locks kept in an index, for the next passes to try again.
+    pub(crate) fn keep(&self, mut kept: Vec<Kept>) {
+        if !kept.is_empty() {
+            self.deferred.lock().append(&mut kept);
+        }
+    }
+
+    /// Tries again to take out of their index the dead entries gap locks kept there.
     fn retry_deferred(&self, locks: &LockManager) {
         let mut deferred = self.deferred.lock();
         if !deferred.is_empty() {
-            deferred.retain(|(table, record)| !table.unlink_dead(record, locks));
+            deferred.retain(|kept| !kept.retry(locks));
         }
     }
 }

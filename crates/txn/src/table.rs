@@ -12,14 +12,33 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use crossbeam_skiplist::SkipSet;
+use smallvec::SmallVec;
 
 use crate::hash_index::{Clustered, hash_of};
 use crate::index_stats::{DIVE, IndexStats, StatsSlot};
 use crate::key::Key;
-use crate::lock::{LockManager, LockTarget, lock_hash};
+use crate::lock::{LockManager, gap_lock};
 use crate::schema::{TableSchema, project};
 use crate::value::Value;
 use crate::version::{Chain, RecordRef};
+
+mod walk;
+
+pub(crate) use walk::Walk;
+
+/// An entry of a secondary index: the row's values in the index's columns, then its
+/// primary key.
+pub(crate) type IndexEntry = (Key, Key);
+
+/// The key that names secondary entry `entry` in a gap lock: its secondary key, then its
+/// primary key.
+pub(crate) fn entry_name(entry: &IndexEntry) -> Key {
+    let mut name = entry.0.clone();
+    for value in entry.1.iter() {
+        name.push(&value);
+    }
+    name
+}
 
 /// A table's id (its position in the catalog).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -402,22 +421,40 @@ impl Table {
         self.0.clustered.remove(record);
     }
 
-    /// Adds `row`'s secondary entries (under the record's latch). An update passes the row
-    /// it replaces, `old`, still the chain's head: an index whose columns it leaves alone
-    /// already has the entry, kept by `old` until purge, which keeps it for `row` then.
-    pub(crate) fn index(&self, row: &[Value], pk: &Key, old: Option<&[Value]>) {
-        // A newer handle has every index this one has, and more.
-        if let Some(next) = self.0.successor.get() {
-            return next.index(row, pk, old);
+    /// The newest handle of this table: the one with every index CREATE INDEX has added.
+    pub(crate) fn latest(&self) -> &Table {
+        let mut table = self;
+        while let Some(next) = table.0.successor.get() {
+            table = next;
         }
-        for (def, set) in self.0.schema.indexes.iter().zip(&self.0.secondary) {
-            if old.is_some_and(|old| def.columns.iter().all(|&c| old[c] == row[c])) {
-                continue;
-            }
-            // Never `insert`: on an existing entry it removes, then re-adds it, and a scan
-            // passing in between would miss a row that never left the index.
-            set.get_or_insert((project(row, &def.columns), pk.clone()));
-        }
+        table
+    }
+
+    /// The secondary entries `row` needs that are not already there for `old`, the row it
+    /// replaces (still the chain's head): an index whose columns the update leaves alone
+    /// has the entry, kept by `old` until purge, which keeps it for `row` then. Each with
+    /// its index's position. Call it on [`Table::latest`].
+    pub(crate) fn entries_to_add(
+        &self,
+        row: &[Value],
+        pk: &Key,
+        old: Option<&[Value]>,
+    ) -> SmallVec<[(usize, IndexEntry); 2]> {
+        self.0
+            .schema
+            .indexes
+            .iter()
+            .enumerate()
+            .filter(|(_, def)| old.is_none_or(|old| def.columns.iter().any(|&c| old[c] != row[c])))
+            .map(|(i, def)| (i, (project(row, &def.columns), pk.clone())))
+            .collect()
+    }
+
+    /// Adds entry `entry` to secondary index `index` (under the record's latch). Never with
+    /// `insert`: on an existing entry it removes, then re-adds it, and a scan passing in
+    /// between would miss a row that never left the index.
+    pub(crate) fn add_entry(&self, index: usize, entry: IndexEntry) {
+        self.0.secondary[index].get_or_insert(entry);
     }
 
     /// Clustered entries in `range`, ascending.
@@ -431,59 +468,6 @@ impl Table {
             .range((range.start(), Bound::Unbounded))
             .skip_while(|e| !range.after_start(e.key()))
             .take_while(|e| range.before_end(e.key()))
-    }
-
-    /// The key of the first clustered entry above `key` (deleted or not), or `None`: the
-    /// entry whose gap `key` falls in, the supremum's if none.
-    pub(crate) fn key_after(&self, key: &Key) -> Option<Key> {
-        self.0
-            .clustered
-            .ordered
-            .lower_bound(Bound::Excluded(key))
-            .map(|e| e.key().clone())
-    }
-
-    /// The key of the first clustered entry at or above where an ascending walk of `range`
-    /// starts (in the range or past it), or `None`.
-    pub(crate) fn first_key_from(&self, range: &KeyRange) -> Option<Key> {
-        self.0
-            .clustered
-            .ordered
-            .range((range.start(), Bound::Unbounded))
-            .find(|e| range.after_start(e.key()))
-            .map(|e| e.key().clone())
-    }
-
-    /// The key of the first clustered entry above every key of `range`, or `None`: where a
-    /// descending walk of it starts its gap locks.
-    pub(crate) fn first_key_past(&self, range: &KeyRange) -> Option<Key> {
-        let ordered = &self.0.clustered.ordered;
-        let entry = match range.end() {
-            Bound::Unbounded => return None,
-            Bound::Excluded(k) => ordered.lower_bound(Bound::Included(&k)),
-            Bound::Included(k) => ordered.lower_bound(Bound::Excluded(&k)),
-        };
-        entry.map(|e| e.key().clone())
-    }
-
-    /// The key of the last clustered entry below `key` (all of them if `None`), or `None`.
-    pub(crate) fn key_before(&self, key: Option<&Key>) -> Option<Key> {
-        let ordered = &self.0.clustered.ordered;
-        let entry = match key {
-            Some(key) => ordered.upper_bound(Bound::Excluded(key)),
-            None => ordered.back(),
-        };
-        entry.map(|e| e.key().clone())
-    }
-
-    /// Whether the clustered index has an entry with key `key` (deleted or not).
-    pub(crate) fn has_entry(&self, key: &Key) -> bool {
-        self.0.clustered.ordered.contains_key(key)
-    }
-
-    /// Whether `range` ends below `key` (an ascending walk stops there).
-    pub(crate) fn past_end(range: &KeyRange, key: &Key) -> bool {
-        !range.before_end(key)
     }
 
     /// Primary keys of clustered entries in `range`, ascending.
@@ -545,22 +529,27 @@ impl Table {
         self.secondary_in(index, range).map(|e| e.value().clone())
     }
 
-    /// Purges one record (see `purge.rs`): returns the versions unlinked, and whether the
-    /// record is dead but stays in the index because a gap lock hangs on it (see
+    /// Purges one record (see `purge.rs`): returns the versions unlinked, and what stays
+    /// in an index although dead because a lock hangs on the gap below it (see
     /// [`Table::unlink_dead`]). A record left dead leaves the clustered index.
     pub(crate) fn purge_record(
         &self,
         record: &RecordRef,
         horizon: u64,
         locks: &LockManager,
-    ) -> (u64, bool) {
+        kept: &mut Vec<Kept>,
+    ) -> u64 {
         let pk = &record.key;
-        let purged = record.purge(horizon, |removed, kept| self.unindex(pk, removed, kept));
+        let purged = record.purge(horizon, |removed, rows| {
+            self.unindex(pk, removed, rows, locks, kept);
+        });
         let Some(purged) = purged else {
-            return (0, false);
+            return 0;
         };
-        let kept = purged.dead && !self.unlink_dead(record, locks);
-        (purged.versions, kept)
+        if purged.dead && !self.unlink_dead(record, locks) {
+            kept.push(Kept::Record(self.clone(), RecordRef::clone(record)));
+        }
+        purged.versions
     }
 
     /// Unlinks a record purge found dead from the clustered index, unless an insert has
@@ -574,9 +563,8 @@ impl Table {
         if !chain.removed {
             return true;
         }
-        let target = LockTarget::Gap(None, Some(record.key.clone()));
-        let hash = lock_hash(self.id(), &target, hash_of(&record.key));
-        let done = locks.unless_gap_held(&(self.id(), target), hash, || self.unlink(record));
+        let (hash, key) = gap_lock(self.id(), None, Some(record.key.clone()));
+        let done = locks.unless_gap_held(&key, hash, || self.unlink(record));
         drop(chain);
         done
     }
@@ -590,27 +578,97 @@ impl Table {
     }
 
     /// After undo popped a version with image `row` from `chain` (whose latch the caller
-    /// holds): drops the secondary entries only that image had.
-    pub(crate) fn unindex_undone(&self, pk: &Key, row: &[Value], chain: &Chain) {
-        let kept = chain.rows();
-        let kept: Vec<&[Value]> = kept.iter().map(Vec::as_slice).collect();
-        self.unindex(pk, &[row], &kept);
+    /// holds): drops the secondary entries only that image had (see [`Table::unindex`]).
+    pub(crate) fn unindex_undone(
+        &self,
+        pk: &Key,
+        row: &[Value],
+        chain: &Chain,
+        locks: &LockManager,
+        kept: &mut Vec<Kept>,
+    ) {
+        let rows = chain.rows();
+        let rows: Vec<&[Value]> = rows.iter().map(Vec::as_slice).collect();
+        self.unindex(pk, &[row], &rows, locks, kept);
     }
 
-    /// Drops secondary entries of `removed` row images that no `kept` image shares.
-    fn unindex(&self, pk: &Key, removed: &[&[Value]], kept: &[&[Value]]) {
+    /// Drops secondary entries of `removed` row images that no `rows` image shares, under
+    /// the record's latch, except an entry with a lock on the gap below it, which stays
+    /// (into `kept`) for purge to try again.
+    fn unindex(
+        &self,
+        pk: &Key,
+        removed: &[&[Value]],
+        rows: &[&[Value]],
+        locks: &LockManager,
+        kept: &mut Vec<Kept>,
+    ) {
         if let Some(next) = self.0.successor.get() {
-            return next.unindex(pk, removed, kept);
+            return next.unindex(pk, removed, rows, locks, kept);
         }
-        for (def, set) in self.0.schema.indexes.iter().zip(&self.0.secondary) {
+        for (i, def) in self.0.schema.indexes.iter().enumerate() {
             for row in removed {
-                let shared = kept
+                let shared = rows
                     .iter()
                     .any(|k| def.columns.iter().all(|&c| k[c] == row[c]));
-                if !shared {
-                    set.remove(&(project(row, &def.columns), pk.clone()));
+                if shared {
+                    continue;
+                }
+                let entry = (project(row, &def.columns), pk.clone());
+                if !self.remove_entry(i, &entry, locks) {
+                    kept.push(Kept::Entry(self.clone(), i, entry));
                 }
             }
+        }
+    }
+
+    /// Removes `entry` from secondary index `index` unless a lock hangs on the gap below it;
+    /// says whether it is gone.
+    fn remove_entry(&self, index: usize, entry: &IndexEntry, locks: &LockManager) -> bool {
+        let (hash, key) = gap_lock(self.id(), Some(index), Some(entry_name(entry)));
+        locks.unless_gap_held(&key, hash, || {
+            self.0.secondary[index].remove(entry);
+        })
+    }
+
+    /// Purge's next try at an entry a gap lock kept (see [`Table::unindex`]): removes it if
+    /// no lock hangs on its gap now and no version of its row carries it again. Says
+    /// whether it is done with it.
+    pub(crate) fn retry_entry(
+        &self,
+        index: usize,
+        entry: &IndexEntry,
+        locks: &LockManager,
+    ) -> bool {
+        let columns = &self.0.schema.indexes[index].columns;
+        match self.record(&entry.1) {
+            Some(record) => {
+                let chain = record.write();
+                let rows = chain.rows();
+                if rows.iter().any(|row| project(row, columns) == entry.0) {
+                    return true;
+                }
+                self.remove_entry(index, entry, locks)
+            }
+            None => self.remove_entry(index, entry, locks),
+        }
+    }
+}
+
+/// What purge (or undo) left in an index although dead, because a lock hangs on the gap
+/// below it: a clustered record, or a secondary entry with its index's position.
+#[derive(Debug)]
+pub(crate) enum Kept {
+    Record(Table, RecordRef),
+    Entry(Table, usize, IndexEntry),
+}
+
+impl Kept {
+    /// Tries again to take it out of its index; says whether that is done.
+    pub(crate) fn retry(&self, locks: &LockManager) -> bool {
+        match self {
+            Kept::Record(table, record) => table.unlink_dead(record, locks),
+            Kept::Entry(table, index, entry) => table.retry_entry(*index, entry, locks),
         }
     }
 }

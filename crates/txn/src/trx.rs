@@ -29,12 +29,12 @@ use crate::error::TxnError;
 use crate::hash_index::hash_of;
 use crate::horizon::ViewSlot;
 use crate::key::Key;
-use crate::lock::{Held, LockKey, LockMode, LockTarget, LockWait, Request, lock_hash};
+use crate::lock::{Held, LockKey, LockManager, LockMode, LockTarget, LockWait, Request, lock_hash};
 use crate::purge::{Tables, Touched};
 use crate::schema::project;
 use crate::spare::{self, Spares};
 use crate::stats::{Counter, thread_hint};
-use crate::table::{KeyRange, Table};
+use crate::table::{Kept, KeyRange, Table, Walk};
 use crate::trx_sys::View;
 use crate::value::{Row, Value, copy_row};
 use crate::version::{Draft, RecordRef, Version};
@@ -74,11 +74,17 @@ pub(crate) struct Undo {
 impl Undo {
     /// Pops the version; returns the record for purge if that left it empty (an undone
     /// insert), so that it leaves the index.
-    fn apply(&self, tables: &[Table]) -> Option<Touched> {
+    fn apply(
+        &self,
+        tables: &[Table],
+        locks: &LockManager,
+        kept: &mut Vec<Kept>,
+    ) -> Option<Touched> {
         let mut chain = self.record.write();
         chain.pop(&self.version);
         if let Some(row) = self.version.row() {
-            tables[self.table as usize].unindex_undone(&self.record.key, row, &chain);
+            let table = &tables[self.table as usize];
+            table.unindex_undone(&self.record.key, row, &chain, locks, kept);
         }
         chain.is_empty().then(|| self.touched())
     }
@@ -95,7 +101,12 @@ fn undo_all<'a>(
     tables: &[Table],
     undo: impl DoubleEndedIterator<Item = &'a Undo>,
 ) {
-    let emptied: Vec<Touched> = undo.rev().filter_map(|u| u.apply(tables)).collect();
+    let mut kept = Vec::new();
+    let emptied: Vec<Touched> = undo
+        .rev()
+        .filter_map(|u| u.apply(tables, &shared.locks, &mut kept))
+        .collect();
+    shared.history.keep(kept);
     if !emptied.is_empty() {
         shared.history.push(0, tables.to_vec(), emptied);
     }
@@ -437,16 +448,12 @@ impl Transaction {
             if let Some(mode) = options.lock
                 && trx.locks_gaps()
             {
-                let mut rows = Vec::new();
-                if options.limit != Some(0) {
-                    trx.lock_walk(table, &range, options, mode, &mut |pk, version| {
-                        if let Some(row) = version.as_ref().and_then(Version::row) {
-                            rows.push(f(pk, row));
-                        }
-                        options.limit.is_some_and(|n| rows.len() >= n)
-                    })?;
-                }
-                return Ok(rows);
+                let walk = Walk {
+                    table,
+                    index: None,
+                    range: &range,
+                };
+                return trx.lock_walk_rows(&walk, None, options, mode, &mut f);
             }
             let candidate = |(pk, record)| (None, pk, Some(record));
             if options.reverse {
@@ -497,6 +504,16 @@ impl Transaction {
         let columns = &schema.indexes[position].columns;
         let range = range.try_map(|k| schema.check_key(columns, k))?;
         self.statement(|trx| {
+            if let Some(mode) = options.lock
+                && trx.locks_gaps()
+            {
+                let walk = Walk {
+                    table,
+                    index: Some(position),
+                    range: &range,
+                };
+                return trx.lock_walk_rows(&walk, Some(columns), options, mode, &mut f);
+            }
             let candidate = |(index_key, pk)| (Some(index_key), pk, None);
             if options.reverse {
                 let candidates = table.index_entries_rev(position, &range).map(candidate);
@@ -591,6 +608,7 @@ impl Transaction {
                 trx.lock_row(table, &pk, LockMode::Exclusive)?;
             }
             trx.lock_unique_keys(table, &pk, None, &row)?;
+            let mut extended = trx.clear_index_gaps(table, &row, &pk, None)?;
             loop {
                 let record = trx.record_for_insert(table, &pk, hash)?;
                 let mut chain = record.write();
@@ -631,7 +649,11 @@ impl Transaction {
                         continue;
                     }
                 }
-                table.index(&row, &pk, None);
+                if !trx.index_row(table, (&row, &pk, None), &extended) {
+                    drop(chain);
+                    extended = trx.clear_index_gaps(table, &row, &pk, None)?;
+                    continue;
+                }
                 let version = chain.push(id, Some(row));
                 drop(chain);
                 trx.log(table, record, version);
@@ -693,8 +715,13 @@ impl Transaction {
             });
         }
         self.lock_unique_keys(table, &key, Some(old), row)?;
+        let mut extended = self.clear_index_gaps(table, row, &key, Some(old))?;
         let mut chain = record.write();
-        table.index(row, &key, Some(old));
+        while !self.index_row(table, (row, &key, Some(old)), &extended) {
+            drop(chain);
+            extended = self.clear_index_gaps(table, row, &key, Some(old))?;
+            chain = record.write();
+        }
         let version = chain.push_draft(new);
         drop(chain);
         self.log(table, record, version);

@@ -3,7 +3,6 @@
 //! concurrency (locking walks that repeat while inserters and deleters run).
 
 use std::ops::Bound;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -30,6 +29,22 @@ fn engine(timeout: Duration) -> (Engine, Table) {
     .unwrap();
     let table = engine.create_table(schema).unwrap();
     (engine, table)
+}
+
+/// `s(id, grp)` with a non-unique index on `grp`.
+fn grouped(engine: &Engine) -> Table {
+    let schema = TableSchema::new(
+        "s",
+        vec![
+            Column::new("id", ColumnType::BigInt),
+            Column::new("grp", ColumnType::BigInt),
+        ],
+    )
+    .primary_key(&["id"])
+    .unwrap()
+    .index("by_grp", &["grp"], false)
+    .unwrap();
+    engine.create_table(schema).unwrap()
 }
 
 fn row(id: i64) -> Vec<Value> {
@@ -161,6 +176,68 @@ fn an_inserter_keeps_its_gap_lock_on_both_sides_of_its_new_row() {
     assert!(!insert_waits(&engine, &t, 12));
 }
 
+/// Whether writing `row` to `t` (an insert, or an update if its key exists) times out now.
+fn write_waits(engine: &Engine, t: &Table, row: Vec<Value>) -> bool {
+    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let key = Key::one(row[0].clone());
+    let result = match trx.update(t, key, row.clone()) {
+        Ok(true) => Ok(()),
+        Ok(false) => trx.insert(t, row).map(|_| ()),
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(()) => {
+            trx.rollback();
+            false
+        }
+        Err(TxnError::LockWaitTimeout { .. }) => true,
+        Err(other) => panic!("{other}"),
+    }
+}
+
+#[test]
+fn a_walk_through_a_secondary_index_locks_its_gaps() {
+    let (engine, _) = engine(Duration::ZERO);
+    let s = grouped(&engine);
+    let mut load = engine.begin(Isolation::ReadCommitted);
+    for (id, grp) in [(1, 10), (2, 20), (3, 20), (4, 30), (5, 40)] {
+        load.insert(&s, vec![id.into(), grp.into()]).unwrap();
+    }
+    load.commit().unwrap();
+    for reverse in [false, true] {
+        let mut reader = engine.begin(Isolation::RepeatableRead);
+        let options = for_update(reverse);
+        let rows = reader.scan_index(&s, "by_grp", KeyRange::Prefix(Key::one(20)), options);
+        let mut found = ids(rows.unwrap());
+        found.sort();
+        assert_eq!(found, [2, 3]);
+        let new = |id: i64, grp: i64| vec![Value::from(id), Value::from(grp)];
+        assert!(
+            write_waits(&engine, &s, new(9, 20)),
+            "a new row in the group"
+        );
+        assert!(
+            write_waits(&engine, &s, new(9, 15)),
+            "in the gap below the group"
+        );
+        assert!(write_waits(&engine, &s, new(9, 25)), "in the gap above it");
+        assert!(
+            write_waits(&engine, &s, new(5, 20)),
+            "row 5 moving into the group"
+        );
+        assert!(
+            !write_waits(&engine, &s, new(9, 35)),
+            "above the next entry"
+        );
+        assert!(
+            !write_waits(&engine, &s, new(9, 5)),
+            "below the entry below"
+        );
+        reader.commit().unwrap();
+    }
+    assert!(!write_waits(&engine, &s, vec![9.into(), 20.into()]));
+}
+
 #[test]
 fn read_committed_takes_no_gap_locks() {
     let (engine, t) = engine(Duration::ZERO);
@@ -174,55 +251,74 @@ fn read_committed_takes_no_gap_locks() {
     reader.commit().unwrap();
 }
 
-/// Readers repeat a locking walk of a range inside one transaction and must get the same
-/// rows both times, while inserters and deleters change keys in and around the range and
-/// purge runs: the walk's locks, not its luck, keep the range still.
+/// Readers repeat a locking walk of a range inside one transaction, through the primary key
+/// or a secondary index, and must get the same rows both times, while writers insert rows,
+/// move them between groups and delete them, and purge runs: the walk's locks, not its
+/// luck, keep the range still.
 #[test]
 fn a_repeated_locking_walk_sees_no_phantom_under_concurrency() {
-    let (engine, t) = engine(Duration::from_secs(5));
-    let initial: Vec<i64> = (0..200).step_by(4).collect();
-    load(&engine, &t, &initial);
-    let engine = Arc::new(engine);
-    let stop = Arc::new(AtomicBool::new(false));
-    let walks = Arc::new(AtomicU64::new(0));
-    std::thread::scope(|s| {
+    let (engine, _) = engine(Duration::from_secs(5));
+    let s = grouped(&engine);
+    let mut load = engine.begin(Isolation::ReadCommitted);
+    for id in (0..200).step_by(4) {
+        load.insert(&s, vec![id.into(), (id % 50).into()]).unwrap();
+    }
+    load.commit().unwrap();
+    let stop = AtomicBool::new(false);
+    let walks = AtomicU64::new(0);
+    let step = |n: u64| {
+        n.wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407)
+    };
+    std::thread::scope(|scope| {
         for reader in 0..2u64 {
-            let (engine, t, stop, walks) = (&engine, &t, &stop, &walks);
-            s.spawn(move || {
+            let (engine, s, stop, walks) = (&engine, &s, &stop, &walks);
+            scope.spawn(move || {
                 let mut n = reader;
                 while !stop.load(Ordering::Relaxed) {
-                    n = n
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    let lo = (n >> 33) as i64 % 180;
-                    let reverse = n & 1 == 1;
+                    n = step(n);
+                    let (by_grp, reverse) = (n & 2 == 2, n & 1 == 1);
+                    let lo = (n >> 33) as i64 % if by_grp { 45 } else { 180 };
+                    let hi = lo + if by_grp { 5 } else { 20 };
                     let mut trx = engine.begin(Isolation::RepeatableRead);
-                    let first = trx.scan_with(t, between(lo, lo + 20), for_update(reverse));
-                    let Ok(first) = first else { continue };
+                    let walk = |trx: &mut Transaction| {
+                        let rows = if by_grp {
+                            trx.scan_index(s, "by_grp", between(lo, hi), for_update(reverse))
+                        } else {
+                            trx.scan_with(s, between(lo, hi), for_update(reverse))
+                        };
+                        rows.map(|rows| {
+                            let mut rows: Vec<Vec<Value>> =
+                                rows.into_iter().map(|(_, r)| r).collect();
+                            rows.sort_by_key(|r| r[0].as_int());
+                            rows
+                        })
+                    };
+                    let Ok(first) = walk(&mut trx) else { continue };
                     std::thread::yield_now();
-                    let again = trx
-                        .scan_with(t, between(lo, lo + 20), for_update(reverse))
-                        .expect("every lock is held already");
-                    assert_eq!(ids(first), ids(again), "a phantom in [{lo}, {}]", lo + 20);
+                    let again = walk(&mut trx).expect("every lock is held already");
+                    let what = if by_grp { "groups" } else { "ids" };
+                    assert_eq!(first, again, "a phantom in {what} [{lo}, {hi}]");
                     trx.commit().unwrap();
                     walks.fetch_add(1, Ordering::Relaxed);
                 }
             });
         }
         for writer in 0..2u64 {
-            let (engine, t, stop) = (&engine, &t, &stop);
-            s.spawn(move || {
+            let (engine, s, stop) = (&engine, &s, &stop);
+            scope.spawn(move || {
                 let mut n = 99 + writer;
                 while !stop.load(Ordering::Relaxed) {
-                    n = n
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
+                    n = step(n);
                     let id = (n >> 33) as i64 % 200;
+                    let grp = (n >> 20) as i64 % 50;
                     let mut trx: Transaction = engine.begin(Isolation::ReadCommitted);
-                    let done = if n & 1 == 0 {
-                        trx.insert(t, row(id)).map(|_| ())
-                    } else {
-                        trx.delete(t, Key::one(id)).map(|_| ())
+                    let done = match n % 3 {
+                        0 => trx.insert(s, vec![id.into(), grp.into()]).map(|_| ()),
+                        1 => trx
+                            .update(s, Key::one(id), vec![id.into(), grp.into()])
+                            .map(|_| ()),
+                        _ => trx.delete(s, Key::one(id)).map(|_| ()),
                     };
                     match done {
                         Ok(()) => trx.commit().unwrap(),
@@ -234,7 +330,7 @@ fn a_repeated_locking_walk_sees_no_phantom_under_concurrency() {
                 }
             });
         }
-        std::thread::sleep(Duration::from_secs(3));
+        std::thread::sleep(Duration::from_secs(4));
         stop.store(true, Ordering::Relaxed);
     });
     assert!(

@@ -12,7 +12,8 @@
 //! the same latch as the grant), and the walk then takes the new entry instead.
 
 use super::*;
-use crate::lock::Gapped;
+use crate::lock::{Gapped, gap_key_hash, gap_lock};
+use crate::table::{IndexEntry, Walk, entry_name};
 
 impl Transaction {
     /// Whether this transaction's locking reads lock gaps: REPEATABLE READ's do (and so
@@ -33,17 +34,19 @@ impl Transaction {
         self.lock(table, LockTarget::Gap(None, next.cloned()), hash, mode)
     }
 
-    /// Locks the gap below entry `next` as [`Transaction::lock_gap`] does, then looks again
-    /// with `seek`: `Ok(false)` (and no lock kept that this took) if `seek` no longer finds
-    /// `next`, because an entry came into the gap or `next` left the index meanwhile.
+    /// Locks the gap below entry `next` of `walk`'s index (the supremum if `None`), then
+    /// looks again with `seek`: `Ok(false)` (and no lock kept that this took) if `seek` no
+    /// longer finds `next`, because an entry came into the gap or `next` left the index
+    /// meanwhile.
     fn lock_gap_checked(
         &mut self,
-        table: &Table,
-        next: Option<&Key>,
+        walk: &Walk<'_>,
+        next: Option<&IndexEntry>,
         mode: LockMode,
-        seek: impl Fn() -> Option<Key>,
+        seek: impl Fn() -> Option<IndexEntry>,
     ) -> Result<bool, TxnError> {
-        let newly = self.lock_gap(table, next, mode)?;
+        let (target, hash) = walk.gap(next);
+        let newly = self.lock(walk.table, target, hash, mode)?;
         if seek().as_ref() == next {
             return Ok(true);
         }
@@ -61,9 +64,16 @@ impl Transaction {
         key: &Key,
         mode: LockMode,
     ) -> Result<bool, TxnError> {
+        let range = KeyRange::All;
+        let walk = Walk {
+            table,
+            index: None,
+            range: &range,
+        };
+        let at = (key.clone(), Key::default());
         loop {
-            let next = table.key_after(key);
-            if self.lock_gap_checked(table, next.as_ref(), mode, || table.key_after(key))? {
+            let next = walk.after(&at);
+            if self.lock_gap_checked(&walk, next.as_ref(), mode, || walk.after(&at))? {
                 return Ok(!table.has_entry(key));
             }
         }
@@ -140,39 +150,66 @@ impl Transaction {
         result
     }
 
-    /// A locking walk of clustered `range` (ascending, or descending if `options.reverse`)
-    /// with next-key locks, as the module page says; `take` gets each entry's key and newest
-    /// version (`None` for a deleted row) and says whether the walk is done.
-    pub(super) fn lock_walk(
+    /// `f` of each row a locking walk ([`Transaction::lock_walk`]) reads, up to the limit:
+    /// through a secondary index (with its `columns`), only the rows whose values there
+    /// still equal the entry's.
+    pub(super) fn lock_walk_rows<T>(
         &mut self,
-        table: &Table,
-        range: &KeyRange,
+        walk: &Walk<'_>,
+        columns: Option<&Vec<usize>>,
         options: ScanOptions,
         mode: LockMode,
-        take: &mut dyn FnMut(&Key, Option<Version>) -> bool,
+        f: &mut dyn FnMut(&Key, &[Value]) -> T,
+    ) -> Result<Vec<T>, TxnError> {
+        let mut rows = Vec::new();
+        if options.limit == Some(0) {
+            return Ok(rows);
+        }
+        self.lock_walk(walk, options, mode, &mut |at, version| {
+            let row = version.as_ref().and_then(Version::row);
+            let matches = |row: &&[Value]| columns.is_none_or(|c| project(row, c) == at.0);
+            if let Some(row) = row.filter(matches) {
+                rows.push(f(walk.pk(at), row));
+            }
+            options.limit.is_some_and(|n| rows.len() >= n)
+        })?;
+        Ok(rows)
+    }
+
+    /// A locking walk of `walk`'s range of its index (ascending, or descending if
+    /// `options.reverse`) with next-key locks, as the module page says: the gap below each
+    /// entry and its row (for a secondary index, the row the entry points to). `take` gets
+    /// each entry, with the row's newest version (`None` for a deleted row), and says whether
+    /// the walk is done.
+    pub(super) fn lock_walk(
+        &mut self,
+        walk: &Walk<'_>,
+        options: ScanOptions,
+        mode: LockMode,
+        take: &mut dyn FnMut(&IndexEntry, Option<Version>) -> bool,
     ) -> Result<(), TxnError> {
         if options.reverse {
-            return self.lock_walk_down(table, range, options.wait, mode, take);
+            return self.lock_walk_down(walk, options.wait, mode, take);
         }
-        let mut after: Option<Key> = None;
+        let mut after: Option<IndexEntry> = None;
         loop {
             let seek = || match &after {
-                None => table.first_key_from(range),
-                Some(key) => table.key_after(key),
+                None => walk.first(),
+                Some(at) => walk.after(at),
             };
             let next = seek();
-            if !self.lock_gap_checked(table, next.as_ref(), mode, seek)? {
+            if !self.lock_gap_checked(walk, next.as_ref(), mode, seek)? {
                 continue;
             }
-            let Some(key) = next.filter(|key| !Table::past_end(range, key)) else {
+            let Some(at) = next.filter(|at| !walk.past_end(at)) else {
                 return Ok(());
             };
-            if let Some(version) = self.lock_walked(table, &key, mode, options.wait)?
-                && take(&key, version)
+            if let Some(version) = self.lock_walked(walk.table, walk.pk(&at), mode, options.wait)?
+                && take(&at, version)
             {
                 return Ok(());
             }
-            after = Some(key);
+            after = Some(at);
         }
     }
 
@@ -180,36 +217,35 @@ impl Transaction {
     /// downward, each read only once the gap above it is locked.
     fn lock_walk_down(
         &mut self,
-        table: &Table,
-        range: &KeyRange,
+        walk: &Walk<'_>,
         wait: LockWait,
         mode: LockMode,
-        take: &mut dyn FnMut(&Key, Option<Version>) -> bool,
+        take: &mut dyn FnMut(&IndexEntry, Option<Version>) -> bool,
     ) -> Result<(), TxnError> {
         let mut above = loop {
-            let past = table.first_key_past(range);
-            if self.lock_gap_checked(table, past.as_ref(), mode, || table.first_key_past(range))? {
+            let past = walk.first_past();
+            if self.lock_gap_checked(walk, past.as_ref(), mode, || walk.first_past())? {
                 break past;
             }
         };
         loop {
-            let Some(key) = table.key_before(above.as_ref()) else {
+            let Some(at) = walk.before(above.as_ref()) else {
                 return Ok(());
             };
-            if range.is_before(&key) {
+            if walk.below(&at) {
                 return Ok(());
             }
-            if !self.lock_gap_checked(table, Some(&key), mode, || {
-                table.has_entry(&key).then(|| key.clone())
-            })? {
+            if !self
+                .lock_gap_checked(walk, Some(&at), mode, || walk.has(&at).then(|| at.clone()))?
+            {
                 continue;
             }
-            if let Some(version) = self.lock_walked(table, &key, mode, wait)?
-                && take(&key, version)
+            if let Some(version) = self.lock_walked(walk.table, walk.pk(&at), mode, wait)?
+                && take(&at, version)
             {
                 return Ok(());
             }
-            above = Some(key);
+            above = Some(at);
         }
     }
 
@@ -227,5 +263,97 @@ impl Transaction {
             Err(TxnError::LockNowait { .. }) if wait == LockWait::SkipLocked => Ok(None),
             found => Ok(Some(found?.and_then(|(_, version)| version))),
         }
+    }
+
+    /// Before a write takes its record's latch: waits until each secondary entry `row`
+    /// needs (over `old`, the row it replaces) can go in, as an insert into the clustered
+    /// index does, extending this transaction's own gap locks below the new entries first.
+    /// Returns the entries whose gap it holds itself, extended.
+    pub(super) fn clear_index_gaps(
+        &mut self,
+        table: &Table,
+        row: &[Value],
+        pk: &Key,
+        old: Option<&[Value]>,
+    ) -> Result<Vec<(usize, IndexEntry)>, TxnError> {
+        let latest = table.latest().clone();
+        let mut extended = Vec::new();
+        for (i, entry) in latest.entries_to_add(row, pk, old) {
+            let mut mine_too = false;
+            loop {
+                if latest.has_index_entry(i, &entry) {
+                    break;
+                }
+                let next = latest.index_entry_after(i, &entry);
+                let name = next.as_ref().map(entry_name);
+                let key_hash = gap_key_hash(name.as_ref());
+                let target = LockTarget::Gap(Some(i), name);
+                let gapped = self.insert_into_gap(&latest, target, key_hash, &mut |mine| {
+                    if mine && !mine_too {
+                        Gapped::MineFirst
+                    } else if latest.index_entry_after(i, &entry) != next {
+                        Gapped::Moved
+                    } else {
+                        Gapped::Inserted
+                    }
+                })?;
+                match gapped {
+                    Gapped::Inserted => break,
+                    Gapped::Moved => {}
+                    Gapped::MineFirst => {
+                        let name = entry_name(&entry);
+                        let hash = gap_key_hash(Some(&name));
+                        let target = LockTarget::Gap(Some(i), Some(name));
+                        self.lock(&latest, target, hash, LockMode::Exclusive)?;
+                        mine_too = true;
+                    }
+                }
+            }
+            if mine_too {
+                extended.push((i, entry));
+            }
+        }
+        Ok(extended)
+    }
+
+    /// Under the record's latch: adds the secondary entries `row` needs (over `old`), each
+    /// under its gap's latch. `false` if another transaction's lock came onto one of the
+    /// gaps after [`Transaction::clear_index_gaps`] (`extended` is what it returned): the
+    /// caller lets go of the latch and clears again. An entry added before stays, as one a
+    /// later try or purge deals with.
+    pub(super) fn index_row(
+        &self,
+        table: &Table,
+        (row, pk, old): (&[Value], &Key, Option<&[Value]>),
+        extended: &[(usize, IndexEntry)],
+    ) -> bool {
+        let latest = table.latest();
+        let Some(me) = self.id else {
+            unreachable!("a writer has its id");
+        };
+        for (i, entry) in latest.entries_to_add(row, pk, old) {
+            if latest.has_index_entry(i, &entry) {
+                continue;
+            }
+            let next = latest.index_entry_after(i, &entry);
+            let (hash, key) = gap_lock(latest.id(), Some(i), next.as_ref().map(entry_name));
+            let placed = self
+                .shared
+                .locks
+                .try_insert_into_gap(me, &key, hash, |mine| {
+                    if mine && !extended.iter().any(|(j, e)| *j == i && *e == entry) {
+                        return Gapped::MineFirst;
+                    }
+                    if latest.index_entry_after(i, &entry) != next {
+                        return Gapped::Moved;
+                    }
+                    latest.add_entry(i, entry.clone());
+                    Gapped::Inserted
+                });
+            if placed != Some(Gapped::Inserted) {
+                return false;
+            }
+        }
+        true
     }
 }
