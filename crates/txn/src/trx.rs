@@ -608,7 +608,7 @@ impl Transaction {
                 trx.lock_row(table, &pk, LockMode::Exclusive)?;
             }
             trx.lock_unique_keys(table, &pk, None, &row)?;
-            let mut extended = trx.clear_index_gaps(table, &row, &pk, None)?;
+            let mut extended = Vec::new();
             loop {
                 let record = trx.record_for_insert(table, &pk, hash)?;
                 let mut chain = record.write();
@@ -715,7 +715,7 @@ impl Transaction {
             });
         }
         self.lock_unique_keys(table, &key, Some(old), row)?;
-        let mut extended = self.clear_index_gaps(table, row, &key, Some(old))?;
+        let mut extended = Vec::new();
         let mut chain = record.write();
         while !self.index_row(table, (row, &key, Some(old)), &extended) {
             drop(chain);

@@ -265,10 +265,11 @@ impl Transaction {
         }
     }
 
-    /// Before a write takes its record's latch: waits until each secondary entry `row`
-    /// needs (over `old`, the row it replaces) can go in, as an insert into the clustered
-    /// index does, extending this transaction's own gap locks below the new entries first.
-    /// Returns the entries whose gap it holds itself, extended.
+    /// When [`Transaction::index_row`] could not add its entries: with the record's latch
+    /// let go, waits until each secondary entry `row` needs (over `old`, the row it
+    /// replaces) can go in, as an insert into the clustered index does, extending this
+    /// transaction's own gap locks below the new entries first. Returns the entries whose
+    /// gap it holds itself, extended.
     pub(super) fn clear_index_gaps(
         &mut self,
         table: &Table,
@@ -281,7 +282,7 @@ impl Transaction {
         for (i, entry) in latest.entries_to_add(row, pk, old) {
             let mut mine_too = false;
             loop {
-                if latest.has_index_entry(i, &entry) {
+                if already_there(&latest, i, &entry, old) {
                     break;
                 }
                 let next = latest.index_entry_after(i, &entry);
@@ -317,10 +318,11 @@ impl Transaction {
     }
 
     /// Under the record's latch: adds the secondary entries `row` needs (over `old`), each
-    /// under its gap's latch. `false` if another transaction's lock came onto one of the
-    /// gaps after [`Transaction::clear_index_gaps`] (`extended` is what it returned): the
-    /// caller lets go of the latch and clears again. An entry added before stays, as one a
-    /// later try or purge deals with.
+    /// under its gap's latch once no other transaction holds a lock on the gap. `false` if
+    /// one does (or this one does, and has not extended it below the entry: `extended` is
+    /// what [`Transaction::clear_index_gaps`] returned): the caller lets go of the latch,
+    /// clears the gaps, and tries again. An entry added before stays, as one a later try or
+    /// purge deals with.
     pub(super) fn index_row(
         &self,
         table: &Table,
@@ -332,7 +334,7 @@ impl Transaction {
             unreachable!("a writer has its id");
         };
         for (i, entry) in latest.entries_to_add(row, pk, old) {
-            if latest.has_index_entry(i, &entry) {
+            if already_there(latest, i, &entry, old) {
                 continue;
             }
             let next = latest.index_entry_after(i, &entry);
@@ -356,4 +358,11 @@ impl Transaction {
         }
         true
     }
+}
+
+/// Whether secondary entry `entry` of index `index` needs no insert: an update may give a row
+/// back a value an older version still has an entry for. A new row's entries are new, so an
+/// insert does not search for them (a rare one left over goes through the gap's check).
+fn already_there(table: &Table, index: usize, entry: &IndexEntry, old: Option<&[Value]>) -> bool {
+    old.is_some() && table.has_index_entry(index, entry)
 }
