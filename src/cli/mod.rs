@@ -186,6 +186,10 @@ pub struct EngineArgs {
     /// in InnoDB) instead of entering the lock table (false: the baseline).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub implicit_insert_locks: bool,
+    /// Whether REPEATABLE READ's locking reads and writes take gap and next-key locks, as
+    /// InnoDB's do, so that no phantom appears (false: record locks only, the baseline).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub gap_locks: bool,
     /// Purge every this many milliseconds (0: no purge thread, and no purge at all).
     #[arg(long, default_value_t = 10)]
     pub purge_interval_ms: u64,
@@ -247,6 +251,7 @@ impl EngineArgs {
             lock_spin: Duration::from_micros(self.lock_spin_us),
             lock_holder_boost: self.lock_holder_boost,
             implicit_insert_locks: self.implicit_insert_locks,
+            gap_locks: self.gap_locks,
             purge_interval: (self.purge_interval_ms > 0)
                 .then(|| Duration::from_millis(self.purge_interval_ms)),
             commit_purge: self.commit_purge,

@@ -442,6 +442,7 @@ mod tests {
         ("lock-spin-us", "0"),
         ("lock-holder-boost", "3"),
         ("implicit-insert-locks", "false"),
+        ("gap-locks", "false"),
         ("purge-interval-ms", "5"),
         ("commit-purge", "false"),
         ("hybrid-global-window-bytes", "4096"),

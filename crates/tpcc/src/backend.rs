@@ -355,8 +355,8 @@ fn describe_engine(engine: &Engine) -> String {
     let c = engine.config();
     let mut out = format!(
         "snapshot={:?}, view_close={:?}, trx_shards={}, lock_wait_timeout={:?}, \
-         lock_spin={:?}, lock_holder_boost={}, implicit_insert_locks={}, purge_interval={:?}, \
-         commit_purge={}, admission={}",
+         lock_spin={:?}, lock_holder_boost={}, implicit_insert_locks={}, gap_locks={}, \
+         purge_interval={:?}, commit_purge={}, admission={}",
         c.snapshot,
         c.view_close,
         c.trx_shards,
@@ -364,6 +364,7 @@ fn describe_engine(engine: &Engine) -> String {
         c.lock_spin,
         c.lock_holder_boost,
         c.implicit_insert_locks,
+        c.gap_locks,
         c.purge_interval,
         c.commit_purge,
         c.admission.name(),

@@ -83,6 +83,11 @@ pub struct EngineConfig {
     /// for the inserter to end. On by default; `false` enters every insert's lock in the
     /// lock table (the baseline).
     pub implicit_insert_locks: bool,
+    /// Whether REPEATABLE READ (and SERIALIZABLE) lock gaps, as InnoDB's next-key locking
+    /// does, so that a locking read sees no phantom; every new index entry then asks for its
+    /// gap first. On by default; `false` locks records only, under every level, and inserts
+    /// check no gap (the baseline: phantoms of a locking read come back).
+    pub gap_locks: bool,
     /// How often the background purge runs; `None` runs no purge at all, neither the thread
     /// nor the commits' steps ([`EngineConfig::commit_purge`]): call [`crate::Engine::purge`]
     /// yourself.
@@ -151,6 +156,7 @@ impl Default for EngineConfig {
             lock_spin: Duration::from_micros(30),
             lock_holder_boost: 0,
             implicit_insert_locks: true,
+            gap_locks: true,
             purge_interval: Some(Duration::from_millis(10)),
             commit_purge: true,
             hybrid_global_window_bytes: GLOBAL_WINDOW_BYTES,

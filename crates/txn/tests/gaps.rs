@@ -239,6 +239,42 @@ fn a_walk_through_a_secondary_index_locks_its_gaps() {
 }
 
 #[test]
+fn with_gap_locks_off_repeatable_read_locks_records_only() {
+    let engine = Engine::open(EngineConfig {
+        purge_interval: None,
+        lock_wait_timeout: Duration::ZERO,
+        gap_locks: false,
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let schema = TableSchema::new(
+        "t",
+        vec![
+            Column::new("id", ColumnType::BigInt),
+            Column::new("v", ColumnType::BigInt),
+        ],
+    )
+    .primary_key(&["id"])
+    .unwrap();
+    let t = engine.create_table(schema).unwrap();
+    load(&engine, &t, &[10, 20, 30]);
+    let mut reader = engine.begin(Isolation::RepeatableRead);
+    let rows = reader.scan_with(&t, between(10, 20), for_update(false));
+    assert_eq!(ids(rows.unwrap()), [10, 20]);
+    assert!(
+        !insert_waits(&engine, &t, 15),
+        "the phantom of the baseline"
+    );
+    let mut writer = engine.begin(Isolation::ReadCommitted);
+    assert!(
+        writer.update(&t, Key::one(20), row(20)).is_err(),
+        "the row is locked"
+    );
+    writer.rollback();
+    reader.commit().unwrap();
+}
+
+#[test]
 fn read_committed_takes_no_gap_locks() {
     let (engine, t) = engine(Duration::ZERO);
     load(&engine, &t, &[10, 20, 30]);

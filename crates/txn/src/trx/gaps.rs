@@ -5,7 +5,8 @@
 //! into the range until the transaction ends; a locking read of one key locks the row alone
 //! if it exists, and the gap it would go in if not; and an insert of a new key first asks
 //! for the gap it goes in (insert intention), waiting while another transaction holds a lock
-//! on that gap. READ COMMITTED takes no gap locks.
+//! on that gap. READ COMMITTED takes no gap locks, and with `EngineConfig::gap_locks` off
+//! nothing does (nor checks a gap).
 //!
 //! A walk reads the next entry, then locks the gap below it; an insert into that gap that
 //! came in between is seen by looking again once the lock is held (the insert went in under
@@ -19,7 +20,7 @@ impl Transaction {
     /// Whether this transaction's locking reads lock gaps: REPEATABLE READ's do (and so
     /// SERIALIZABLE's); READ COMMITTED's lock the rows they read only.
     pub(super) fn locks_gaps(&self) -> bool {
-        self.isolation == Isolation::RepeatableRead
+        self.isolation == Isolation::RepeatableRead && self.shared.config.gap_locks
     }
 
     /// Locks the gap below clustered entry `next` (the supremum if `None`) in `mode`.
@@ -90,6 +91,9 @@ impl Transaction {
         pk: &Key,
         hash: u64,
     ) -> Result<RecordRef, TxnError> {
+        if !self.shared.config.gap_locks {
+            return Ok(table.record_for_insert(pk, hash));
+        }
         let mut extended = false;
         loop {
             if let Some(record) = table.record_hashed(pk, hash) {
@@ -333,7 +337,12 @@ impl Transaction {
         let Some(me) = self.id else {
             unreachable!("a writer has its id");
         };
+        let gaps = self.shared.config.gap_locks;
         for (i, entry) in latest.entries_to_add(row, pk, old) {
+            if !gaps {
+                latest.add_entry(i, entry);
+                continue;
+            }
             if already_there(latest, i, &entry, old) {
                 continue;
             }

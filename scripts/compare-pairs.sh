@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Compares two builds of waterline on one `waterline tpcc` workload in alternating pairs
+# (baseline, then candidate, PAIRS times, in one sitting) and writes
+# results/<date>-<host>/<NAME>/: RUN.md (the command, both builds, the machine), pairs.csv
+# (every run's txn/s, tpmC and the configuration the engine reported it ran) and summary.md
+# (the median of the pair ratios candidate/baseline).
+#
+# Usage: scripts/compare-pairs.sh BASE_BINARY BASE_COMMIT NEW_BINARY NAME PAIRS -- TPCC ARGS...
+#   NEW_BINARY is a release build of this checkout; BASE_COMMIT names what BASE_BINARY was
+#   built from. TPCC ARGS go to `waterline tpcc` as they are (e.g. --backend sql
+#   --clients 8 --duration 10 --warmup 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+base=$1 base_commit=$2 new=$3 name=$4 pairs=$5
+shift 5
+[ "${1:-}" = "--" ] && shift
+dir="results/$(date -u +%Y-%m-%d)-$(hostname)/${name}"
+mkdir -p "$dir"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+echo "pair,build,txn_per_sec,tpmc,effective" > "$dir/pairs.csv"
+for pair in $(seq 1 "$pairs"); do
+  for build in base new; do
+    binary=$base
+    [ "$build" = new ] && binary=$new
+    out="$scratch/$build-$pair"
+    "$binary" --transparent-huge-pages off tpcc --report-dir "$out" "$@" > "$out.log" 2>&1
+    python3 - "$out/results.json" "$pair" "$build" >> "$dir/pairs.csv" <<'EOF'
+import json, sys
+point = json.load(open(sys.argv[1]))["points"][0]
+effective = point["effective"].replace('"', "'")
+print(f'{sys.argv[2]},{sys.argv[3]},{point["txn_per_sec"]:.0f},{point["tpmc"]:.0f},"{effective}"')
+EOF
+  done
+done
+python3 - "$dir/pairs.csv" > "$dir/summary.md" <<'EOF'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+runs = {}
+for r in rows:
+    runs.setdefault(r["pair"], {})[r["build"]] = float(r["txn_per_sec"])
+ratios = [p["new"] / p["base"] for p in runs.values()]
+print("| pair | baseline txn/s | candidate txn/s | ratio |")
+print("|---|---|---|---|")
+for pair, p in runs.items():
+    print(f'| {pair} | {p["base"]:.0f} | {p["new"]:.0f} | {p["new"] / p["base"]:.3f} |')
+print()
+print(f"Median ratio (candidate / baseline): {statistics.median(ratios):.3f}")
+print()
+print("Configurations as each engine reported them: see pairs.csv.")
+EOF
+{
+  echo "# ${name}"
+  echo
+  echo "- command: \`waterline --transparent-huge-pages off tpcc $*\`, ${pairs} alternating pairs"
+  echo "- baseline: ${base_commit}"
+  echo "- candidate: $(git rev-parse HEAD)$(git diff --quiet HEAD -- . ':!results' || echo ' (with uncommitted changes)')"
+  echo "- ran: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "- machine: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/ {print $2}') GiB"
+} > "$dir/RUN.md"
+cat "$dir/summary.md"
+echo "results: $dir"
