@@ -430,7 +430,7 @@ mod tests {
     use super::*;
 
     /// Every knob set away from its default.
-    const AWAY: [(&str, &str); 20] = [
+    const AWAY: [(&str, &str); 21] = [
         ("isolation", "read-committed"),
         ("planner", "legacy8027"),
         ("step-order", "spec"),
