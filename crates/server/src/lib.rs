@@ -28,6 +28,7 @@ mod dml;
 pub mod error;
 mod functions;
 mod parse;
+mod perf_schema;
 pub mod protocol;
 mod select;
 mod server;

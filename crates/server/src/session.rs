@@ -406,6 +406,15 @@ impl Session {
                 "This command is not supported in the prepared statement protocol yet",
             ));
         }
+        if let Statement::Query(q) = statement.as_ref()
+            && crate::perf_schema::view_of(q, self.database.as_deref())?.is_some()
+        {
+            return Err(SqlError::new(
+                1295,
+                "HY000",
+                "This command is not supported in the prepared statement protocol yet",
+            ));
+        }
         let columns = match statement.as_ref() {
             Statement::Query(q) => self.describe(q)?,
             _ => Vec::new(),
@@ -665,6 +674,11 @@ impl Session {
 
     fn run(&mut self, statement: &Statement, params: &[Value]) -> Result<Response, SqlError> {
         self.warnings.clear();
+        if let Statement::Query(q) = statement
+            && let Some(view) = crate::perf_schema::view_of(q, self.database.as_deref())?
+        {
+            return crate::perf_schema::read(self, q, view, params);
+        }
         if let Some(binding) = self.bind(statement)? {
             return self.run_bound(statement, &binding.bound, params);
         }

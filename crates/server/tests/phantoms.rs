@@ -232,3 +232,87 @@ fn transfer(c: &mut Conn, from: i64, to: i64, amount: i64) -> Result<(), u16> {
         Err(other) => panic!("transfer: {other}"),
     }
 }
+
+/// `performance_schema.data_locks` shows the next-key locks of a locking range read, the
+/// gap lock past it and the insert that waits for it; `data_lock_waits` says who waits for
+/// whom.
+#[test]
+fn data_locks_shows_what_blocks() {
+    let port = start();
+    let mut a = connect(port);
+    a.query_drop("CREATE TABLE t (id INT PRIMARY KEY)").unwrap();
+    a.query_drop("INSERT INTO t VALUES (10), (20), (30)")
+        .unwrap();
+    let filler: Vec<String> = (100..300).map(|i| format!("({i})")).collect();
+    a.query_drop(format!("INSERT INTO t VALUES {}", filler.join(", ")))
+        .unwrap();
+    a.query_drop("BEGIN").unwrap();
+    assert_eq!(
+        ids(
+            &mut a,
+            "SELECT id FROM t WHERE id BETWEEN 10 AND 20 FOR UPDATE"
+        ),
+        [10, 20]
+    );
+    let a_trx: u64 = {
+        let mut c = connect(port);
+        let rows: Vec<u64> = c
+            .query("SELECT DISTINCT ENGINE_TRANSACTION_ID FROM performance_schema.data_locks")
+            .unwrap();
+        assert_eq!(rows.len(), 1, "one transaction holds locks");
+        rows[0]
+    };
+    let mut b = connect(port);
+    let waiter = std::thread::spawn(move || b.query_drop("INSERT INTO t VALUES (15)"));
+    std::thread::sleep(Duration::from_millis(300));
+    let mut c = connect(port);
+    let locks: Vec<(u64, String, String, String, String, String)> = c
+        .query(
+            "SELECT ENGINE_TRANSACTION_ID, OBJECT_NAME, INDEX_NAME, LOCK_MODE, LOCK_STATUS, \
+             LOCK_DATA FROM performance_schema.data_locks ORDER BY LOCK_STATUS, LOCK_DATA",
+        )
+        .unwrap();
+    let shown: Vec<(bool, &str, &str, &str, &str)> = locks
+        .iter()
+        .map(|(trx, table, index, mode, status, data)| {
+            let _ = status;
+            (
+                *trx == a_trx,
+                table.as_str(),
+                index.as_str(),
+                mode.as_str(),
+                data.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (true, "t", "PRIMARY", "X", "10"),
+            (true, "t", "PRIMARY", "X", "20"),
+            (true, "t", "PRIMARY", "X,GAP", "30"),
+            (false, "t", "PRIMARY", "X,GAP,INSERT_INTENTION", "20"),
+        ],
+        "{locks:?}"
+    );
+    assert_eq!(locks[3].4, "WAITING");
+    let waits: Vec<(u64, u64)> = c
+        .query(
+            "SELECT REQUESTING_ENGINE_TRANSACTION_ID, BLOCKING_ENGINE_TRANSACTION_ID \
+             FROM performance_schema.data_lock_waits",
+        )
+        .unwrap();
+    assert_eq!(waits.len(), 1);
+    assert_eq!(waits[0].0, locks[3].0);
+    assert_eq!(waits[0].1, a_trx);
+    a.query_drop("COMMIT").unwrap();
+    waiter.join().unwrap().unwrap();
+    let left: Option<u64> = c
+        .query_first("SELECT COUNT(*) FROM performance_schema.data_locks")
+        .unwrap();
+    assert_eq!(left, Some(0), "every lock released");
+    assert_eq!(
+        code(c.query_drop("SELECT * FROM performance_schema.no_such_table")),
+        Some(1146)
+    );
+}

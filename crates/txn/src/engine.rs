@@ -19,6 +19,7 @@ use crate::config::{EngineConfig, Isolation};
 use crate::durable::{self, Durable, Recovery};
 use crate::error::TxnError;
 use crate::lock::LockManager;
+use crate::lock::{DataLock, DataLockWait};
 use crate::purge::History;
 use crate::redo::Entry;
 use crate::schema::{IndexDef, TableSchema};
@@ -414,6 +415,12 @@ impl Engine {
     /// Called with the catalog's write lock held, after changing it.
     fn catalog_changed(&self) {
         self.shared.catalog_version.fetch_add(1, Ordering::Release);
+    }
+
+    /// Every row lock held or waited for, and who waits for whom: what MySQL's
+    /// `performance_schema.data_locks` and `data_lock_waits` show (see `lock/view.rs`).
+    pub fn data_locks(&self) -> (Vec<DataLock>, Vec<DataLockWait>) {
+        self.shared.locks.snapshot()
     }
 
     /// The table with id `id`, dropped or not (recovery replays by id).

@@ -49,6 +49,11 @@ impl<K: Eq, V> HashedMap<K, V> {
         self.0.is_empty()
     }
 
+    /// Every entry's key and value, in no order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.0.iter().map(|(_, k, v)| (k, v))
+    }
+
     /// The value of `key`, whose hash is `hash`, to change.
     pub(crate) fn get_mut(&mut self, hash: u64, key: &K) -> Option<&mut V> {
         self.0.find_mut(hash, |e| e.1 == *key).map(|e| &mut e.2)

@@ -88,7 +88,7 @@ pub use engine::{Engine, PurgeReport};
 pub use error::{Interruption, TxnError};
 pub use index_stats::{DIVE, IndexStats};
 pub use key::{INLINE_KEY_BYTES, Key};
-pub use lock::{LockMode, LockWait};
+pub use lock::{DataLock, DataLockWait, LockMode, LockWait};
 pub use schema::{Column, ColumnType, IndexDef, TableSchema};
 pub use stats::{Counter, Stats, StatsSnapshot};
 pub use table::{KeyRange, Table, TableId};

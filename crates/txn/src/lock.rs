@@ -750,6 +750,10 @@ fn find_cycle(graph: &HashMap<TrxId, Vec<TrxId>>, start: TrxId) -> Option<Vec<Tr
     None
 }
 
+mod view;
+
+pub use view::{DataLock, DataLockWait};
+
 #[cfg(test)]
 mod model;
 

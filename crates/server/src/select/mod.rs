@@ -672,6 +672,17 @@ fn handles(tables: &[Table], bound: &[BoundTable]) -> Vec<Table> {
 
 /// Binds a query against the catalog's `tables`.
 pub(crate) fn bind(s: &Session, tables: &[Table], q: &ast::Query) -> Result<BoundQuery, SqlError> {
+    let database = s.database.as_deref();
+    bind_in(s, tables, q, database)
+}
+
+/// [`bind`] with `database` (`None`: no database chosen) as the current one.
+pub(crate) fn bind_in(
+    s: &Session,
+    tables: &[Table],
+    q: &ast::Query,
+    database: Option<&str>,
+) -> Result<BoundQuery, SqlError> {
     let select = select_of(q)?;
     let lock = q.locks.first().map(|l| match l.lock_type {
         ast::LockType::Update => LockMode::Exclusive,
@@ -685,7 +696,7 @@ pub(crate) fn bind(s: &Session, tables: &[Table], q: &ast::Query) -> Result<Boun
     let bound = if select.from.is_empty() {
         BoundSelect::default()
     } else {
-        let database = s.database.as_deref().ok_or_else(SqlError::no_database)?;
+        let database = database.ok_or_else(SqlError::no_database)?;
         bind_query(&crate::ddl::SchemaCatalog { database, tables }, q, Some(s))?
     };
     let projection = bind_projection(s, &bound.tables, q, select)?;
@@ -722,25 +733,37 @@ pub(crate) fn run(
     let lock = bound
         .lock
         .or_else(|| s.serializable_read().then_some(LockMode::Shared));
-    s.with_trx(|s, trx| {
-        let access =
-            TxnAccess::new(&db, &bound.tables, trx, lock, s.watch.clone()).waiting(bound.wait);
-        let usable = usable_rows(q, select, &bound.select, window);
-        let plan = Planner::new(&access)
-            .mode(s.planner)
-            .limit(usable)
-            .optimize(Arc::clone(&bound.select), params)
-            .map_err(|e| plan_failure(&access, e))?;
-        let wanted = rows_wanted(&plan, usable);
-        s.no_index_used |= scans_without_index(&plan);
-        let run =
-            execute_first(&plan, &access, params, wanted).map_err(|e| plan_failure(&access, e))?;
-        s.shared
-            .counters
-            .rows_examined
-            .fetch_add(run.examined.iter().sum(), AtomicOrdering::Relaxed);
-        project(s, &bound.projection, select, run.rows, params, window)
-    })
+    s.with_trx(|s, trx| read(s, q, bound, params, (&db, lock), trx))
+}
+
+/// Plans a bound query for `params` in database `db`, reads with `trx` (locking in `lock`'s
+/// mode, if any), and projects: [`run`]'s work, in a transaction of the caller's choice.
+pub(crate) fn read(
+    s: &mut Session,
+    q: &ast::Query,
+    bound: &BoundQuery,
+    params: &[Value],
+    (db, lock): (&str, Option<LockMode>),
+    trx: &mut waterline_txn::Transaction,
+) -> Result<Response, SqlError> {
+    let select = select_of(q)?;
+    let window = limit_offset(q, params)?;
+    let access = TxnAccess::new(db, &bound.tables, trx, lock, s.watch.clone()).waiting(bound.wait);
+    let usable = usable_rows(q, select, &bound.select, window);
+    let plan = Planner::new(&access)
+        .mode(s.planner)
+        .limit(usable)
+        .optimize(Arc::clone(&bound.select), params)
+        .map_err(|e| plan_failure(&access, e))?;
+    let wanted = rows_wanted(&plan, usable);
+    s.no_index_used |= scans_without_index(&plan);
+    let run =
+        execute_first(&plan, &access, params, wanted).map_err(|e| plan_failure(&access, e))?;
+    s.shared
+        .counters
+        .rows_examined
+        .fetch_add(run.examined.iter().sum(), AtomicOrdering::Relaxed);
+    project(s, &bound.projection, select, run.rows, params, window)
 }
 
 /// Whether `plan` reads a table whole, by its rows or a whole index (EXPLAIN's ALL and
