@@ -10,7 +10,8 @@
 //!
 //! The table is `t(id INT PRIMARY KEY, v BIGINT, tag VARCHAR(8) NULL UNIQUE)`.
 //!
-//! Commands: `tN: begin rc|rr`, `tN: get ID`, `tN: get_for_update ID`, `tN: get_for_share
+//! Commands: `tN: begin rc|rr|serializable` (SERIALIZABLE: REPEATABLE READ whose `get` and
+//! `scan LO HI` lock FOR SHARE, as InnoDB's plain SELECTs in a transaction do), `tN: get ID`, `tN: get_for_update ID`, `tN: get_for_share
 //! ID`, `tN: scan [LO HI]`, `tN: scan_for_update LO HI`, `tN: scan_skip_locked LO HI
 //! LIMIT|all` and `tN: scan_nowait LO HI LIMIT|all` (FOR UPDATE SKIP LOCKED / NOWAIT), `tN:
 //! insert ID V [TAG]`, `tN: set ID V`, `tN: add ID DELTA`, `tN: delete ID`, `tN: commit`, `tN: rollback`, `tN: statement CMD;
@@ -70,8 +71,9 @@ fn spawn_session(engine: Arc<Engine>, table: Table) -> Session {
     let (outbox, answers) = channel();
     std::thread::spawn(move || {
         let mut trx: Option<Transaction> = None;
+        let mut serializable = false;
         for command in inbox {
-            let lines = run(&engine, &table, &mut trx, &command);
+            let lines = run(&engine, &table, (&mut trx, &mut serializable), &command);
             let id = trx.as_ref().and_then(Transaction::id);
             if outbox.send((lines, id)).is_err() {
                 break;
@@ -98,16 +100,23 @@ fn row_text(row: &[Value]) -> String {
 }
 
 /// Runs one session command; the lines it answers (errors included).
-fn run(engine: &Engine, t: &Table, trx: &mut Option<Transaction>, command: &str) -> Vec<String> {
+fn run(
+    engine: &Engine,
+    t: &Table,
+    (trx, serializable): (&mut Option<Transaction>, &mut bool),
+    command: &str,
+) -> Vec<String> {
     let words: Vec<&str> = command.split_whitespace().collect();
     if let ["begin", level] = words[..] {
         let isolation = match level {
-            "rr" => Isolation::RepeatableRead,
+            "rr" | "serializable" => Isolation::RepeatableRead,
             _ => Isolation::ReadCommitted,
         };
+        *serializable = level == "serializable";
         *trx = Some(engine.begin(isolation));
         return vec!["ok".into()];
     }
+    let serializable = *serializable;
     let Some(current) = trx.as_mut() else {
         return vec!["no transaction".into()];
     };
@@ -126,12 +135,13 @@ fn run(engine: &Engine, t: &Table, trx: &mut Option<Transaction>, command: &str)
             current.statement(|trx| {
                 let mut lines = Vec::new();
                 for part in body.split(';') {
-                    lines.extend(step(trx, t, &part.split_whitespace().collect::<Vec<_>>())?);
+                    let words: Vec<&str> = part.split_whitespace().collect();
+                    lines.extend(step(trx, t, &words, serializable)?);
                 }
                 Ok(lines)
             })
         }
-        _ => step(current, t, &words),
+        _ => step(current, t, &words, serializable),
     };
     match result {
         Ok(lines) => lines,
@@ -144,7 +154,14 @@ fn run(engine: &Engine, t: &Table, trx: &mut Option<Transaction>, command: &str)
     }
 }
 
-fn step(trx: &mut Transaction, t: &Table, words: &[&str]) -> Result<Vec<String>, TxnError> {
+/// One command; with `serializable`, plain reads lock FOR SHARE, as InnoDB's SERIALIZABLE
+/// makes them (it is REPEATABLE READ otherwise).
+fn step(
+    trx: &mut Transaction,
+    t: &Table,
+    words: &[&str],
+    serializable: bool,
+) -> Result<Vec<String>, TxnError> {
     let found = |ok: bool| vec![if ok { "ok" } else { "not found" }.to_owned()];
     let rows = |rows: Vec<(Key, Vec<Value>)>| {
         if rows.is_empty() {
@@ -161,6 +178,14 @@ fn step(trx: &mut Transaction, t: &Table, words: &[&str]) -> Result<Vec<String>,
         )
     };
     Ok(match *words {
+        ["get", id] if serializable => one(trx.get_for_share(t, Key::one(value(id)))?),
+        ["scan", lo, hi] if serializable => {
+            let options = ScanOptions {
+                lock: Some(LockMode::Shared),
+                ..ScanOptions::default()
+            };
+            rows(trx.scan_with(t, between(lo, hi), options)?)
+        }
         ["get", id] => one(trx.get(t, Key::one(value(id)))?),
         ["get_for_update", id] => one(trx.get_for_update(t, Key::one(value(id)))?),
         ["get_for_share", id] => one(trx.get_for_share(t, Key::one(value(id)))?),
