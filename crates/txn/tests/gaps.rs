@@ -274,6 +274,59 @@ fn with_gap_locks_off_repeatable_read_locks_records_only() {
     reader.commit().unwrap();
 }
 
+/// A locking read of every column of a unique index, equal to a value: a live row is locked
+/// alone (InnoDB's REC_NOT_GAP), a missing one locks the gap it would go in.
+#[test]
+fn a_unique_search_locks_a_live_row_alone() {
+    let (engine, _) = engine(Duration::ZERO);
+    let schema = TableSchema::new(
+        "u",
+        vec![
+            Column::new("id", ColumnType::BigInt),
+            Column::new("code", ColumnType::BigInt),
+        ],
+    )
+    .primary_key(&["id"])
+    .unwrap()
+    .index("by_code", &["code"], true)
+    .unwrap();
+    let u = engine.create_table(schema).unwrap();
+    let mut load = engine.begin(Isolation::ReadCommitted);
+    for (id, code) in [(10, 100), (20, 200), (30, 300)] {
+        load.insert(&u, vec![id.into(), code.into()]).unwrap();
+    }
+    load.commit().unwrap();
+    let new = |id: i64, code: i64| vec![Value::from(id), Value::from(code)];
+    let mut reader = engine.begin(Isolation::RepeatableRead);
+    let by_code = |trx: &mut Transaction, code: i64| {
+        let range = KeyRange::Prefix(Key::one(code));
+        ids(trx
+            .scan_index(&u, "by_code", range, for_update(false))
+            .unwrap())
+    };
+    assert_eq!(by_code(&mut reader, 200), [20]);
+    let by_id = reader.scan_with(&u, KeyRange::Prefix(Key::one(30)), for_update(false));
+    assert_eq!(ids(by_id.unwrap()), [30]);
+    assert!(
+        !write_waits(&engine, &u, new(15, 150)),
+        "no gap below 200 or 20"
+    );
+    assert!(
+        !write_waits(&engine, &u, new(25, 250)),
+        "no gap below 300 or 30"
+    );
+    assert!(
+        write_waits(&engine, &u, new(20, 201)),
+        "row 20 itself is locked"
+    );
+    assert!(by_code(&mut reader, 260).is_empty());
+    assert!(
+        write_waits(&engine, &u, new(26, 270)),
+        "260's gap, below 300"
+    );
+    reader.commit().unwrap();
+}
+
 #[test]
 fn read_committed_takes_no_gap_locks() {
     let (engine, t) = engine(Duration::ZERO);

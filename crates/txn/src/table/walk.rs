@@ -168,6 +168,31 @@ impl Walk<'_> {
         self.range.is_before(&at.0)
     }
 
+    /// Whether the walk is InnoDB's unique search: every column of a unique index (the
+    /// clustered one, or a unique secondary one) equal to a value, none NULL. At most one
+    /// live row can match, and it needs no gap lock.
+    pub(crate) fn is_unique_search(&self) -> bool {
+        let KeyRange::Prefix(key) = self.range else {
+            return false;
+        };
+        let schema = self.table.schema();
+        let columns = match self.index {
+            None => schema.primary_key.as_ref().map_or(1, Vec::len),
+            Some(i) if schema.indexes[i].unique => schema.indexes[i].columns.len(),
+            Some(_) => return false,
+        };
+        key.len() == columns && !key.has_null()
+    }
+
+    /// Whether `row` still holds entry `at` (a secondary entry may be stale: its row's
+    /// values there changed since).
+    pub(crate) fn holds(&self, at: &IndexEntry, row: &[Value]) -> bool {
+        match self.index {
+            None => true,
+            Some(i) => project(row, &self.table.schema().indexes[i].columns) == at.0,
+        }
+    }
+
     /// The row's primary key at entry `at`.
     pub(crate) fn pk<'e>(&self, at: &'e IndexEntry) -> &'e Key {
         match self.index {

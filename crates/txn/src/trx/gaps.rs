@@ -2,8 +2,8 @@
 //! lock modes on `lock.rs`'s page): a locking walk of a key range locks every entry it reads
 //! with a next-key lock (the row, and the gap below it) and, when the range ends before its
 //! limit, the gap below the first entry past it (the supremum's if none), so no row can come
-//! into the range until the transaction ends; a locking read of one key locks the row alone
-//! if it exists, and the gap it would go in if not; and an insert of a new key first asks
+//! into the range until the transaction ends; a locking read of one key (of a unique index,
+//! every column equal) locks the row alone if it exists, and the gap it would go in if not; and an insert of a new key first asks
 //! for the gap it goes in (insert intention), waiting while another transaction holds a lock
 //! on that gap. READ COMMITTED takes no gap locks, and with `EngineConfig::gap_locks` off
 //! nothing does (nor checks a gap).
@@ -192,6 +192,25 @@ impl Transaction {
         mode: LockMode,
         take: &mut dyn FnMut(&IndexEntry, Option<Version>) -> bool,
     ) -> Result<(), TxnError> {
+        if walk.is_unique_search() {
+            // InnoDB's unique search: a live row with the key is locked alone, its record
+            // lock taken first to see whether it is one; else the walk locks as any does.
+            if let Some(at) = walk.first().filter(|at| !walk.past_end(at)) {
+                let Some(version) =
+                    self.lock_walked(walk.table, walk.pk(&at), mode, options.wait)?
+                else {
+                    return Ok(());
+                };
+                let live = version
+                    .as_ref()
+                    .and_then(Version::row)
+                    .is_some_and(|r| walk.holds(&at, r));
+                if live && walk.first().as_ref() == Some(&at) {
+                    take(&at, version);
+                    return Ok(());
+                }
+            }
+        }
         if options.reverse {
             return self.lock_walk_down(walk, options.wait, mode, take);
         }
