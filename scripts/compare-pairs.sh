@@ -11,6 +11,7 @@
 #   --clients 8 --duration 10 --warmup 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/run-info.sh
 base=$1 base_commit=$2 new=$3 name=$4 pairs=$5
 shift 5
 [ "${1:-}" = "--" ] && shift
@@ -33,30 +34,13 @@ print(f'{sys.argv[2]},{sys.argv[3]},{point["txn_per_sec"]:.0f},{point["tpmc"]:.0
 EOF
   done
 done
-python3 - "$dir/pairs.csv" > "$dir/summary.md" <<'EOF'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-runs = {}
-for r in rows:
-    runs.setdefault(r["pair"], {})[r["build"]] = float(r["txn_per_sec"])
-ratios = [p["new"] / p["base"] for p in runs.values()]
-print("| pair | baseline txn/s | candidate txn/s | ratio |")
-print("|---|---|---|---|")
-for pair, p in runs.items():
-    print(f'| {pair} | {p["base"]:.0f} | {p["new"]:.0f} | {p["new"] / p["base"]:.3f} |')
-print()
-print(f"Median ratio (candidate / baseline): {statistics.median(ratios):.3f}")
-print()
-print("Configurations as each engine reported them: see pairs.csv.")
-EOF
+scripts/pairs-summary.py "$dir/pairs.csv" txn_per_sec txn/s > "$dir/summary.md"
 {
   echo "# ${name}"
   echo
   echo "- command: \`waterline --transparent-huge-pages off tpcc $*\`, ${pairs} alternating pairs"
   echo "- baseline: ${base_commit}"
-  echo "- candidate: $(git rev-parse HEAD)$(git diff --quiet HEAD -- . ':!results' || echo ' (with uncommitted changes)')"
-  echo "- ran: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "- machine: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/ {print $2}') GiB"
+  run_info candidate
 } > "$dir/RUN.md"
 cat "$dir/summary.md"
 echo "results: $dir"

@@ -10,6 +10,7 @@
 #          TEST [SYSBENCH ARGS...]        e.g. -- oltp_read_write --threads=16 --time=20
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/run-info.sh
 base=$1 base_commit=$2 new=$3 name=$4 pairs=$5
 shift 5
 [ "${1:-}" = "--" ] && shift
@@ -40,29 +41,13 @@ for pair in $(seq 1 "$pairs"); do
     echo "$pair,$build,$tps,$retries,$isolation" >> "$dir/pairs.csv"
   done
 done
-python3 - "$dir/pairs.csv" > "$dir/summary.md" <<'EOF'
-import csv, statistics, sys
-runs = {}
-for r in csv.DictReader(open(sys.argv[1])):
-    runs.setdefault(r["pair"], {})[r["build"]] = float(r["tps"])
-ratios = [p["new"] / p["base"] for p in runs.values()]
-print("| pair | baseline tps | candidate tps | ratio |")
-print("|---|---|---|---|")
-for pair, p in runs.items():
-    print(f'| {pair} | {p["base"]:.0f} | {p["new"]:.0f} | {p["new"] / p["base"]:.3f} |')
-print()
-print(f"Median ratio (candidate / baseline): {statistics.median(ratios):.3f}")
-print()
-print("Isolation as each server reported it: see pairs.csv.")
-EOF
+scripts/pairs-summary.py "$dir/pairs.csv" tps tps > "$dir/summary.md"
 {
   echo "# ${name}"
   echo
   echo "- command: \`sysbench ${test} ${common[*]} $* run\` against \`waterline serve\`, ${pairs} alternating pairs, a fresh in-memory server per run"
   echo "- baseline: ${base_commit}"
-  echo "- candidate: $(git rev-parse HEAD)$(git diff --quiet HEAD -- . ':!results' || echo ' (with uncommitted changes)')"
-  echo "- ran: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "- machine: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/ {print $2}') GiB"
+  run_info candidate
 } > "$dir/RUN.md"
 cat "$dir/summary.md"
 echo "results: $dir"

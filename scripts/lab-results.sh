@@ -6,6 +6,7 @@
 #   BINARY is a release build of this checkout (cargo build --release [--features numa]).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/run-info.sh
 binary=$1
 experiment=$2
 shift 2
@@ -16,9 +17,7 @@ mkdir -p "$dir"
   echo "# ${experiment}"
   echo
   echo "- command: \`waterline lab ${experiment} --report-dir ${dir} $*\`"
-  echo "- built from: $(git rev-parse HEAD)$(git diff --quiet HEAD -- . ':!results' || echo ' (with uncommitted changes)')"
-  echo "- ran: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "- machine: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/ {print $2}') GiB"
+  run_info "built from"
   echo
   echo "The report's summary.md states each configuration as the engine read it back."
 } > "$dir/RUN.md"

@@ -92,7 +92,7 @@ pub(crate) fn read(
         View::DataLocks => (data_locks_schema(), lock_rows(s, &engine.tables(), locks)),
         View::DataLockWaits => (data_lock_waits_schema(), wait_rows(waits)),
     };
-    let table = engine.create_temporary_table(schema?)?;
+    let table = engine.create_temporary_table(schema)?;
     let mut trx = engine.begin(Isolation::ReadCommitted);
     for row in rows {
         trx.insert(&table, row)?;
@@ -113,8 +113,8 @@ fn bigint(name: &str) -> Column {
 }
 
 /// MySQL 8.0's columns of `data_locks`.
-fn data_locks_schema() -> Result<TableSchema, SqlError> {
-    Ok(TableSchema::new(
+fn data_locks_schema() -> TableSchema {
+    TableSchema::new(
         "data_locks",
         vec![
             varchar("ENGINE", 32),
@@ -133,11 +133,11 @@ fn data_locks_schema() -> Result<TableSchema, SqlError> {
             varchar("LOCK_STATUS", 32),
             varchar("LOCK_DATA", 8192),
         ],
-    ))
+    )
 }
 
 /// MySQL 8.0's columns of `data_lock_waits`.
-fn data_lock_waits_schema() -> Result<TableSchema, SqlError> {
+fn data_lock_waits_schema() -> TableSchema {
     let mut columns = vec![varchar("ENGINE", 32)];
     for side in ["REQUESTING", "BLOCKING"] {
         columns.extend([
@@ -148,7 +148,7 @@ fn data_lock_waits_schema() -> Result<TableSchema, SqlError> {
             bigint(&format!("{side}_OBJECT_INSTANCE_BEGIN")),
         ]);
     }
-    Ok(TableSchema::new("data_lock_waits", columns))
+    TableSchema::new("data_lock_waits", columns)
 }
 
 /// A key as LOCK_DATA shows it: its values, strings quoted, separated by commas.

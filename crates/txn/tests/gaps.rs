@@ -12,12 +12,16 @@ use waterline_txn::{
 };
 
 fn engine(timeout: Duration) -> (Engine, Table) {
-    let engine = Engine::open(EngineConfig {
+    engine_with(EngineConfig {
         purge_interval: None,
         lock_wait_timeout: timeout,
         ..EngineConfig::default()
     })
-    .unwrap();
+}
+
+/// An engine of `config` with table `t(id, v)`.
+fn engine_with(config: EngineConfig) -> (Engine, Table) {
+    let engine = Engine::open(config).unwrap();
     let schema = TableSchema::new(
         "t",
         vec![
@@ -238,25 +242,55 @@ fn a_walk_through_a_secondary_index_locks_its_gaps() {
     assert!(!write_waits(&engine, &s, vec![9.into(), 20.into()]));
 }
 
+/// A write whose entry in one index went in before its entry in another found a locked gap,
+/// and which then gave up, leaves the first entry to purge.
+#[test]
+fn an_entry_of_a_write_that_gave_up_goes_to_purge() {
+    let (engine, _) = engine(Duration::ZERO);
+    let schema = TableSchema::new(
+        "w",
+        vec![
+            Column::new("id", ColumnType::BigInt),
+            Column::new("a", ColumnType::BigInt),
+            Column::new("b", ColumnType::BigInt),
+        ],
+    )
+    .primary_key(&["id"])
+    .unwrap()
+    .index("by_a", &["a"], false)
+    .unwrap()
+    .index("by_b", &["b"], false)
+    .unwrap();
+    let w = engine.create_table(schema).unwrap();
+    let row = |id: i64, a: i64, b: i64| vec![Value::from(id), Value::from(a), Value::from(b)];
+    let mut load = engine.begin(Isolation::ReadCommitted);
+    load.insert(&w, row(1, 10, 100)).unwrap();
+    load.insert(&w, row(2, 20, 200)).unwrap();
+    load.commit().unwrap();
+    let mut reader = engine.begin(Isolation::RepeatableRead);
+    let range = KeyRange::Prefix(Key::one(200));
+    let rows = reader.scan_index(&w, "by_b", range, for_update(false));
+    assert_eq!(ids(rows.unwrap()), [2]);
+    // by_a's entry (30, 3) goes in; by_b's (200, 3) finds the gap above 200 locked.
+    assert!(write_waits(&engine, &w, row(3, 30, 200)));
+    assert_eq!(w.records_in_range(Some(0), &KeyRange::All, 10), 3);
+    reader.commit().unwrap();
+    engine.purge();
+    assert_eq!(
+        w.records_in_range(Some(0), &KeyRange::All, 10),
+        2,
+        "purge took it out"
+    );
+}
+
 #[test]
 fn with_gap_locks_off_repeatable_read_locks_records_only() {
-    let engine = Engine::open(EngineConfig {
+    let (engine, t) = engine_with(EngineConfig {
         purge_interval: None,
         lock_wait_timeout: Duration::ZERO,
         gap_locks: false,
         ..EngineConfig::default()
-    })
-    .unwrap();
-    let schema = TableSchema::new(
-        "t",
-        vec![
-            Column::new("id", ColumnType::BigInt),
-            Column::new("v", ColumnType::BigInt),
-        ],
-    )
-    .primary_key(&["id"])
-    .unwrap();
-    let t = engine.create_table(schema).unwrap();
+    });
     load(&engine, &t, &[10, 20, 30]);
     let mut reader = engine.begin(Isolation::RepeatableRead);
     let rows = reader.scan_with(&t, between(10, 20), for_update(false));

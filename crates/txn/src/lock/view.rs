@@ -8,7 +8,7 @@
 //! wait for a row another transaction has just inserted and not committed (its implicit
 //! lock has no entry in the lock table; InnoDB makes it explicit when someone waits).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::*;
 
@@ -90,13 +90,22 @@ impl LockManager {
                 });
             }
         }
-        // Held record locks, to fold a gap lock below the same key into a next-key lock.
-        let mut records: HashMap<(TrxId, TableId, Key), LockMode> = HashMap::new();
+        // Held clustered record and gap locks, by transaction, table and key: one of each in
+        // one mode is a next-key lock.
+        let mut records: HashSet<(TrxId, TableId, &Key, LockMode)> = HashSet::new();
+        let mut gaps: HashSet<(TrxId, TableId, &Key, LockMode)> = HashSet::new();
         for e in &entries {
-            if let LockTarget::Row(key) = &e.target {
-                for &(trx, mode) in &e.holders {
-                    records.insert((trx, e.table, key.clone()), mode);
-                }
+            let held = match &e.target {
+                LockTarget::Row(key) => Some((&mut records, key)),
+                LockTarget::Gap(None, Some(key)) => Some((&mut gaps, key)),
+                _ => None,
+            };
+            if let Some((set, key)) = held {
+                set.extend(
+                    e.holders
+                        .iter()
+                        .map(|&(trx, mode)| (trx, e.table, key, mode)),
+                );
             }
         }
         let mut locks = Vec::new();
@@ -108,12 +117,7 @@ impl LockManager {
             for &(trx, mode) in &e.holders {
                 let (text, lock_id) = match &e.target {
                     LockTarget::Row(k) => {
-                        let gap = LockTarget::Gap(None, Some(k.clone()));
-                        let next_key = entries.iter().any(|o| {
-                            o.table == e.table
-                                && o.target == gap
-                                && o.holders.contains(&(trx, mode))
-                        });
+                        let next_key = gaps.contains(&(trx, e.table, k, mode));
                         let suffix = if next_key { "" } else { ",REC_NOT_GAP" };
                         (format!("{}{suffix}", letter(mode)), id(trx, ""))
                     }
@@ -121,7 +125,7 @@ impl LockManager {
                         (format!("{},REC_NOT_GAP", letter(mode)), id(trx, ""))
                     }
                     LockTarget::Gap(None, Some(k))
-                        if records.get(&(trx, e.table, k.clone())) == Some(&mode) =>
+                        if records.contains(&(trx, e.table, k, mode)) =>
                     {
                         // Shown with its record, as one next-key lock.
                         ids.insert((trx, e.table, e.target.clone()), id(trx, ""));

@@ -4,7 +4,6 @@
 use std::ops::Bound;
 
 use super::*;
-use crate::lock::LockTarget;
 
 impl Table {
     /// The key of the first clustered entry above `key` (deleted or not), or `None`: the
@@ -201,13 +200,13 @@ impl Walk<'_> {
         }
     }
 
-    /// The lock on the gap below entry `at` (`None`: the supremum), and its key's hash.
-    pub(crate) fn gap(&self, at: Option<&IndexEntry>) -> (LockTarget, u64) {
+    /// The gap below entry `at` (`None`: the supremum) as [`crate::lock::LockTarget::Gap`]
+    /// names it: the index, and the entry's name.
+    pub(crate) fn gap(&self, at: Option<&IndexEntry>) -> (Option<usize>, Option<Key>) {
         let name = at.map(|e| match self.index {
             None => e.0.clone(),
             Some(_) => entry_name(e),
         });
-        let hash = crate::lock::gap_key_hash(name.as_ref());
-        (LockTarget::Gap(self.index, name), hash)
+        (self.index, name)
     }
 }

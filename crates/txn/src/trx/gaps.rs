@@ -1,12 +1,13 @@
-//! Gap and next-key locks on the clustered index, under REPEATABLE READ (InnoDB's; see the
-//! lock modes on `lock.rs`'s page): a locking walk of a key range locks every entry it reads
-//! with a next-key lock (the row, and the gap below it) and, when the range ends before its
-//! limit, the gap below the first entry past it (the supremum's if none), so no row can come
-//! into the range until the transaction ends; a locking read of one key (of a unique index,
-//! every column equal) locks the row alone if it exists, and the gap it would go in if not; and an insert of a new key first asks
-//! for the gap it goes in (insert intention), waiting while another transaction holds a lock
-//! on that gap. READ COMMITTED takes no gap locks, and with `EngineConfig::gap_locks` off
-//! nothing does (nor checks a gap).
+//! Gap and next-key locks, under REPEATABLE READ (InnoDB's; see the lock modes on
+//! `lock.rs`'s page), on the clustered index and secondary ones: a locking walk of a key
+//! range locks every entry it reads with a next-key lock (the row, and the gap below it)
+//! and, when the range ends before its limit, the gap below the first entry past it (the
+//! supremum's if none), so no row can come into the range until the transaction ends; a
+//! locking read of one key (of a unique index, every column equal) locks the row alone if
+//! it exists, and the gap it would go in if not; and a new entry first asks for the gap it
+//! goes in (insert intention), waiting while another transaction holds a lock on that gap.
+//! READ COMMITTED takes no gap locks, and with `EngineConfig::gap_locks` off nothing does
+//! (nor checks a gap).
 //!
 //! A walk reads the next entry, then locks the gap below it; an insert into that gap that
 //! came in between is seen by looking again once the lock is held (the insert went in under
@@ -14,6 +15,7 @@
 
 use super::*;
 use crate::lock::{Gapped, gap_key_hash, gap_lock};
+use crate::table::Kept;
 use crate::table::{IndexEntry, Walk, entry_name};
 
 impl Transaction {
@@ -23,16 +25,17 @@ impl Transaction {
         self.isolation == Isolation::RepeatableRead && self.shared.config.gap_locks
     }
 
-    /// Locks the gap below clustered entry `next` (the supremum if `None`) in `mode`.
-    /// `Ok(true)` if newly taken (it is the last of `self.locks`).
+    /// Locks the gap below the entry named `next` (the supremum if `None`) of `index` (the
+    /// clustered index if `None`) in `mode`. `Ok(true)` if newly taken (it is the last of
+    /// `self.locks`).
     pub(super) fn lock_gap(
         &mut self,
         table: &Table,
-        next: Option<&Key>,
+        (index, next): (Option<usize>, Option<Key>),
         mode: LockMode,
     ) -> Result<bool, TxnError> {
-        let hash = next.map_or(0, hash_of);
-        self.lock(table, LockTarget::Gap(None, next.cloned()), hash, mode)
+        let hash = gap_key_hash(next.as_ref());
+        self.lock(table, LockTarget::Gap(index, next), hash, mode)
     }
 
     /// Locks the gap below entry `next` of `walk`'s index (the supremum if `None`), then
@@ -46,8 +49,7 @@ impl Transaction {
         mode: LockMode,
         seek: impl Fn() -> Option<IndexEntry>,
     ) -> Result<bool, TxnError> {
-        let (target, hash) = walk.gap(next);
-        let newly = self.lock(walk.table, target, hash, mode)?;
+        let newly = self.lock_gap(walk.table, walk.gap(next), mode)?;
         if seek().as_ref() == next {
             return Ok(true);
         }
@@ -81,10 +83,8 @@ impl Transaction {
     }
 
     /// The clustered record for key `pk` of a row being inserted, created in the index if
-    /// absent: a new entry goes into a gap only once no other transaction holds a lock on it
-    /// (the insert-intention wait, with deadlock detection and the lock-wait timeout). If
-    /// this transaction holds one itself, it first locks the gap below the new entry too, so
-    /// that its lock still covers the whole of what was one gap.
+    /// absent, once no other transaction holds a lock on the gap it goes in (see
+    /// [`Transaction::enter_gap`]).
     pub(super) fn record_for_insert(
         &mut self,
         table: &Table,
@@ -94,64 +94,80 @@ impl Transaction {
         if !self.shared.config.gap_locks {
             return Ok(table.record_for_insert(pk, hash));
         }
+        if let Some(record) = table.record_hashed(pk, hash) {
+            return Ok(record);
+        }
+        let mut created = None;
+        self.enter_gap(
+            table,
+            None,
+            pk,
+            || table.key_after(pk),
+            Key::clone,
+            || {
+                created = Some(table.record_for_insert(pk, hash));
+            },
+        )?;
+        Ok(created.expect("inserted under the gap's latch"))
+    }
+
+    /// Waits until no other transaction holds a lock on the gap that the entry named
+    /// `own` of `index` (`None`: the clustered index) goes in, the gap below `seek()`
+    /// (whose name is `name_of` it), and then runs `insert` under the gap's latch, so that
+    /// no gap lock is granted between the check and the insert (the insert-intention wait,
+    /// with deadlock detection and the lock-wait timeout). If this transaction holds a lock
+    /// on that gap itself, it first locks the gap below the new entry too, so that its lock
+    /// still covers the whole of what was one gap (InnoDB's
+    /// `lock_rec_inherit_to_gap_if_gap_lock`). Returns whether it did.
+    fn enter_gap<T: PartialEq>(
+        &mut self,
+        table: &Table,
+        index: Option<usize>,
+        own: &Key,
+        seek: impl Fn() -> Option<T>,
+        name_of: impl Fn(&T) -> Key,
+        mut insert: impl FnMut(),
+    ) -> Result<bool, TxnError> {
         let mut extended = false;
         loop {
-            if let Some(record) = table.record_hashed(pk, hash) {
-                return Ok(record);
-            }
-            let next = table.key_after(pk);
-            let mut created = None;
-            let target = LockTarget::Gap(None, next.clone());
-            let gap_hash = next.as_ref().map_or(0, hash_of);
-            let gapped = self.insert_into_gap(table, target, gap_hash, &mut |mine| {
+            let next = seek();
+            let (hash, key) = gap_lock(table.id(), index, next.as_ref().map(&name_of));
+            let trx = self.ensure_id()?;
+            let request = Request {
+                trx,
+                key,
+                hash,
+                mode: LockMode::Exclusive,
+                timeout: self.lock_wait_timeout,
+                interrupt: self.interrupt.as_deref(),
+                nowait: false,
+                table_name: table.name(),
+            };
+            let gapped = self.shared.locks.insert_into_gap(request, &mut |mine| {
                 if mine && !extended {
                     return Gapped::MineFirst;
                 }
-                if table.key_after(pk) != next {
+                if seek() != next {
                     return Gapped::Moved;
                 }
-                created = Some(table.record_for_insert(pk, hash));
+                insert();
                 Gapped::Inserted
-            })?;
+            });
             match gapped {
-                Gapped::Inserted => return Ok(created.expect("inserted under the latch")),
-                Gapped::Moved => {}
-                Gapped::MineFirst => {
-                    self.lock_gap(table, Some(pk), LockMode::Exclusive)?;
+                Ok(Gapped::Inserted) => return Ok(extended),
+                Ok(Gapped::Moved) => {}
+                Ok(Gapped::MineFirst) => {
+                    self.lock_gap(table, (index, Some(own.clone())), LockMode::Exclusive)?;
                     extended = true;
+                }
+                Err(error) => {
+                    if error.rolled_back_transaction() {
+                        self.end_by_rollback();
+                    }
+                    return Err(error);
                 }
             }
         }
-    }
-
-    /// Asks the lock table to run `insert` once nobody else holds a lock on gap `target`
-    /// (whose key's [`hash_of`] is `key_hash`).
-    fn insert_into_gap(
-        &mut self,
-        table: &Table,
-        target: LockTarget,
-        key_hash: u64,
-        insert: &mut dyn FnMut(bool) -> Gapped,
-    ) -> Result<Gapped, TxnError> {
-        let trx = self.ensure_id()?;
-        let hash = lock_hash(table.id(), &target, key_hash);
-        let request = Request {
-            trx,
-            key: (table.id(), target),
-            hash,
-            mode: LockMode::Exclusive,
-            timeout: self.lock_wait_timeout,
-            interrupt: self.interrupt.as_deref(),
-            nowait: false,
-            table_name: table.name(),
-        };
-        let result = self.shared.locks.insert_into_gap(request, insert);
-        if let Err(error) = &result
-            && error.rolled_back_transaction()
-        {
-            self.end_by_rollback();
-        }
-        result
     }
 
     /// `f` of each row a locking walk ([`Transaction::lock_walk`]) reads, up to the limit:
@@ -290,9 +306,10 @@ impl Transaction {
 
     /// When [`Transaction::index_row`] could not add its entries: with the record's latch
     /// let go, waits until each secondary entry `row` needs (over `old`, the row it
-    /// replaces) can go in, as an insert into the clustered index does, extending this
-    /// transaction's own gap locks below the new entries first. Returns the entries whose
-    /// gap it holds itself, extended.
+    /// replaces) can go in (see [`Transaction::enter_gap`]). Returns the entries whose gap
+    /// this transaction holds itself, extended below them. If it gives up (a timeout, a
+    /// deadlock), the entries an earlier try added go to purge, which takes out those no
+    /// version of the row carries.
     pub(super) fn clear_index_gaps(
         &mut self,
         table: &Table,
@@ -301,40 +318,30 @@ impl Transaction {
         old: Option<&[Value]>,
     ) -> Result<Vec<(usize, IndexEntry)>, TxnError> {
         let latest = table.latest().clone();
+        let entries = latest.entries_to_add(row, pk, old);
         let mut extended = Vec::new();
-        for (i, entry) in latest.entries_to_add(row, pk, old) {
-            let mut mine_too = false;
-            loop {
-                if already_there(&latest, i, &entry, old) {
-                    break;
-                }
-                let next = latest.index_entry_after(i, &entry);
-                let name = next.as_ref().map(entry_name);
-                let key_hash = gap_key_hash(name.as_ref());
-                let target = LockTarget::Gap(Some(i), name);
-                let gapped = self.insert_into_gap(&latest, target, key_hash, &mut |mine| {
-                    if mine && !mine_too {
-                        Gapped::MineFirst
-                    } else if latest.index_entry_after(i, &entry) != next {
-                        Gapped::Moved
-                    } else {
-                        Gapped::Inserted
-                    }
-                })?;
-                match gapped {
-                    Gapped::Inserted => break,
-                    Gapped::Moved => {}
-                    Gapped::MineFirst => {
-                        let name = entry_name(&entry);
-                        let hash = gap_key_hash(Some(&name));
-                        let target = LockTarget::Gap(Some(i), Some(name));
-                        self.lock(&latest, target, hash, LockMode::Exclusive)?;
-                        mine_too = true;
-                    }
-                }
+        for (i, entry) in &entries {
+            if already_there(&latest, *i, entry, old) {
+                continue;
             }
-            if mine_too {
-                extended.push((i, entry));
+            let seek = || latest.index_entry_after(*i, entry);
+            match self.enter_gap(
+                &latest,
+                Some(*i),
+                &entry_name(entry),
+                seek,
+                entry_name,
+                || {},
+            ) {
+                Ok(true) => extended.push((*i, entry.clone())),
+                Ok(false) => {}
+                Err(error) => {
+                    let kept = entries
+                        .into_iter()
+                        .map(|(i, e)| Kept::Entry(latest.clone(), i, e));
+                    self.shared.history.keep(kept.collect());
+                    return Err(error);
+                }
             }
         }
         Ok(extended)
@@ -344,8 +351,7 @@ impl Transaction {
     /// under its gap's latch once no other transaction holds a lock on the gap. `false` if
     /// one does (or this one does, and has not extended it below the entry: `extended` is
     /// what [`Transaction::clear_index_gaps`] returned): the caller lets go of the latch,
-    /// clears the gaps, and tries again. An entry added before stays, as one a later try or
-    /// purge deals with.
+    /// clears the gaps, and tries again. An entry added before stays for the next try.
     pub(super) fn index_row(
         &self,
         table: &Table,

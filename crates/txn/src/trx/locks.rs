@@ -179,7 +179,7 @@ impl Transaction {
                     return Ok(Some((record, None)));
                 }
                 Ok(None) if gaps => {
-                    let newly_gap = self.lock_gap(table, Some(key), mode)?;
+                    let newly_gap = self.lock_gap(table, (None, Some(key.clone())), mode)?;
                     if table.has_entry(key) {
                         return Ok(Some((record, None)));
                     }
