@@ -24,8 +24,9 @@ pub trait Storage {
         range: &KeyRange,
         limit: Option<usize>,
     ) -> Result<Vec<Row>, PlanError>;
-    /// Every row of `table`.
-    fn scan_all(&self, table: &str) -> Result<Vec<Row>, PlanError>;
+    /// Every row of `table` in its clustered index's order (a table without a primary key:
+    /// its hidden row id's, the order rows came in), or the first `limit` of them.
+    fn scan_all(&self, table: &str, limit: Option<usize>) -> Result<Vec<Row>, PlanError>;
     /// Called for every row the executor looks at, before its conditions: an error stops
     /// the execution there (a statement killed, or out of time). None by default.
     fn check(&self) -> Result<(), PlanError> {
@@ -223,7 +224,7 @@ fn read(
                     Some(KeyBound::Exact(v)) => values.push(v),
                     Some(KeyBound::Null | KeyBound::Between { .. }) => return Ok(Vec::new()),
                     // Not comparable as a key: read everything, the conditions decide.
-                    None => return storage.scan_all(&table.name),
+                    None => return storage.scan_all(&table.name, limit),
                 }
             }
             storage.scan(
@@ -245,11 +246,8 @@ fn read(
             Ok(rows)
         }
         Access::Index { index } => storage.scan(&table.name, *index, &KeyRange::All, limit),
-        // With a limit, the rows are wanted in primary key order (`order.rs`), which is
-        // the clustered index's: read only that many, as InnoDB stops its scan there.
-        Access::All if limit.is_some() && table.schema.primary_key.is_some() => {
-            storage.scan(&table.name, IndexId::Primary, &KeyRange::All, limit)
-        }
-        Access::All => storage.scan_all(&table.name),
+        // With a limit, the rows are wanted in the clustered index's order (`order.rs`):
+        // read only that many, as InnoDB stops its scan there.
+        Access::All => storage.scan_all(&table.name, limit),
     }
 }

@@ -187,7 +187,12 @@ impl Storage for MemCatalog {
             .collect())
     }
 
-    fn scan_all(&self, table: &str) -> Result<Vec<Row>, PlanError> {
-        Ok(self.get(table)?.rows.clone())
+    fn scan_all(&self, table: &str, limit: Option<usize>) -> Result<Vec<Row>, PlanError> {
+        let t = self.get(table)?;
+        if t.schema.primary_key.is_some() {
+            return self.scan(table, IndexId::Primary, &KeyRange::All, limit);
+        }
+        let n = limit.unwrap_or(usize::MAX);
+        Ok(t.rows.iter().take(n).cloned().collect())
     }
 }

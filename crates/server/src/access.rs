@@ -8,14 +8,17 @@
 //! changed.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 use std::sync::Arc;
 
+use waterline_planner::bind::BoundTable;
 use waterline_planner::exec::Storage;
 
 use crate::control::Watch;
 use waterline_planner::{Catalog, IndexId, PlanError, TableStats};
 use waterline_txn::{
-    Key, KeyRange, LockMode, LockWait, Row, ScanOptions, Table, TableSchema, Transaction, TxnError,
+    Isolation, Key, KeyRange, LockMark, LockMode, LockWait, Row, ScanOptions, Table, TableSchema,
+    Transaction, TxnError,
 };
 
 /// A transaction seen as the planner's catalog and the executor's storage.
@@ -182,12 +185,47 @@ impl Storage for TxnAccess<'_> {
         self.read(t, index, range.clone(), limit)
     }
 
-    fn scan_all(&self, table: &str) -> Result<Vec<Row>, PlanError> {
+    fn scan_all(&self, table: &str, limit: Option<usize>) -> Result<Vec<Row>, PlanError> {
         let t = self.must(table)?;
-        self.read(t, IndexId::Primary, KeyRange::All, None)
+        self.read(t, IndexId::Primary, KeyRange::All, limit)
     }
 
     fn check(&self) -> Result<(), PlanError> {
         self.watch.check().map_err(|e| self.fail(e))
+    }
+}
+
+/// READ COMMITTED's end of a locking read: gives back the row locks `trx` took since `mark`
+/// on rows the statement did not select, so it keeps those of `rows` (the executor's joined
+/// rows, by position in `from`) alone, as InnoDB's does (see
+/// [`Transaction::unlock_rows_since`]; nothing happens at other levels). A table without a
+/// primary key keeps every lock: its rows do not carry the hidden row id their locks name.
+pub(crate) fn unlock_unselected(
+    trx: &mut Transaction,
+    mark: LockMark,
+    tables: &[Table],
+    from: &[BoundTable],
+    rows: &[Vec<Row>],
+) {
+    if trx.isolation() != Isolation::ReadCommitted {
+        return;
+    }
+    let mut done = HashSet::new();
+    for table in tables {
+        let Some(pk) = &table.schema().primary_key else {
+            continue;
+        };
+        if !done.insert(table.id()) {
+            continue;
+        }
+        let positions: Vec<usize> = (0..from.len())
+            .filter(|&i| from[i].name.eq_ignore_ascii_case(table.name()))
+            .collect();
+        let selected: HashSet<Key> = rows
+            .iter()
+            .flat_map(|joined| positions.iter().map(move |&i| &joined[i]))
+            .map(|row| pk.iter().map(|&c| row[c].clone()).collect())
+            .collect();
+        trx.unlock_rows_since(mark, table, |key| selected.contains(key));
     }
 }

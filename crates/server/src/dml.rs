@@ -1,6 +1,7 @@
 //! INSERT, UPDATE and DELETE over the session's transaction. Each statement is one engine
 //! statement: if any row fails, every change of the statement is undone.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -9,8 +10,10 @@ use sqlparser::ast::{
 };
 use waterline_planner::bind::{Binder, BoundSelect, BoundTable, object_name};
 use waterline_planner::exec::execute;
-use waterline_planner::{Env, Expr, Planner};
-use waterline_txn::{Key, KeyRange, LockMode, Row, ScanOptions, Table, Transaction, Value};
+use waterline_planner::{Access, Env, Expr, IndexId, Planner};
+use waterline_txn::{
+    Isolation, Key, KeyRange, LockMode, Row, ScanOptions, Table, Transaction, Value,
+};
 
 use crate::access::TxnAccess;
 use crate::error::SqlError;
@@ -299,43 +302,95 @@ fn delete_conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<u
     Ok(doomed.len() as u64)
 }
 
+/// Whether `row` of the table `filter` (a bound WHERE of one table) reads meets it.
+fn selects(filter: &BoundSelect, row: &Row, params: &[Value]) -> Result<bool, SqlError> {
+    let env = Env {
+        rows: &[Some(row)],
+        params,
+    };
+    for c in &filter.conds {
+        if !c.is_true(env)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// The rows of `table` that `filter` (its bound WHERE) selects, with their primary keys,
-/// locked for update.
+/// locked for update; `update` for an UPDATE, which may read semi-consistently.
+///
+/// Under READ COMMITTED the statement keeps the locks of these rows alone, as InnoDB's does:
+/// - An UPDATE that scans the clustered index (not a unique search) reads
+///   **semi-consistently**: it reads each row's version as of the statement's view without a
+///   lock, and only a row whose version meets WHERE is locked (waiting for a holder), read
+///   again at its newest and kept if it still meets WHERE. So it passes over the rows other
+///   transactions hold that it would not change, where InnoDB reads the last committed
+///   version of a locked row ("semi-consistent read", MySQL 8.0 manual 17.7.2.1).
+/// - Otherwise (DELETE, or a search of a secondary index) every row read is locked, waiting
+///   for a holder, and the rows WHERE rejects are unlocked afterwards (InnoDB's
+///   `unlock_row`).
+///
+/// Under REPEATABLE READ and SERIALIZABLE every row read stays locked, with the gaps.
 fn target_rows(
     s: &mut Session,
     trx: &mut Transaction,
-    db: &str,
-    table: &Table,
+    (db, table): (&str, &Table),
     filter: &Arc<BoundSelect>,
     params: &[Value],
+    update: bool,
 ) -> Result<Vec<(Key, Row)>, SqlError> {
+    let committed = trx.isolation() == Isolation::ReadCommitted;
+    let mark = trx.lock_mark();
+    let (rows, locked) = candidates(s, trx, (db, table), filter, params, committed && update)?;
+    if !committed {
+        return Ok(rows);
+    }
+    if locked {
+        let selected: HashSet<&Key> = rows.iter().map(|(key, _)| key).collect();
+        trx.unlock_rows_since(mark, table, |key| selected.contains(key));
+        return Ok(rows);
+    }
+    let mut kept = Vec::with_capacity(rows.len());
+    for (key, _) in rows {
+        s.watch.check()?;
+        let mark = trx.lock_mark();
+        match trx.get_for_update(table, key.clone())? {
+            Some(row) if selects(filter, &row, params)? => kept.push((key, row)),
+            _ => {
+                trx.unlock_rows_since(mark, table, |_| false);
+            }
+        }
+    }
+    Ok(kept)
+}
+
+/// The rows of `table` that `filter` selects, and whether they were read locked: without a
+/// lock if `semi_consistent` and the plan scans the clustered index, locked for update
+/// otherwise.
+fn candidates(
+    s: &mut Session,
+    trx: &mut Transaction,
+    (db, table): (&str, &Table),
+    filter: &Arc<BoundSelect>,
+    params: &[Value],
+    semi_consistent: bool,
+) -> Result<(Vec<(Key, Row)>, bool), SqlError> {
     if table.schema().primary_key.is_none() {
         // No primary key: only the hidden row id finds a row again; read them all with it.
         s.no_index_used = true;
-        let all = trx.scan_with(
-            table,
-            KeyRange::All,
-            ScanOptions {
-                lock: Some(LockMode::Exclusive),
-                ..ScanOptions::default()
-            },
-        )?;
+        let lock = (!semi_consistent).then_some(LockMode::Exclusive);
+        let options = ScanOptions {
+            lock,
+            ..ScanOptions::default()
+        };
         let mut out = Vec::new();
-        for (key, row) in all {
+        for (key, row) in trx.scan_with(table, KeyRange::All, options)? {
             s.watch.check()?;
-            let env = Env {
-                rows: &[Some(&row)],
-                params,
-            };
-            let mut keep = true;
-            for c in &filter.conds {
-                keep = keep && c.is_true(env)?;
-            }
-            if keep {
+            if selects(filter, &row, params)? {
                 out.push((key, row));
             }
         }
-        return Ok(out);
+        return Ok((out, lock.is_some()));
     }
     let pk = table.schema().primary_key.clone().unwrap_or_default();
     let tables = std::slice::from_ref(table);
@@ -344,20 +399,40 @@ fn target_rows(
         .mode(s.planner)
         .optimize(Arc::clone(filter), params)
         .map_err(|e| plan_failure(&access, e))?;
+    let semi_consistent = semi_consistent && scans_clustered(&plan);
+    let access = if semi_consistent {
+        drop(access);
+        TxnAccess::new(db, tables, trx, None, s.watch.clone())
+    } else {
+        access
+    };
     let run = execute(&plan, &access, params).map_err(|e| plan_failure(&access, e))?;
     s.no_index_used |= crate::select::scans_without_index(&plan);
     s.shared
         .counters
         .rows_examined
         .fetch_add(run.examined.iter().sum(), Ordering::Relaxed);
-    Ok(run
+    let rows = run
         .rows
         .into_iter()
         .map(|mut joined| {
             let row = joined.swap_remove(0);
             (pk.iter().map(|&c| row[c].clone()).collect(), row)
         })
-        .collect())
+        .collect();
+    Ok((rows, !semi_consistent))
+}
+
+/// Whether `plan` (of one table) walks its clustered index: every row, or a range or a
+/// prefix of the primary key. InnoDB reads semi-consistently there only, not in a unique
+/// search and not through a secondary index.
+fn scans_clustered(plan: &waterline_planner::Plan) -> bool {
+    plan.impossible.is_none()
+        && plan.tables.iter().all(|t| match &t.access {
+            Access::All => true,
+            Access::Range { index, .. } | Access::Ref { index, .. } => *index == IndexId::Primary,
+            _ => false,
+        })
 }
 
 /// An UPDATE bound against the catalog.
@@ -434,7 +509,7 @@ pub(crate) fn update(
     let strict = s.sql_mode.strict;
     let mut warnings = Vec::new();
     let (matched, changed) = s.with_trx(|s, trx| {
-        let targets = target_rows(s, trx, db, table, filter, where_values)?;
+        let targets = target_rows(s, trx, (db, table), filter, where_values, true)?;
         let (mut matched, mut changed) = (0u64, 0u64);
         for (key, old) in targets {
             s.watch.check()?;
@@ -528,7 +603,7 @@ pub(crate) fn delete(
 ) -> Result<Response, SqlError> {
     let BoundDelete { db, table, filter } = bound;
     let deleted = s.with_trx(|s, trx| {
-        let targets = target_rows(s, trx, db, table, filter, params)?;
+        let targets = target_rows(s, trx, (db, table), filter, params, false)?;
         let mut n = 0;
         for (key, _) in targets {
             s.watch.check()?;

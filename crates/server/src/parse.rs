@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use sqlparser::ast::{Set, Statement};
+use sqlparser::ast::{LockClause, LockType, Set, Statement};
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -152,6 +152,34 @@ fn check_operator_chains(sql: &str) -> Result<(), SqlError> {
     Ok(())
 }
 
+/// `sql` without its last words if they are `LOCK IN SHARE MODE` (as tokens, not in a
+/// comment or a string), else `None`.
+fn without_lock_in_share_mode(sql: &str) -> Option<&str> {
+    const CLAUSE: [&str; 4] = ["LOCK", "IN", "SHARE", "MODE"];
+    let mut rest = sql.trim_end_matches(|c: char| c.is_whitespace() || c == ';');
+    for word in CLAUSE.iter().rev() {
+        let cut = rest.len().checked_sub(word.len())?;
+        if !rest.is_char_boundary(cut) || !rest[cut..].eq_ignore_ascii_case(word) {
+            return None;
+        }
+        rest = &rest[..cut];
+        if !rest.ends_with(char::is_whitespace) {
+            return None;
+        }
+        rest = rest.trim_end();
+    }
+    let tokens = Tokenizer::new(&MySqlDialect {}, sql).tokenize().ok()?;
+    let mut tail = tokens
+        .iter()
+        .rev()
+        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon));
+    let tokens_too = CLAUSE.iter().rev().all(|word| {
+        matches!(tail.next(), Some(Token::Word(w))
+            if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
+    });
+    tokens_too.then_some(rest)
+}
+
 /// Parses exactly one statement (a trailing `;` is fine).
 pub fn one(sql: &str) -> Result<Parsed, SqlError> {
     let word = |n: usize, like: &[&str]| {
@@ -175,10 +203,27 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
         return Ok(Parsed::Statement(Box::new(statement.clone())));
     }
     check_operator_chains(sql)?;
-    let mut statements = Parser::parse_sql(&MySqlDialect {}, sql).map_err(SqlError::parse)?;
+    let shared_lock = without_lock_in_share_mode(sql);
+    let text = shared_lock.unwrap_or(sql);
+    let mut statements = Parser::parse_sql(&MySqlDialect {}, text).map_err(SqlError::parse)?;
     match statements.len() {
         1 => {
             let mut statement = statements.remove(0);
+            if shared_lock.is_some() {
+                // MySQL's older spelling of FOR SHARE, which sqlparser does not know.
+                match &mut statement {
+                    Statement::Query(q) if q.locks.is_empty() => q.locks.push(LockClause {
+                        lock_type: LockType::Share,
+                        of: None,
+                        nonblock: None,
+                    }),
+                    _ => {
+                        return Err(SqlError::parse(
+                            "LOCK IN SHARE MODE ends a SELECT without another locking clause",
+                        ));
+                    }
+                }
+            }
             // sqlparser drops MySQL's scope word in `SET SESSION TRANSACTION ...`.
             if let Statement::Set(Set::SetTransaction { session, .. }) = &mut statement
                 && word(1, &["SESSION", "GLOBAL"])
@@ -233,6 +278,40 @@ mod tests {
                 panic!("{sql}: not a statement");
             };
             assert_eq!(vec![*ours], sqlparser(sql), "{sql}");
+        }
+    }
+
+    #[test]
+    fn lock_in_share_mode_is_for_share() {
+        for sql in [
+            "SELECT a FROM t WHERE a = 1 LOCK IN SHARE MODE",
+            "select a from t where a = 1\nlock  in share\tmode ;",
+        ] {
+            let Parsed::Statement(ours) = one(sql).unwrap() else {
+                panic!("{sql}: not a statement");
+            };
+            assert_eq!(
+                vec![*ours],
+                sqlparser("SELECT a FROM t WHERE a = 1 FOR SHARE"),
+                "{sql}"
+            );
+        }
+        for sql in [
+            "SELECT a FROM t -- LOCK IN SHARE MODE",
+            "SELECT 'LOCK IN SHARE MODE'",
+            "SELECT a FROM t FOR UPDATE LOCK IN SHARE MODE",
+            "UPDATE t SET a = 1 LOCK IN SHARE MODE",
+            "SELECT a FROM t `LOCK` IN SHARE MODE",
+        ] {
+            let parsed = one(sql);
+            assert!(
+                match &parsed {
+                    Ok(Parsed::Statement(s)) =>
+                        matches!(&**s, Statement::Query(q) if q.locks.is_empty()),
+                    _ => true,
+                },
+                "{sql}: {parsed:?}"
+            );
         }
     }
 

@@ -92,7 +92,7 @@ pub use lock::{DataLock, DataLockWait, LockMode, LockWait};
 pub use schema::{Column, ColumnType, IndexDef, TableSchema};
 pub use stats::{Counter, Stats, StatsSnapshot};
 pub use table::{KeyRange, Table, TableId};
-pub use trx::{Savepoint, ScanOptions, Transaction};
+pub use trx::{LockMark, Savepoint, ScanOptions, Transaction};
 pub use trx_sys::{TrxInfo, TrxSys};
 pub use value::{DateTime, Decimal, MAX_DECIMAL_SCALE, Row, Text, Value, copy_row};
 pub use waterline_commit::{FlushPolicy, GroupCommitConfig, GroupCommitStats, Lsn, Tail, Wakeup};

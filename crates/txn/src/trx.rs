@@ -201,6 +201,10 @@ pub struct Transaction {
     interrupt: Option<Arc<AtomicBool>>,
 }
 
+/// A place in a transaction's list of locks (see [`Transaction::lock_mark`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LockMark(usize);
+
 /// Where a statement started: enough to undo it alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Savepoint {

@@ -1,6 +1,7 @@
 //! Gap and next-key locks beyond the scenario scripts: what purge leaves in the index for
 //! them, descending walks, an inserter's own lock after it split a gap, and phantoms under
-//! concurrency (locking walks that repeat while inserters and deleters run).
+//! concurrency (locking walks that repeat while inserters and deleters run); and READ
+//! COMMITTED's release of the rows a statement locked but did not select.
 
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -460,4 +461,31 @@ fn a_repeated_locking_walk_sees_no_phantom_under_concurrency() {
         walks.load(Ordering::Relaxed) > 10,
         "the readers got to walk"
     );
+}
+
+#[test]
+fn read_committed_gives_back_the_rows_a_statement_locked_but_did_not_select() {
+    let (engine, t) = engine(Duration::ZERO);
+    load(&engine, &t, &[1, 2, 3, 4]);
+    for (isolation, released) in [
+        (Isolation::ReadCommitted, true),
+        (Isolation::RepeatableRead, false),
+    ] {
+        let mut trx = engine.begin(isolation);
+        // Held before the statement: stays, selected or not.
+        trx.get_for_update(&t, Key::one(1)).unwrap();
+        let mark = trx.lock_mark();
+        let read = trx.scan_with(&t, KeyRange::All, for_update(false));
+        assert_eq!(ids(read.unwrap()), [1, 2, 3, 4]);
+        // The statement selected row 3.
+        let gone = trx.unlock_rows_since(mark, &t, |key| *key == Key::one(3));
+        assert_eq!(gone, if released { 2 } else { 0 }, "{isolation:?}");
+        for (id, free) in [(1, false), (2, released), (3, false), (4, released)] {
+            let mut other = engine.begin(Isolation::ReadCommitted);
+            let got = other.get_for_update(&t, Key::one(id));
+            assert_eq!(got.is_ok(), free, "{isolation:?}: row {id}");
+            other.rollback();
+        }
+        trx.rollback();
+    }
 }

@@ -22,7 +22,7 @@ use waterline_txn::{LockMode, LockWait, Row, Table, Value};
 
 mod group_by;
 
-use crate::access::TxnAccess;
+use crate::access::{TxnAccess, unlock_unselected};
 use crate::error::SqlError;
 use crate::session::{Response, ResultColumn, Session};
 use crate::types::{ColumnMeta, value_wire_type};
@@ -748,6 +748,7 @@ pub(crate) fn read(
 ) -> Result<Response, SqlError> {
     let select = select_of(q)?;
     let window = limit_offset(q, params)?;
+    let mark = trx.lock_mark();
     let access = TxnAccess::new(db, &bound.tables, trx, lock, s.watch.clone()).waiting(bound.wait);
     let usable = usable_rows(q, select, &bound.select, window);
     let plan = Planner::new(&access)
@@ -763,6 +764,10 @@ pub(crate) fn read(
         .counters
         .rows_examined
         .fetch_add(run.examined.iter().sum(), AtomicOrdering::Relaxed);
+    drop(access);
+    if lock.is_some() {
+        unlock_unselected(trx, mark, &bound.tables, &bound.select.tables, &run.rows);
+    }
     project(s, &bound.projection, select, run.rows, params, window)
 }
 

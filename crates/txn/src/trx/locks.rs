@@ -80,6 +80,42 @@ impl Transaction {
         }
     }
 
+    /// Where this transaction's list of locks stands: the locks a statement takes after it
+    /// are the statement's own, which [`Transaction::unlock_rows_since`] may give back.
+    pub fn lock_mark(&self) -> LockMark {
+        LockMark(self.locks.len())
+    }
+
+    /// READ COMMITTED's release of the rows a statement locked but did not select (InnoDB's
+    /// `unlock_row`, which MySQL calls for each row its WHERE rejects): gives back every row
+    /// lock on `table` taken since `mark` whose key `keep` refuses, and returns how many.
+    ///
+    /// Only under READ COMMITTED. Under REPEATABLE READ and SERIALIZABLE a row a locking read
+    /// has seen stays locked whether or not it matched, as InnoDB's does: the lock is what
+    /// stops the row from changing under a repeated read. A lock held before `mark` stays
+    /// (the row was the transaction's before this statement), and so does every gap lock.
+    pub fn unlock_rows_since(
+        &mut self,
+        mark: LockMark,
+        table: &Table,
+        keep: impl Fn(&Key) -> bool,
+    ) -> usize {
+        let Some(id) = self.id else {
+            return 0;
+        };
+        if self.isolation != Isolation::ReadCommitted || mark.0 >= self.locks.len() {
+            return 0;
+        }
+        let statement = self.locks.split_off(mark.0);
+        let (gone, kept): (Vec<Held>, Vec<Held>) =
+            statement.into_iter().partition(|(_, (t, target))| {
+                *t == table.id() && matches!(target, LockTarget::Row(key) if !keep(key))
+            });
+        self.locks.extend(kept);
+        self.shared.locks.release_all(id, &gone);
+        gone.len()
+    }
+
     /// Waits while `pending`, another transaction's uncommitted version of `record`,
     /// locks the row implicitly (see [`crate::EngineConfig::implicit_insert_locks`]).
     pub(super) fn wait_for_writer(
