@@ -6,6 +6,8 @@
 //!
 //! This facade re-exports the parts that exist so far:
 //!
+//! * [`types`]: values, keys and their byte encoding, schemas, key ranges and index
+//!   statistics, which the engine and the planner share.
 //! * [`readview`]: InnoDB's sorted-vector read view, the book's hybrid bitmap + vector view,
 //!   and CSN snapshots, with the global active-transaction sets they are copied from.
 //! * [`txn`]: the transaction system and row store: [`Engine`], [`Transaction`], READ
@@ -35,6 +37,7 @@ pub use waterline_throttle as throttle;
 pub use waterline_tpcc as tpcc;
 pub use waterline_txn as txn;
 pub use waterline_txn::{Engine, EngineConfig, Isolation, Transaction, TxnError, ViewClose};
+pub use waterline_types as types;
 
 /// The README's examples, compiled and run as doctests so that they stay true.
 #[doc = include_str!("../README.md")]

@@ -17,7 +17,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use sqlparser::ast::Statement;
 use waterline_planner::Planner;
 use waterline_planner::bind::bind_query;
-use waterline_txn::Value;
+use waterline_types::Value;
 
 const STATEMENTS: [(&str, &str); 3] = [
     (

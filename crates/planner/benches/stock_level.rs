@@ -16,7 +16,7 @@ mod common;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use waterline_planner::exec::execute;
 use waterline_planner::{Planner, PlannerMode};
-use waterline_txn::Value;
+use waterline_types::Value;
 
 const STOCK_LEVEL_JOIN: &str = "SELECT ol_i_id FROM district JOIN order_line \
      ON ol_w_id = d_w_id AND ol_d_id = d_id \

@@ -8,7 +8,7 @@ use sqlparser::ast::{
 };
 use std::sync::Arc;
 
-use waterline_txn::{Decimal, TableSchema, Value};
+use waterline_types::{Decimal, TableSchema, Value};
 
 use crate::PlanError;
 use crate::catalog::Catalog;

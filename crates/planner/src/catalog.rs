@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use waterline_txn::{Key, KeyRange, Row, TableSchema};
+use waterline_types::{Key, KeyRange, Row, TableSchema};
 
 use crate::PlanError;
 

@@ -5,7 +5,7 @@
 //! regression test), and so that "a range never loses a row" can be property-tested. The
 //! server runs plans over transactions with its own executor.
 
-use waterline_txn::{Key, KeyRange, Row, Value};
+use waterline_types::{Key, KeyRange, Row, Value};
 
 use crate::PlanError;
 use crate::catalog::IndexId;

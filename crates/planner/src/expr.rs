@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use smallvec::SmallVec;
-use waterline_txn::{Row, Value};
+use waterline_types::{Row, Value};
 
 use crate::PlanError;
 use crate::table_map::TableMap;

@@ -32,7 +32,7 @@
 //!
 //! ```
 //! use waterline_planner::{MemCatalog, Planner, PlannerMode, explain};
-//! use waterline_txn::{Column, ColumnType, TableSchema, Value};
+//! use waterline_types::{Column, ColumnType, TableSchema, Value};
 //!
 //! let mut catalog = MemCatalog::new("test");
 //! let schema = TableSchema::new("t", vec![Column::new("a", ColumnType::Int), Column::new("b", ColumnType::Int)])
@@ -68,7 +68,7 @@ use sqlparser::ast::{self, Statement};
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 use thiserror::Error;
-use waterline_txn::Value;
+use waterline_types::Value;
 
 pub use bind::{BoundSelect, BoundTable, SessionValues};
 pub use catalog::{Catalog, IndexId, TableStats};

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use waterline_txn::{IndexStats, Key, KeyRange, Row, TableSchema};
+use waterline_types::{IndexStats, Key, KeyRange, Row, TableSchema};
 
 use crate::PlanError;
 use crate::catalog::{Catalog, IndexId, TableStats};

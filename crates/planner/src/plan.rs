@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use waterline_txn::{ColumnType, Key, KeyRange, Row, TableSchema};
+use waterline_types::{ColumnType, Key, KeyRange, Row, TableSchema};
 
 use crate::PlannerMode;
 use crate::bind::BoundSelect;

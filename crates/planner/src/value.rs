@@ -8,7 +8,7 @@
 
 use std::cmp::Ordering;
 
-use waterline_txn::{ColumnType, DateTime, Decimal, Value};
+use waterline_types::{ColumnType, DateTime, Decimal, Value};
 
 use crate::PlanError;
 

@@ -7,7 +7,7 @@
 use proptest::prelude::*;
 use waterline_planner::exec::{execute, execute_first};
 use waterline_planner::{Env, Expr, MemCatalog, Planner, PlannerMode};
-use waterline_txn::{Column, ColumnType, Row, TableSchema, Value};
+use waterline_types::{Column, ColumnType, Row, TableSchema, Value};
 
 /// `t(a INT PRIMARY KEY, b INT, c INT NULL, KEY k_bc (b, c), KEY k_c (c))` and
 /// `u(k INT PRIMARY KEY, v INT)`.

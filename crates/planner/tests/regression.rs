@@ -15,7 +15,7 @@ mod common;
 use waterline_planner::exec::execute;
 use waterline_planner::explain::{explain, table};
 use waterline_planner::{MemCatalog, Plan, Planner, PlannerMode, TableMap};
-use waterline_txn::Value;
+use waterline_types::Value;
 
 use common::{Scale, tpcc};
 

@@ -31,7 +31,7 @@ use std::sync::OnceLock;
 use waterline_planner::exec::execute_first;
 use waterline_planner::explain::{explain, table};
 use waterline_planner::{MemCatalog, Planner, PlannerMode};
-use waterline_txn::{Column, ColumnType, TableSchema, Value};
+use waterline_types::{Column, ColumnType, TableSchema, Value};
 
 use common::{Scale, tpcc};
 

@@ -117,6 +117,12 @@ impl From<PlanError> for SqlError {
     }
 }
 
+impl From<waterline_txn::SchemaError> for SqlError {
+    fn from(e: waterline_txn::SchemaError) -> SqlError {
+        SqlError::from(TxnError::from(e))
+    }
+}
+
 impl From<TxnError> for SqlError {
     fn from(e: TxnError) -> SqlError {
         let (code, state, message) = match &e {

@@ -33,6 +33,7 @@ use waterline_commit::{
 };
 use waterline_readview::TrxId;
 
+use crate::KeyRange;
 use crate::commit::{CommitPipeline, CommitTicket, RedoRecord};
 use crate::config::{CommitConfig, Isolation};
 use crate::engine::Engine;
@@ -40,7 +41,7 @@ use crate::error::TxnError;
 use crate::redo::Entry;
 use crate::schema::TableSchema;
 use crate::stats::Counter;
-use crate::table::{KeyRange, Table};
+use crate::table::Table;
 use crate::trx::ScanOptions;
 
 /// Rows per image entry when writing a checkpoint (and per transaction when loading one).

@@ -587,9 +587,9 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::KeyRange;
     use crate::key::Key;
     use crate::schema::{Column, ColumnType};
-    use crate::table::KeyRange;
 
     #[test]
     fn commits_help_purge_only_while_the_transactions_fill_the_cpus() {

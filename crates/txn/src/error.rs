@@ -154,3 +154,18 @@ impl From<ConfigError> for TxnError {
         TxnError::Config(error.to_string())
     }
 }
+/// A schema's refusal is the engine's [`TxnError::Schema`].
+impl From<waterline_types::SchemaError> for TxnError {
+    fn from(e: waterline_types::SchemaError) -> TxnError {
+        let waterline_types::SchemaError {
+            table,
+            column,
+            reason,
+        } = e;
+        TxnError::Schema {
+            table,
+            column,
+            reason,
+        }
+    }
+}

@@ -25,11 +25,12 @@
 //!   clustered skip-list index per table, secondary indexes whose hits are rechecked.
 //! - `hash_index.rs`: the hash map beside each clustered index that point lookups use;
 //!   `flat_map.rs`: its shards, linear-probing tables of (hash, record) slots.
-//! - `key.rs`: keys as bytes that sort as their values do, stored inline when short.
-//! - `index_stats.rs`: per-index statistics for planners (rows per key prefix, a range
-//!   histogram), recomputed after a tenth of the index changed.
-//! - `lock.rs`: shared/exclusive row locks, lock-wait timeout, wait-for-graph deadlock
-//!   detection; the victim's error is typed and retryable.
+//! - Values, keys (bytes that sort as their values do), schemas, key ranges and index
+//!   statistics are `waterline-types`', which the planner shares; the engine keeps each
+//!   index's statistics there, recomputed after a tenth of the index changed.
+//! - `lock.rs`: record, gap, next-key and insert-intention locks (InnoDB's modes), lock-wait
+//!   timeout, wait-for-graph deadlock detection; the victim's error is typed and retryable.
+//!   `trx/gaps.rs`: which of them a walk, a point read and an insert take.
 //! - `trx.rs`: the embedded API ([`Transaction`]), statements, undo.
 //! - `spare.rs`: the lock and undo lists a thread's transactions reuse.
 //! - `purge.rs`: the history list of committed changes that purge visits.
@@ -50,8 +51,8 @@
 //!
 //! ## Left out
 //!
-//! Gap and next-key locks (locking range reads see phantoms; unique secondary values are
-//! locked as values instead), SERIALIZABLE and READ UNCOMMITTED, savepoints by name, DDL
+//! SERIALIZABLE (the SQL layer builds it as InnoDB does, from REPEATABLE READ and shared
+//! locks), READ UNCOMMITTED, savepoints by name, DDL
 //! beyond CREATE TABLE, changing a primary key in place, and a buffer pool: everything is in
 //! memory, and a durable engine keeps its data as a checkpoint image plus the log after it
 //! (recovery reads all of it back at startup).
@@ -65,20 +66,16 @@ mod error;
 mod flat_map;
 mod hash_index;
 pub mod horizon;
-mod index_stats;
-mod key;
 mod lock;
 mod prefetch;
 mod purge;
 mod redo;
-mod schema;
 mod spare;
 mod stats;
 mod sync;
 mod table;
 mod trx;
 mod trx_sys;
-mod value;
 mod version;
 
 pub use commit::{CommitPipeline, CommitTicket, Immediate, RedoRecord};
@@ -86,15 +83,17 @@ pub use config::{CommitConfig, EngineConfig, Isolation, ViewClose};
 pub use durable::{CheckpointReport, Recovery};
 pub use engine::{Engine, PurgeReport};
 pub use error::{Interruption, TxnError};
-pub use index_stats::{DIVE, IndexStats};
-pub use key::{INLINE_KEY_BYTES, Key};
 pub use lock::{DataLock, DataLockWait, LockMode, LockWait};
-pub use schema::{Column, ColumnType, IndexDef, TableSchema};
 pub use stats::{Counter, Stats, StatsSnapshot};
-pub use table::{KeyRange, Table, TableId};
+pub use table::{Table, TableId};
 pub use trx::{LockMark, Savepoint, ScanOptions, Transaction};
 pub use trx_sys::{TrxInfo, TrxSys};
-pub use value::{DateTime, Decimal, MAX_DECIMAL_SCALE, Row, Text, Value, copy_row};
+pub use waterline_types::{
+    Column, ColumnType, DIVE, DateTime, Decimal, INLINE_KEY_BYTES, IndexDef, IndexStats, Key,
+    KeyRange, MAX_DECIMAL_SCALE, Row, SchemaError, TableSchema, Text, Value, copy_row,
+};
+// The engine's own paths to the vocabulary it shares with the planner.
 pub use waterline_commit::{FlushPolicy, GroupCommitConfig, GroupCommitStats, Lsn, Tail, Wakeup};
 pub use waterline_readview::{SnapshotKind, TrxId};
 pub use waterline_throttle::{AdaptiveConfig, Admission, Metrics as AdmissionMetrics, Policy};
+use waterline_types::{index_stats, key, schema, value};

@@ -22,6 +22,7 @@ use waterline_readview::TrxId;
 
 use waterline_throttle::Permit;
 
+use crate::KeyRange;
 use crate::commit::{CommitTicket, RedoRecord};
 use crate::config::Isolation;
 use crate::engine::Shared;
@@ -34,7 +35,7 @@ use crate::purge::{Tables, Touched};
 use crate::schema::project;
 use crate::spare::{self, Spares};
 use crate::stats::{Counter, thread_hint};
-use crate::table::{Kept, KeyRange, Table, Walk};
+use crate::table::{Kept, Table, Walk};
 use crate::trx_sys::View;
 use crate::value::{Row, Value, copy_row};
 use crate::version::{Draft, RecordRef, Version};

@@ -2,7 +2,7 @@
 //! (MySQL's `best_access_path`), and MySQL's default selectivities for what it leaves to the
 //! filter.
 
-use waterline_txn::{Key, KeyRange};
+use waterline_types::{Key, KeyRange};
 
 use super::{Optimizer, RangeCandidate};
 use crate::catalog::IndexId;

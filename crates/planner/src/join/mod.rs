@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use waterline_txn::{Key, KeyRange, Row, Value};
+use waterline_types::{Key, KeyRange, Row, Value};
 
 use crate::bind::BoundSelect;
 use crate::catalog::{Catalog, IndexId};

@@ -14,7 +14,7 @@
 
 use std::ops::Bound;
 
-use waterline_txn::{TableSchema, Value};
+use waterline_types::{TableSchema, Value};
 
 use super::{KeyTree, SelArg, SelTree, tree_and, tree_or};
 use crate::catalog::IndexId;

@@ -7,7 +7,7 @@ mod sel_arg;
 
 use std::ops::Bound;
 
-use waterline_txn::{Key, KeyRange, Value};
+use waterline_types::{Key, KeyRange, Value};
 
 pub use mm_tree::{RangeParam, get_mm_tree, get_mm_tree_and};
 pub use sel_arg::{Interval, KeyTree, Node, SelArg, key_and, key_or};

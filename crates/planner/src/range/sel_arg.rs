@@ -22,7 +22,7 @@
 use std::cmp::Ordering;
 use std::ops::Bound;
 
-use waterline_txn::Value;
+use waterline_types::Value;
 
 /// An interval of one key part's values.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use waterline_planner::MemCatalog;
-use waterline_txn::{Column, ColumnType, DateTime, Decimal, Row, TableSchema, Value};
+use waterline_types::{Column, ColumnType, DateTime, Decimal, Row, TableSchema, Value};
 
 /// How big the data set is.
 #[derive(Clone, Copy, Debug)]

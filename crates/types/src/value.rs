@@ -85,7 +85,7 @@ impl Value {
 
     /// Whether `other` is this value as stored, kind and DECIMAL scale included (equal
     /// values can differ there: 1.5 and 1.50).
-    pub(crate) fn is_stored_as(&self, other: &Value) -> bool {
+    pub fn is_stored_as(&self, other: &Value) -> bool {
         match (self, other) {
             (Value::Null, Value::Null) => true,
             (Value::Int(a), Value::Int(b)) => a == b,

@@ -11,7 +11,7 @@
 //!   key prefix; rows per prefix is entries / distinct.
 //! - **an equi-depth histogram**: the same walk keeps every `step`-th key; the entries in a
 //!   range are about `step` times the kept keys inside it.
-//! - **a short dive for small ranges**: [`crate::Table::estimate_range`] takes the
+//! - **a short dive for small ranges**: [``Table::estimate_range` (in the engine)`] takes the
 //!   histogram's answer for a large range, and counts a small one exactly up to [`DIVE`]
 //!   entries, so small ranges (a customer's orders, one last name) stay exact.
 //!
@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use parking_lot::Mutex;
 
 use crate::key::Key;
-use crate::table::KeyRange;
+use crate::range::KeyRange;
 
 /// Entries a range estimate counts exactly before it turns to the histogram.
 pub const DIVE: usize = 256;
@@ -112,7 +112,7 @@ impl IndexStats {
 
 /// One index's cached statistics.
 #[derive(Debug, Default)]
-pub(crate) struct StatsSlot {
+pub struct StatsSlot {
     current: Mutex<Option<Arc<IndexStats>>>,
     /// Set while one planner recomputes: the others use the stale statistics meanwhile.
     refreshing: AtomicBool,
@@ -121,7 +121,7 @@ pub(crate) struct StatsSlot {
 impl StatsSlot {
     /// The statistics, recomputed with `walk` if there are none or the index (now `len`
     /// entries) changed by a tenth.
-    pub(crate) fn get(&self, len: usize, walk: impl FnOnce() -> IndexStats) -> Arc<IndexStats> {
+    pub fn get(&self, len: usize, walk: impl FnOnce() -> IndexStats) -> Arc<IndexStats> {
         let current = self.current.lock().clone();
         match current {
             Some(stats) if !stats.stale(len) => stats,

@@ -295,7 +295,7 @@ impl Key {
     /// upper bound for a backward walk of a prefix; `None` when no key is above them all
     /// (an empty key, or one of `ff` bytes only). Not a key of values: its last byte may
     /// stop mid-value.
-    pub(crate) fn prefix_end(&self) -> Option<Key> {
+    pub fn prefix_end(&self) -> Option<Key> {
         let mut bytes = self.0.clone();
         while let Some(last) = bytes.pop() {
             if last < u8::MAX {
@@ -315,18 +315,18 @@ impl Key {
     }
 
     /// Each value's bytes, tag first.
-    pub(crate) fn spans(&self) -> Spans<'_> {
+    pub fn spans(&self) -> Spans<'_> {
         Spans(&self.0)
     }
 }
 
 /// The values' byte spans of a key.
-pub(crate) struct Spans<'a>(&'a [u8]);
+pub struct Spans<'a>(&'a [u8]);
 
 /// How many significant bytes the INT whose bytes (tag first) are `span` has; `None` if it
 /// is not an INT. A key checker tells by it whether the value fits a column without
 /// decoding it.
-pub(crate) fn int_width(span: &[u8]) -> Option<usize> {
+pub fn int_width(span: &[u8]) -> Option<usize> {
     let tag = span[0];
     (INT_ZERO - 8..=INT_ZERO + 8)
         .contains(&tag)
@@ -449,7 +449,7 @@ fn encode_decimal(out: &mut Bytes, d: Decimal) {
 }
 
 /// The value whose bytes are `span` (one of [`Spans`]).
-pub(crate) fn decode(span: &[u8]) -> Value {
+pub fn decode(span: &[u8]) -> Value {
     let (tag, body) = (span[0], &span[1..]);
     match tag {
         NULL => Value::Null,

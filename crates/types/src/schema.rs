@@ -1,7 +1,7 @@
 //! Table schemas: column types, the primary key (or a hidden row id), and secondary indexes.
 //! A row is checked (and coerced, as MySQL stores into a column) before it is written.
 
-use crate::error::TxnError;
+use crate::error::SchemaError;
 use crate::key::{Key, decode, int_width};
 use crate::value::{Decimal, Row, Value};
 
@@ -127,13 +127,18 @@ impl TableSchema {
     }
 
     /// Sets the primary key to the named columns.
-    pub fn primary_key(mut self, columns: &[&str]) -> Result<TableSchema, TxnError> {
+    pub fn primary_key(mut self, columns: &[&str]) -> Result<TableSchema, SchemaError> {
         self.primary_key = Some(self.positions(columns)?);
         Ok(self)
     }
 
     /// Adds a secondary index over the named columns.
-    pub fn index(mut self, name: &str, columns: &[&str], unique: bool) -> Result<Self, TxnError> {
+    pub fn index(
+        mut self,
+        name: &str,
+        columns: &[&str],
+        unique: bool,
+    ) -> Result<Self, SchemaError> {
         let columns = self.positions(columns)?;
         self.indexes.push(IndexDef {
             name: name.to_owned(),
@@ -144,19 +149,19 @@ impl TableSchema {
     }
 
     /// The position of the named column.
-    pub fn column(&self, name: &str) -> Result<usize, TxnError> {
+    pub fn column(&self, name: &str) -> Result<usize, SchemaError> {
         self.columns
             .iter()
             .position(|c| c.name.eq_ignore_ascii_case(name))
             .ok_or_else(|| self.error(name, "no such column"))
     }
 
-    fn positions(&self, names: &[&str]) -> Result<Vec<usize>, TxnError> {
+    fn positions(&self, names: &[&str]) -> Result<Vec<usize>, SchemaError> {
         names.iter().map(|name| self.column(name)).collect()
     }
 
     /// Checks the definition itself: names, key columns, types.
-    pub fn validate(&self) -> Result<(), TxnError> {
+    pub fn validate(&self) -> Result<(), SchemaError> {
         if self.columns.is_empty() {
             return Err(self.error("*", "a table needs at least one column"));
         }
@@ -201,7 +206,7 @@ impl TableSchema {
 
     /// Checks `row` against the columns and returns it as stored: integers widened into
     /// DECIMAL and DOUBLE columns, decimals rounded to the column's scale.
-    pub fn check_row(&self, mut row: Row) -> Result<Row, TxnError> {
+    pub fn check_row(&self, mut row: Row) -> Result<Row, SchemaError> {
         if row.len() != self.columns.len() {
             return Err(self.error(
                 "*",
@@ -217,7 +222,7 @@ impl TableSchema {
     /// [`TableSchema::check_row`] for `row`, made from `old`, a stored row of this table
     /// (an update): a value still stored as in `old` is not checked again. A STOCK update
     /// changes four of seventeen values.
-    pub(crate) fn check_update(&self, old: &[Value], mut row: Row) -> Result<Row, TxnError> {
+    pub fn check_update(&self, old: &[Value], mut row: Row) -> Result<Row, SchemaError> {
         if row.len() != self.columns.len() || old.len() != row.len() {
             return self.check_row(row);
         }
@@ -227,7 +232,7 @@ impl TableSchema {
 
     /// [`TableSchema::check_update`] in place, for `row`, a copy of the stored row `old`
     /// with some values changed (so as long as the table's columns).
-    pub(crate) fn check_changed(&self, old: &[Value], row: &mut [Value]) -> Result<(), TxnError> {
+    pub fn check_changed(&self, old: &[Value], row: &mut [Value]) -> Result<(), SchemaError> {
         for ((value, column), before) in row.iter_mut().zip(&self.columns).zip(old) {
             if !value.is_stored_as(before) {
                 self.store(column, value)?;
@@ -237,7 +242,7 @@ impl TableSchema {
     }
 
     /// Replaces a row's `value` by its stored form in `column` (see [`TableSchema::coerce`]).
-    fn store(&self, column: &Column, value: &mut Value) -> Result<(), TxnError> {
+    fn store(&self, column: &Column, value: &mut Value) -> Result<(), SchemaError> {
         let taken = std::mem::replace(value, Value::Null);
         *value = self.coerce(column, column.nullable, taken)?;
         Ok(())
@@ -245,7 +250,7 @@ impl TableSchema {
 
     /// `value` as stored in `column`; NULL is accepted if `nullable` (key bounds may be NULL
     /// whatever the column says).
-    fn coerce(&self, column: &Column, nullable: bool, value: Value) -> Result<Value, TxnError> {
+    fn coerce(&self, column: &Column, nullable: bool, value: Value) -> Result<Value, SchemaError> {
         let mismatch = |what: &str| self.error(&column.name, what);
         match (column.ty, value) {
             (_, Value::Null) if nullable => Ok(Value::Null),
@@ -287,7 +292,7 @@ impl TableSchema {
     }
 
     /// Coerces a (possibly partial, for range bounds) key over the given columns.
-    pub fn check_key(&self, columns: &[usize], key: Key) -> Result<Key, TxnError> {
+    pub fn check_key(&self, columns: &[usize], key: Key) -> Result<Key, SchemaError> {
         // Equal values have equal bytes (a rescaled DECIMAL too): only a value that changed
         // kind (an INT into a DECIMAL column) makes a new key, and the common key that
         // needs none is not encoded again.
@@ -318,8 +323,8 @@ impl TableSchema {
         Ok(stored.unwrap_or(key))
     }
 
-    fn error(&self, column: &str, reason: &str) -> TxnError {
-        TxnError::Schema {
+    fn error(&self, column: &str, reason: &str) -> SchemaError {
+        SchemaError {
             table: self.name.clone(),
             column: column.to_owned(),
             reason: reason.to_owned(),
@@ -328,7 +333,7 @@ impl TableSchema {
 }
 
 /// The values of `columns` in `row`.
-pub(crate) fn project(row: &[Value], columns: &[usize]) -> Key {
+pub fn project(row: &[Value], columns: &[usize]) -> Key {
     let mut key = Key::default();
     for &c in columns {
         key.push(&row[c]);
@@ -420,7 +425,7 @@ mod tests {
         ];
         for row in errors {
             let error = schema.check_row(row.clone()).unwrap_err();
-            assert!(matches!(error, TxnError::Schema { .. }), "{row:?}: {error}");
+            assert!(matches!(error, SchemaError { .. }), "{row:?}: {error}");
         }
     }
 
@@ -461,7 +466,7 @@ mod tests {
             assert_eq!(check(&[fits.into()]).unwrap().values(), vec![fits.into()]);
         }
         for bad in [1i64 << 31, -(1 << 31) - 1, 1 << 40] {
-            assert!(matches!(check(&[bad.into()]), Err(TxnError::Schema { .. })));
+            assert!(matches!(check(&[bad.into()]), Err(SchemaError { .. })));
         }
         // An INT for a DECIMAL column becomes a decimal key; the INT after it is carried over.
         let key = check(&[1.into(), 2.into(), 3.into(), 4.into()]).unwrap();
