@@ -16,7 +16,8 @@
 //!   broadcast or point-to-point wake-ups.
 //! * [`throttle`]: transaction admission: a fair semaphore, a thread-pool baseline, and an
 //!   adaptive limit that finds the knee.
-//! * [`server`]: SQL sessions over the engine and the MySQL protocol (`waterline serve`).
+//! * [`sql`]: SQL sessions over the engine, embeddable (no async runtime, no protocol).
+//! * [`server`]: the MySQL protocol over those sessions (`waterline serve`).
 //! * [`planner`]: the range optimizer: table maps, range analysis, access paths, EXPLAIN, and
 //!   MySQL 8.0.27's `param_comp` regression as `PlannerMode::Legacy8027`.
 //! * [`tpcc`]: TPC-C-lite: schema, loader, the five transactions (typed API and SQL), the
@@ -33,6 +34,7 @@ pub use waterline_planner as planner;
 pub use waterline_readview as readview;
 pub use waterline_readview::{ReadView, SnapshotKind, TrxId};
 pub use waterline_server as server;
+pub use waterline_sql as sql;
 pub use waterline_throttle as throttle;
 pub use waterline_tpcc as tpcc;
 pub use waterline_txn as txn;

@@ -4,7 +4,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use clap::Args;
-use waterline_server::{Response, Session, SessionConfig, Shared};
+use waterline_sql::{Response, Session, SessionConfig, Shared};
 
 use super::Knobs;
 
@@ -37,7 +37,7 @@ pub fn render(response: &Response) -> String {
                     r.iter()
                         .zip(columns)
                         .map(|(v, c)| {
-                            waterline_server::types::text_in(c.decimals, v)
+                            waterline_sql::types::text_in(c.decimals, v)
                                 .unwrap_or_else(|| "NULL".into())
                         })
                         .collect()

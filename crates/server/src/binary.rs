@@ -14,11 +14,10 @@
 
 use std::fmt::Write;
 
-use opensrv_mysql::ColumnType as Wire;
 use waterline_txn::{Decimal, Value};
 
 use crate::error::SqlError;
-use crate::session::{Response, ResultColumn};
+use waterline_sql::{FieldType, Response, ResultColumn};
 
 /// Client capability flags this module reads (the handshake response's first four bytes).
 pub(crate) const CLIENT_PROTOCOL_41: u32 = 0x0200;
@@ -228,7 +227,7 @@ fn column_definition(body: &mut Vec<u8>, c: &ResultColumn) {
     lenenc_int(body, 0x0c);
     body.extend_from_slice(&UTF8_GENERAL_CI.to_le_bytes());
     body.extend_from_slice(&1024u32.to_le_bytes()); // column length
-    body.push(c.ty as u8);
+    body.push(c.ty.code());
     body.extend_from_slice(&c.flags.to_le_bytes());
     // opensrv writes no decimals, and the two must send the same bytes (see wire.rs).
     body.push(0);
@@ -251,20 +250,20 @@ fn binary_row(body: &mut Vec<u8>, columns: &[ResultColumn], row: &[Value], scrat
 
 /// One value in the encoding of column type `ty` (what the column's type promises, whatever
 /// the value: a mismatch writes the type's zero rather than a packet the client misreads).
-fn binary_value(body: &mut Vec<u8>, ty: Wire, v: &Value, scratch: &mut String) {
+fn binary_value(body: &mut Vec<u8>, ty: FieldType, v: &Value, scratch: &mut String) {
     // An integer is its low bytes, signed or not: the stored value fits its column's width.
     let int = |body: &mut Vec<u8>, width: usize| {
         body.extend_from_slice(&v.as_int().unwrap_or(0).to_le_bytes()[..width]);
     };
     match ty {
-        Wire::MYSQL_TYPE_TINY => int(body, 1),
-        Wire::MYSQL_TYPE_SHORT => int(body, 2),
-        Wire::MYSQL_TYPE_LONG | Wire::MYSQL_TYPE_INT24 => int(body, 4),
-        Wire::MYSQL_TYPE_LONGLONG => int(body, 8),
-        Wire::MYSQL_TYPE_DOUBLE => {
+        FieldType::Tiny => int(body, 1),
+        FieldType::Short => int(body, 2),
+        FieldType::Long | FieldType::Int24 => int(body, 4),
+        FieldType::LongLong => int(body, 8),
+        FieldType::Double => {
             body.extend_from_slice(&v.as_f64().unwrap_or(0.0).to_le_bytes());
         }
-        Wire::MYSQL_TYPE_DATETIME => match v {
+        FieldType::DateTime => match v {
             Value::DateTime(t) => datetime(body, t),
             _ => body.push(0), // 0000-00-00 00:00:00
         },
@@ -502,7 +501,7 @@ mod tests {
             ResultColumn::new(
                 "id".into(),
                 "t".into(),
-                crate::types::ColumnMeta::computed(Wire::MYSQL_TYPE_LONG),
+                crate::types::ColumnMeta::computed(FieldType::Long),
             ),
             ResultColumn::new("v".into(), "t".into(), crate::types::ColumnMeta::text()),
         ];

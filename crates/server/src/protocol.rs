@@ -10,18 +10,18 @@ use std::sync::atomic::Ordering;
 use async_trait::async_trait;
 use chrono::{DateTime as Chrono, NaiveDateTime};
 use opensrv_mysql::{
-    AsyncMysqlShim, Column, ColumnFlags, ColumnType as Wire, ErrorKind, InitWriter, OkResponse,
-    ParamParser, QueryResultWriter, RowWriter, StatementMetaWriter, ValueInner,
+    AsyncMysqlShim, Column, ColumnFlags, ErrorKind, InitWriter, OkResponse, ParamParser,
+    QueryResultWriter, RowWriter, StatementMetaWriter, ValueInner,
 };
 use sha1::{Digest, Sha1};
 use tokio::io::AsyncWrite;
 use waterline_txn::{Decimal, Value};
 
 use crate::error::SqlError;
-use crate::session::{Response, ResultColumn, Session};
-use crate::shared::Shared;
 use crate::types::text_in;
 use crate::wire::Unsent;
+use waterline_sql::Shared;
+use waterline_sql::{FieldType, Response, ResultColumn, Session};
 
 /// One connection's backend.
 pub struct Backend {
@@ -66,9 +66,9 @@ impl Backend {
 
     fn sync_user(&mut self) {
         let mut session = self.session.lock();
-        if session.user.is_empty() {
-            session.user = self.user.lock().clone();
-            session.control.set_user(&session.user);
+        if session.user().is_empty() {
+            let user = self.user.lock().clone();
+            session.log_in(&user);
         }
     }
 }
@@ -129,7 +129,7 @@ fn columns(cols: &[ResultColumn]) -> Vec<Column> {
         .map(|c| Column {
             table: c.table.to_string(),
             column: c.name.to_string(),
-            coltype: c.ty,
+            coltype: wire_type(c.ty),
             colflags: ColumnFlags::from_bits_truncate(c.flags),
         })
         .collect()
@@ -151,20 +151,18 @@ fn write_binary<W: AsyncWrite + Unpin>(
     let unsigned = c.flags & crate::types::UNSIGNED_FLAG != 0;
     match (c.ty, v) {
         (_, Value::Null) => w.write_col(None::<i64>),
-        (Wire::MYSQL_TYPE_TINY, Value::Int(n)) if unsigned => w.write_col(*n as u8),
-        (Wire::MYSQL_TYPE_TINY, Value::Int(n)) => w.write_col(*n as i8),
-        (Wire::MYSQL_TYPE_SHORT, Value::Int(n)) if unsigned => w.write_col(*n as u16),
-        (Wire::MYSQL_TYPE_SHORT, Value::Int(n)) => w.write_col(*n as i16),
-        (Wire::MYSQL_TYPE_LONG | Wire::MYSQL_TYPE_INT24, Value::Int(n)) if unsigned => {
-            w.write_col(*n as u32)
-        }
-        (Wire::MYSQL_TYPE_LONG | Wire::MYSQL_TYPE_INT24, Value::Int(n)) => {
+        (FieldType::Tiny, Value::Int(n)) if unsigned => w.write_col(*n as u8),
+        (FieldType::Tiny, Value::Int(n)) => w.write_col(*n as i8),
+        (FieldType::Short, Value::Int(n)) if unsigned => w.write_col(*n as u16),
+        (FieldType::Short, Value::Int(n)) => w.write_col(*n as i16),
+        (FieldType::Long | FieldType::Int24, Value::Int(n)) if unsigned => w.write_col(*n as u32),
+        (FieldType::Long | FieldType::Int24, Value::Int(n)) => {
             w.write_col(i32::try_from(*n).unwrap_or(i32::MAX))
         }
-        (Wire::MYSQL_TYPE_LONGLONG, Value::Int(n)) if unsigned => w.write_col(*n as u64),
-        (Wire::MYSQL_TYPE_LONGLONG, Value::Int(n)) => w.write_col(*n),
-        (Wire::MYSQL_TYPE_DOUBLE, other) => w.write_col(other.as_f64().unwrap_or(0.0)),
-        (Wire::MYSQL_TYPE_DATETIME, Value::DateTime(t)) => match datetime(t) {
+        (FieldType::LongLong, Value::Int(n)) if unsigned => w.write_col(*n as u64),
+        (FieldType::LongLong, Value::Int(n)) => w.write_col(*n),
+        (FieldType::Double, other) => w.write_col(other.as_f64().unwrap_or(0.0)),
+        (FieldType::DateTime, Value::DateTime(t)) => match datetime(t) {
             Some(d) => w.write_col(d),
             None => w.write_col(None::<i64>),
         },
@@ -283,7 +281,7 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Backend {
                     .map(|_| Column {
                         table: String::new(),
                         column: "?".into(),
-                        coltype: Wire::MYSQL_TYPE_VAR_STRING,
+                        coltype: wire_type(FieldType::VarString),
                         colflags: ColumnFlags::empty(),
                     })
                     .collect();
@@ -346,5 +344,22 @@ impl Drop for Backend {
             .counters
             .threads_connected
             .fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// opensrv's name for a result column's type.
+fn wire_type(ty: FieldType) -> opensrv_mysql::ColumnType {
+    use opensrv_mysql::ColumnType as Wire;
+    match ty {
+        FieldType::Tiny => Wire::MYSQL_TYPE_TINY,
+        FieldType::Short => Wire::MYSQL_TYPE_SHORT,
+        FieldType::Int24 => Wire::MYSQL_TYPE_INT24,
+        FieldType::Long => Wire::MYSQL_TYPE_LONG,
+        FieldType::LongLong => Wire::MYSQL_TYPE_LONGLONG,
+        FieldType::NewDecimal => Wire::MYSQL_TYPE_NEWDECIMAL,
+        FieldType::Double => Wire::MYSQL_TYPE_DOUBLE,
+        FieldType::DateTime => Wire::MYSQL_TYPE_DATETIME,
+        FieldType::String => Wire::MYSQL_TYPE_STRING,
+        FieldType::VarString => Wire::MYSQL_TYPE_VAR_STRING,
     }
 }

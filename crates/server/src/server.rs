@@ -14,9 +14,9 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpSocket, UnixListener, UnixStream};
 
 use crate::protocol::Backend;
-use crate::shared::Shared;
 use crate::socket::Socket;
 use crate::wire::Connection;
+use waterline_sql::Shared;
 
 /// The name of every connection's thread.
 const CONNECTION_THREAD: &str = "waterline-conn";
@@ -72,8 +72,9 @@ fn too_many_connections() -> Vec<u8> {
 impl Server {
     /// A server over `shared` that accepts at most `max_connections` at a time.
     pub fn new(shared: Arc<Shared>, max_connections: usize) -> Server {
-        shared.listening.lock().max_connections =
-            u32::try_from(max_connections).unwrap_or(u32::MAX);
+        shared.update_listening(|l| {
+            l.max_connections = u32::try_from(max_connections).unwrap_or(u32::MAX);
+        });
         Server {
             shared,
             max_connections,
@@ -109,7 +110,8 @@ impl Server {
         socket.set_reuseaddr(true)?;
         socket.bind(addr)?;
         let listener = socket.listen(self.backlog())?;
-        self.shared.listening.lock().port = listener.local_addr()?.port();
+        let port = listener.local_addr()?.port();
+        self.shared.update_listening(|l| l.port = port);
         Ok(listener)
     }
 
@@ -136,7 +138,8 @@ impl Server {
         // decide who gets in.
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777))
             .map_err(with_path)?;
-        self.shared.listening.lock().socket = path.display().to_string();
+        self.shared
+            .update_listening(|l| l.socket = path.display().to_string());
         Ok(listener)
     }
 

@@ -9,6 +9,8 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::Duration;
 
+use waterline_sql::Peer;
+
 /// A connected socket a connection's thread serves with blocking calls: TCP, or a
 /// Unix-domain socket (`serve --socket`, the transport MySQL's local clients use).
 pub trait Socket: AsFd + Send + Sync + Sized + 'static {
@@ -81,19 +83,10 @@ impl<S: Socket> Write for Handle<S> {
     }
 }
 
-/// What stopping a connection needs of its socket, whatever its kind.
-pub(crate) trait Peer: Send + Sync {
-    /// Whether the client has closed its end (or the connection broke): a look that does
-    /// not wait and reads nothing, so a command the client sent ahead stays unread.
-    fn gone(&self) -> bool;
-    /// Ends the connection: the thread serving it reads end of stream, the client too.
-    fn close(&self);
-}
-
-impl<S: Socket> Peer for S {
+impl<S: Socket> Peer for Handle<S> {
     fn gone(&self) -> bool {
         use rustix::event::{PollFd, PollFlags, Timespec, poll};
-        let mut fds = [PollFd::new(self, PollFlags::RDHUP)];
+        let mut fds = [PollFd::new(&*self.0, PollFlags::RDHUP)];
         let now = Timespec {
             tv_sec: 0,
             tv_nsec: 0,
@@ -108,6 +101,6 @@ impl<S: Socket> Peer for S {
     }
 
     fn close(&self) {
-        Socket::shutdown(self, Shutdown::Both);
+        Socket::shutdown(&*self.0, Shutdown::Both);
     }
 }

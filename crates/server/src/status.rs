@@ -158,12 +158,12 @@ mod tests {
 
     #[test]
     fn status_and_warnings_are_written_where_the_reply_has_them() {
-        use crate::session::{Response, ResultColumn};
+        use waterline_sql::{FieldType, Response, ResultColumn};
         let column = |name: &str| {
             ResultColumn::new(
                 name.into(),
                 "t".into(),
-                crate::types::ColumnMeta::computed(opensrv_mysql::ColumnType::MYSQL_TYPE_LONG),
+                crate::types::ColumnMeta::computed(FieldType::Long),
             )
         };
         // Binary rows start with 0x00, as an OK does: only the closing packets change.

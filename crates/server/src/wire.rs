@@ -39,9 +39,9 @@ use waterline_txn::Value;
 
 use crate::binary::{self, MAX_CHUNK, frame, frame_into};
 use crate::protocol::Backend;
-use crate::session::Session;
 use crate::socket::{Handle, Socket};
 use crate::writer::Out;
+use waterline_sql::Session;
 
 const COM_QUIT: u8 = 0x01;
 const COM_SHUTDOWN: u8 = 0x08;
@@ -501,10 +501,10 @@ impl<S: Socket> Filter<S> {
                 self.logged_in = true;
                 const CLIENT_INTERACTIVE: u32 = 0x400;
                 if self.client_flags.load(Ordering::Relaxed) & CLIENT_INTERACTIVE != 0 {
-                    session.timeouts.wait = session.timeouts.interactive;
+                    session.make_interactive();
                 }
             }
-            session.timeouts
+            session.timeouts()
         };
         let socket = &self.client.get_ref().0;
         if self.read_timeout != Some(timeouts.wait) {
@@ -553,14 +553,14 @@ impl<S> Filter<S> {
             }
             COM_STATISTICS => {
                 // A bare string, as mysqladmin status prints it.
-                let c = &session.shared.counters;
-                let uptime = session.shared.started.elapsed().as_secs().max(1);
+                let c = &session.shared().counters;
+                let uptime = session.shared().uptime().as_secs().max(1);
                 let questions = c.questions.load(Ordering::Relaxed);
                 let text = format!(
                     "Uptime: {uptime}  Threads: {}  Questions: {questions}  Slow queries: 0  \
                      Opens: 0  Open tables: {}  Queries per second avg: {:.3}",
                     c.threads_connected.load(Ordering::Relaxed),
-                    session.shared.engine.tables().len(),
+                    session.shared().engine.tables().len(),
                     questions as f64 / uptime as f64
                 );
                 return frame(seq, text.as_bytes());
@@ -571,13 +571,12 @@ impl<S> Filter<S> {
                     .packet
                     .get(1..5)
                     .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-                let user = session.user.clone();
-                if let Err(e) = session.shared.controls.kill(id.into(), true, &user) {
+                if let Err(e) = session.kill_connection(id) {
                     return error_packet(seq, e.code, e.state, &e.message);
                 }
             }
             COM_SHUTDOWN => {
-                if let Err(e) = session.shared.request_shutdown(&session.user) {
+                if let Err(e) = session.request_shutdown() {
                     return error_packet(seq, e.code, e.state, &e.message);
                 }
                 // An EOF, as MySQL answers it; the server then stops as on SIGTERM.
@@ -601,7 +600,7 @@ impl<S> Filter<S> {
             &mut out,
             seq,
             self.client_flags.load(Ordering::Relaxed),
-            &Ok(crate::session::Response::done(0)),
+            &Ok(waterline_sql::Response::done(0)),
             status,
         );
         out
@@ -692,8 +691,7 @@ fn adapters<S: Socket>(
     backend
         .session()
         .lock()
-        .control
-        .attach(Arc::clone(&socket) as Arc<dyn crate::socket::Peer>);
+        .attach_peer(Arc::new(Handle(Arc::clone(&socket))));
     let (reply, out) = (Handle(Arc::clone(&socket)), Handle(Arc::clone(&socket)));
     let stream = Handle(socket);
     let login = Login::default();

@@ -13,9 +13,9 @@ use std::task::{Context, Poll};
 use parking_lot::Mutex;
 use tokio::io::AsyncWrite;
 
-use crate::session::Session;
 use crate::socket::{Handle, Socket};
 use crate::wire::{KEEP_BYTES, Login, Unsent, error_packet};
+use waterline_sql::Session;
 
 /// What opensrv writes to: gathered, and sent when opensrv flushes (once per reply; a result
 /// set is many small packets, and a send per packet cost more than the query).

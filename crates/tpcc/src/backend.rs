@@ -12,7 +12,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use waterline_planner::PlannerMode;
-use waterline_server::{SessionConfig, Shared};
+use waterline_sql::{SessionConfig, Shared};
 use waterline_txn::{Admission, Engine, EngineConfig, Isolation, Policy, StatsSnapshot};
 
 use crate::Error;
@@ -386,7 +386,7 @@ fn describe_session(rows: &[waterline_txn::Row]) -> String {
     let text = |i: usize| {
         rows.first()
             .and_then(|r| r.get(i))
-            .and_then(waterline_server::types::text)
+            .and_then(waterline_sql::types::text)
             .unwrap_or_else(|| "?".into())
     };
     let second = if text(1).contains('.') {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mysql::prelude::Queryable as _;
 use mysql_async::prelude::Queryable as _;
-use waterline_server::{Response, Session, Shared, SqlError};
+use waterline_sql::{Response, Session, Shared, SqlError};
 use waterline_txn::{DateTime, Row, Value};
 
 use crate::client::{Close, Failure};

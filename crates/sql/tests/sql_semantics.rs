@@ -5,7 +5,7 @@
 mod common;
 
 use common::{err, ok, one, prepared_rows, rows, session, session_of, shared};
-use waterline_server::Response;
+use waterline_sql::Response;
 
 #[test]
 fn session_time_functions_work_in_every_position() {

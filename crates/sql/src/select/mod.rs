@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
-use opensrv_mysql::ColumnType as Wire;
+use crate::types::FieldType;
 use smallvec::SmallVec;
 use sqlparser::ast::{
     self, Expr as Ast, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, SelectItem,
@@ -25,7 +25,7 @@ mod group_by;
 use crate::access::{TxnAccess, unlock_unselected};
 use crate::error::SqlError;
 use crate::session::{Response, ResultColumn, Session};
-use crate::types::{ColumnMeta, value_wire_type};
+use crate::types::{ColumnMeta, value_field_type};
 
 /// An aggregate function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -404,10 +404,9 @@ fn bind_projection(
                             t.alias.as_str().into(),
                         )
                     }
-                    PExpr::Agg(i) if pb.aggs[*i].func == AggFunc::Count => (
-                        Some(ColumnMeta::computed(Wire::MYSQL_TYPE_LONGLONG)),
-                        "".into(),
-                    ),
+                    PExpr::Agg(i) if pb.aggs[*i].func == AggFunc::Count => {
+                        (Some(ColumnMeta::computed(FieldType::LongLong)), "".into())
+                    }
                     _ => (None, "".into()),
                 };
                 let text = e.to_string();
@@ -611,7 +610,7 @@ fn project(
                         .iter()
                         .map(|r| &r[i])
                         .find(|v| !v.is_null())
-                        .map_or(Wire::MYSQL_TYPE_VAR_STRING, value_wire_type),
+                        .map_or(FieldType::VarString, value_field_type),
                 )
             });
             ResultColumn::new(Arc::clone(&c.name), Arc::clone(&c.table), meta)
@@ -854,9 +853,9 @@ pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColu
                         ColumnMeta::of(bound[c.table].schema.columns[c.column].ty)
                     }
                     PExpr::Agg(i) if pb.aggs[i].func == AggFunc::Count => {
-                        ColumnMeta::computed(Wire::MYSQL_TYPE_LONGLONG)
+                        ColumnMeta::computed(FieldType::LongLong)
                     }
-                    _ => ColumnMeta::computed(Wire::MYSQL_TYPE_VAR_STRING),
+                    _ => ColumnMeta::computed(FieldType::VarString),
                 };
                 let name = match item {
                     SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),

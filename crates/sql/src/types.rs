@@ -1,7 +1,6 @@
 //! Column types: SQL's names for them, the engine's, the protocol's, and how a value is
 //! stored into a column (MySQL's conversions on INSERT and UPDATE).
 
-use opensrv_mysql::ColumnType as Wire;
 use sqlparser::ast::{CharacterLength, DataType, ExactNumberInfo};
 use waterline_planner::value::parse_datetime;
 use waterline_txn::{Column, ColumnType, Decimal, Value};
@@ -115,6 +114,51 @@ pub fn type_name(ty: ColumnType) -> String {
     }
 }
 
+/// A result column's type as MySQL's protocol names it (its `enum_field_types`): what a
+/// client is told a column holds. The server puts it on the wire as MySQL's type code
+/// ([`FieldType::code`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FieldType {
+    /// `MYSQL_TYPE_TINY`: TINYINT.
+    Tiny,
+    /// `MYSQL_TYPE_SHORT`: SMALLINT.
+    Short,
+    /// `MYSQL_TYPE_INT24`: MEDIUMINT.
+    Int24,
+    /// `MYSQL_TYPE_LONG`: INT.
+    Long,
+    /// `MYSQL_TYPE_LONGLONG`: BIGINT, and integers computed.
+    LongLong,
+    /// `MYSQL_TYPE_NEWDECIMAL`: DECIMAL.
+    NewDecimal,
+    /// `MYSQL_TYPE_DOUBLE`: DOUBLE.
+    Double,
+    /// `MYSQL_TYPE_DATETIME`: DATETIME.
+    DateTime,
+    /// `MYSQL_TYPE_STRING`: CHAR.
+    String,
+    /// `MYSQL_TYPE_VAR_STRING`: VARCHAR, and text computed.
+    VarString,
+}
+
+impl FieldType {
+    /// MySQL's code for it (`enum_field_types` in `mysql_com.h`).
+    pub fn code(self) -> u8 {
+        match self {
+            FieldType::Tiny => 1,
+            FieldType::Short => 2,
+            FieldType::Long => 3,
+            FieldType::Double => 5,
+            FieldType::LongLong => 8,
+            FieldType::Int24 => 9,
+            FieldType::DateTime => 12,
+            FieldType::NewDecimal => 246,
+            FieldType::VarString => 253,
+            FieldType::String => 254,
+        }
+    }
+}
+
 /// MySQL's column flag for an UNSIGNED number.
 pub const UNSIGNED_FLAG: u16 = 32;
 
@@ -127,7 +171,7 @@ pub const NOT_FIXED_DEC: u8 = 31;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ColumnMeta {
     /// The protocol type.
-    pub ty: Wire,
+    pub ty: FieldType,
     /// MySQL's column flags ([`UNSIGNED_FLAG`]).
     pub flags: u16,
     /// Digits after the point.
@@ -138,7 +182,7 @@ impl ColumnMeta {
     /// A table column of type `ty`.
     pub fn of(ty: ColumnType) -> ColumnMeta {
         ColumnMeta {
-            ty: wire_type(ty),
+            ty: field_type(ty),
             flags: if matches!(ty, ColumnType::Unsigned(_)) {
                 UNSIGNED_FLAG
             } else {
@@ -153,7 +197,7 @@ impl ColumnMeta {
     }
 
     /// A computed value's column, of protocol type `ty`.
-    pub fn computed(ty: Wire) -> ColumnMeta {
+    pub fn computed(ty: FieldType) -> ColumnMeta {
         ColumnMeta {
             ty,
             flags: 0,
@@ -164,7 +208,7 @@ impl ColumnMeta {
     /// A text column (SHOW's).
     pub fn text() -> ColumnMeta {
         ColumnMeta {
-            ty: Wire::MYSQL_TYPE_VAR_STRING,
+            ty: FieldType::VarString,
             flags: 0,
             decimals: 0,
         }
@@ -172,29 +216,29 @@ impl ColumnMeta {
 }
 
 /// The protocol type of an engine type.
-pub fn wire_type(ty: ColumnType) -> Wire {
+pub fn field_type(ty: ColumnType) -> FieldType {
     match ty {
-        ColumnType::TinyInt | ColumnType::Unsigned(1) => Wire::MYSQL_TYPE_TINY,
-        ColumnType::SmallInt | ColumnType::Unsigned(2) => Wire::MYSQL_TYPE_SHORT,
-        ColumnType::MediumInt | ColumnType::Unsigned(3) => Wire::MYSQL_TYPE_INT24,
-        ColumnType::Int | ColumnType::Unsigned(4) => Wire::MYSQL_TYPE_LONG,
-        ColumnType::BigInt | ColumnType::Unsigned(_) => Wire::MYSQL_TYPE_LONGLONG,
-        ColumnType::Decimal { .. } => Wire::MYSQL_TYPE_NEWDECIMAL,
-        ColumnType::Char(_) => Wire::MYSQL_TYPE_STRING,
-        ColumnType::Varchar(_) => Wire::MYSQL_TYPE_VAR_STRING,
-        ColumnType::DateTime(_) => Wire::MYSQL_TYPE_DATETIME,
-        ColumnType::Double => Wire::MYSQL_TYPE_DOUBLE,
+        ColumnType::TinyInt | ColumnType::Unsigned(1) => FieldType::Tiny,
+        ColumnType::SmallInt | ColumnType::Unsigned(2) => FieldType::Short,
+        ColumnType::MediumInt | ColumnType::Unsigned(3) => FieldType::Int24,
+        ColumnType::Int | ColumnType::Unsigned(4) => FieldType::Long,
+        ColumnType::BigInt | ColumnType::Unsigned(_) => FieldType::LongLong,
+        ColumnType::Decimal { .. } => FieldType::NewDecimal,
+        ColumnType::Char(_) => FieldType::String,
+        ColumnType::Varchar(_) => FieldType::VarString,
+        ColumnType::DateTime(_) => FieldType::DateTime,
+        ColumnType::Double => FieldType::Double,
     }
 }
 
 /// The protocol type of a computed value (an expression's result has no column).
-pub fn value_wire_type(v: &Value) -> Wire {
+pub fn value_field_type(v: &Value) -> FieldType {
     match v {
-        Value::Null | Value::Str(_) => Wire::MYSQL_TYPE_VAR_STRING,
-        Value::Int(_) => Wire::MYSQL_TYPE_LONGLONG,
-        Value::Decimal(_) => Wire::MYSQL_TYPE_NEWDECIMAL,
-        Value::Double(_) => Wire::MYSQL_TYPE_DOUBLE,
-        Value::DateTime(_) => Wire::MYSQL_TYPE_DATETIME,
+        Value::Null | Value::Str(_) => FieldType::VarString,
+        Value::Int(_) => FieldType::LongLong,
+        Value::Decimal(_) => FieldType::NewDecimal,
+        Value::Double(_) => FieldType::Double,
+        Value::DateTime(_) => FieldType::DateTime,
     }
 }
 

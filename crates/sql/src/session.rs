@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use opensrv_mysql::ColumnType as Wire;
+use crate::types::FieldType;
 use sqlparser::ast::{self, Statement};
 use waterline_planner::PlannerMode;
 use waterline_txn::{Table, Transaction, Value};
@@ -19,6 +19,7 @@ use waterline_txn::{Table, Transaction, Value};
 use crate::error::SqlError;
 use crate::shared::Shared;
 
+mod connection;
 mod temporary;
 
 /// Status flag: a transaction is open.
@@ -37,7 +38,7 @@ pub struct ResultColumn {
     /// The table it comes from ("" for an expression).
     pub table: Arc<str>,
     /// Its protocol type.
-    pub ty: Wire,
+    pub ty: FieldType,
     /// MySQL's column flags (`UNSIGNED_FLAG` for an UNSIGNED column).
     pub flags: u16,
     /// Digits after the point: a DECIMAL's scale, a DATETIME's fractional digits, or

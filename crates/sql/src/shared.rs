@@ -4,6 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::task::{Poll, Waker};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -124,7 +125,7 @@ pub struct Counters {
 }
 
 /// Where the server listens, as `@@port`, `@@socket` and `@@max_connections` report it
-/// ([`Server`](crate::Server) fills it in; a server that does not listen has port 0 and no
+/// (the server fills it in; a server that does not listen has port 0 and no
 /// socket, as MySQL's `--skip-networking` reports).
 #[derive(Clone, Debug)]
 pub struct Listening {
@@ -165,7 +166,7 @@ pub struct Shared {
     /// The live sessions, for KILL.
     pub(crate) controls: crate::control::Controls,
     /// Notified by SHUTDOWN (the statement or COM_SHUTDOWN) from a user who may.
-    shutdown: tokio::sync::Notify,
+    shutdown: Signal,
 }
 
 impl Shared {
@@ -178,7 +179,7 @@ impl Shared {
             .collect();
         Arc::new(Shared {
             started: std::time::Instant::now(),
-            shutdown: tokio::sync::Notify::new(),
+            shutdown: Signal::default(),
             engine,
             config,
             databases: Mutex::new(databases),
@@ -199,7 +200,7 @@ impl Shared {
     /// Waits until a client asks the server to shut down (SHUTDOWN): what runs the server
     /// stops it then, as it does on SIGTERM.
     pub async fn shutdown_requested(&self) {
-        self.shutdown.notified().await;
+        self.shutdown.wait().await;
     }
 
     /// SHUTDOWN from `user`: only root may (MySQL's SHUTDOWN privilege, which root has),
@@ -213,8 +214,7 @@ impl Shared {
                  operation",
             ));
         }
-        // notify_one keeps the request for a waiter that comes later.
-        self.shutdown.notify_one();
+        self.shutdown.raise();
         Ok(())
     }
 
@@ -228,8 +228,50 @@ impl Shared {
         self.listening.lock().clone()
     }
 
+    /// The server records where it listens and how many connections it takes.
+    pub fn update_listening(&self, update: impl FnOnce(&mut Listening)) {
+        update(&mut self.listening.lock());
+    }
+
+    /// How long ago the server started (SHOW STATUS's `Uptime`).
+    pub fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+
     /// The databases, sorted.
     pub fn databases(&self) -> Vec<String> {
         self.databases.lock().iter().cloned().collect()
+    }
+}
+
+/// A request one waiter takes: raised, it wakes whoever waits, or is kept for the next
+/// waiter. Plain `std` (a future any executor can poll), so sessions need no runtime.
+#[derive(Debug, Default)]
+struct Signal {
+    /// Whether raised and not taken yet, and who waits.
+    state: Mutex<(bool, Vec<Waker>)>,
+}
+
+impl Signal {
+    fn raise(&self) {
+        let mut state = self.state.lock();
+        state.0 = true;
+        for waker in state.1.drain(..) {
+            waker.wake();
+        }
+    }
+
+    async fn wait(&self) {
+        std::future::poll_fn(|cx| {
+            let mut state = self.state.lock();
+            if std::mem::take(&mut state.0) {
+                return Poll::Ready(());
+            }
+            if !state.1.iter().any(|w| w.will_wake(cx.waker())) {
+                state.1.push(cx.waker().clone());
+            }
+            Poll::Pending
+        })
+        .await;
     }
 }

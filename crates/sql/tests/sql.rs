@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{err, ok, one, prepared_rows, rows, session};
-use waterline_server::{Response, Session, SessionConfig, Shared};
+use waterline_sql::{Response, Session, SessionConfig, Shared};
 use waterline_txn::{Engine, EngineConfig, Value};
 
 fn setup(s: &mut Session) {

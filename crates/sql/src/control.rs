@@ -24,7 +24,16 @@ use waterline_txn::{Interruption, TxnError};
 
 use crate::SqlError;
 use crate::session::{Response, Session};
-use crate::socket::Peer;
+
+/// What stopping a connection needs of its client's end, whatever carries it: the server
+/// implements it for its sockets, and attaches one to each session it serves.
+pub trait Peer: Send + Sync {
+    /// Whether the client has closed its end (or the connection broke): a look that does
+    /// not wait and reads nothing, so a command the client sent ahead stays unread.
+    fn gone(&self) -> bool;
+    /// Ends the connection: the thread serving it reads end of stream, the client too.
+    fn close(&self);
+}
 
 /// Rows between two looks at the clock (and, at most every [`PEER_LOOK_EVERY`], at the
 /// socket): the kill flag itself is read at every row.

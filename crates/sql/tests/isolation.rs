@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{err, ok, one, rows, session_of};
-use waterline_server::{Session, SessionConfig, Shared};
+use waterline_sql::{Session, SessionConfig, Shared};
 use waterline_txn::{Engine, EngineConfig};
 
 fn shared(rollback_on_timeout: bool) -> Arc<Shared> {

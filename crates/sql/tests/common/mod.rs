@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use waterline_server::{Response, Session, SessionConfig, Shared, SqlError};
+use waterline_sql::{Response, Session, SessionConfig, Shared, SqlError};
 use waterline_txn::{Engine, EngineConfig, Value};
 
 /// What sessions of one fresh in-memory engine share.
@@ -33,7 +33,7 @@ pub fn texts(response: Response, what: &str) -> Vec<Vec<String>> {
                 r.iter()
                     .zip(&columns)
                     .map(|(v, c)| {
-                        waterline_server::types::text_in(c.decimals, v)
+                        waterline_sql::types::text_in(c.decimals, v)
                             .unwrap_or_else(|| "NULL".into())
                     })
                     .collect()

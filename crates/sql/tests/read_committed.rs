@@ -12,7 +12,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{err, ok, rows, session_of};
-use waterline_server::{Session, Shared};
+use waterline_sql::{Session, Shared};
 
 fn impatient(shared: &Arc<Shared>, isolation: &str) -> Session {
     let mut s = session_of(shared);

@@ -1,0 +1,49 @@
+//! # waterline-sql: SQL over the engine, embeddable
+//!
+//! A [`Session`] parses a statement with sqlparser (MySQL dialect), plans it with
+//! `waterline-planner` over the session's transaction, and executes it over `waterline-txn`,
+//! answering as MySQL 8.0 does: its errors and codes, its variables, its result column types.
+//! It needs no async runtime and speaks no protocol; `waterline-server` puts sessions on the
+//! MySQL protocol.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use waterline_sql::{Response, Session, SessionConfig, Shared};
+//! use waterline_txn::{Engine, EngineConfig, Value};
+//!
+//! let engine = Arc::new(Engine::open(EngineConfig::default())?);
+//! let shared = Shared::new(engine, SessionConfig::default());
+//! let mut session = Session::new(shared, "root", Some("waterline"))?;
+//! session.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))")?;
+//! session.execute("INSERT INTO t VALUES (1, 'one'), (2, 'two')")?;
+//! let Response::Rows { rows, .. } = session.execute("SELECT v FROM t WHERE id = 2")? else { panic!() };
+//! assert_eq!(rows, vec![vec![Value::from("two")]]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod access;
+mod control;
+mod ddl;
+mod dml;
+pub mod error;
+mod functions;
+mod parse;
+mod perf_schema;
+mod select;
+mod session;
+mod shared;
+pub mod types;
+mod vars;
+
+pub use control::Peer;
+pub use error::SqlError;
+pub use parse::MAX_OPERATOR_CHAIN;
+pub use session::{Response, ResultColumn, Session};
+pub use shared::{Counters, Listening, SessionConfig, Shared, TableMeta, Timeouts, User};
+pub use types::FieldType;
+
+/// The version string clients see: MySQL 8.0's, and who answers.
+pub const VERSION: &str = "8.0.36-waterline";
+
+/// The default connection limit.
+pub const MAX_CONNECTIONS_DEFAULT: u32 = 1024;
