@@ -95,7 +95,7 @@ fn view_open_close(c: &mut Criterion) {
             let (engine, table) = engine(snapshot, view_close, 256, false);
             let held: Vec<Transaction> = (0..HELD_OPEN)
                 .map(|id| {
-                    let mut trx = engine.begin(Isolation::ReadCommitted);
+                    let mut trx = engine.begin_with(Isolation::ReadCommitted);
                     trx.insert(&table, vec![id.into(), 0.into()])
                         .expect("a new key");
                     trx
@@ -114,7 +114,7 @@ fn view_open_close(c: &mut Criterion) {
         group.throughput(Throughput::Elements(per_thread(threads) * threads as u64));
         for (name, engine, _held) in &configs {
             let statement = |trx: &mut Transaction| trx.open_view().expect("a view opens");
-            let session = |_| engine.begin(Isolation::ReadCommitted);
+            let session = |_| engine.begin_with(Isolation::ReadCommitted);
             group.bench_function(BenchmarkId::new(name, threads), |b| {
                 b.iter_custom(|iters| rounds(threads, iters, session, statement));
             });
@@ -139,7 +139,7 @@ fn point_ops(c: &mut Criterion) {
     ]
     .map(|(name, snapshot, view_close, shards)| {
         let (engine, table) = engine(snapshot, view_close, shards, true);
-        let mut load = engine.begin(Isolation::ReadCommitted);
+        let mut load = engine.begin_with(Isolation::ReadCommitted);
         for id in 0..ROWS {
             load.insert(&table, vec![id.into(), 0.into()])
                 .expect("a new key");
@@ -163,7 +163,7 @@ fn point_ops(c: &mut Criterion) {
             let param = format!("{op}-{threads}t");
             for (name, engine, table) in &configs {
                 let run = |state: &mut u64| {
-                    let mut trx = engine.begin(Isolation::ReadCommitted);
+                    let mut trx = engine.begin_with(Isolation::ReadCommitted);
                     let key = next_key(state);
                     if op == "read" {
                         assert!(trx.get(table, key).expect("a read succeeds").is_some());
@@ -210,7 +210,7 @@ fn batched_reads(c: &mut Criterion) {
         .primary_key(&["w", "id"])
         .expect("the columns exist");
     let table = engine.create_table(schema).expect("a new table");
-    let mut load = engine.begin(Isolation::ReadCommitted);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
     for id in 0..WIDE_ROWS {
         let mut row = vec![1.into(), id.into(), (id % 100).into()];
         row.extend((1..=10).map(|d| format!("{id:0>16}-dist-{d:02}").into()));
@@ -237,7 +237,7 @@ fn batched_reads(c: &mut Criterion) {
                 b.iter_batched(
                     || keys(batch),
                     |keys| {
-                        let mut trx = engine.begin(Isolation::RepeatableRead);
+                        let mut trx = engine.begin_with(Isolation::RepeatableRead);
                         if prefetch {
                             trx.prefetch(&table, keys.iter().copied());
                         }

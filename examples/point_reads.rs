@@ -44,7 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )
     .primary_key(&["id"])?;
     let table = engine.create_table(schema)?;
-    let mut load = engine.begin(Isolation::ReadCommitted);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
     for id in 0..ROWS {
         load.insert(&table, vec![id.into(), 0.into()])?;
     }
@@ -56,7 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        let mut trx = engine.begin(Isolation::ReadCommitted);
+        let mut trx = engine.begin_with(Isolation::ReadCommitted);
         let row = trx.get(&table, Key::one((state % ROWS as u64) as i64))?;
         assert!(row.is_some(), "every key was loaded");
         trx.commit()?;

@@ -252,6 +252,7 @@ impl EngineArgs {
             lock_holder_boost: self.lock_holder_boost,
             implicit_insert_locks: self.implicit_insert_locks,
             gap_locks: self.gap_locks,
+            isolation: defaults.isolation,
             purge_interval: (self.purge_interval_ms > 0)
                 .then(|| Duration::from_millis(self.purge_interval_ms)),
             commit_purge: self.commit_purge,

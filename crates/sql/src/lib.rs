@@ -8,17 +8,16 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use waterline_sql::{Response, Session, SessionConfig, Shared};
-//! use waterline_txn::{Engine, EngineConfig, Value};
+//! use waterline_sql::{SessionConfig, Shared};
+//! use waterline_txn::{Engine, Value};
 //!
-//! let engine = Arc::new(Engine::open(EngineConfig::default())?);
-//! let shared = Shared::new(engine, SessionConfig::default());
-//! let mut session = Session::new(shared, "root", Some("waterline"))?;
+//! let sql = Shared::new(Arc::new(Engine::in_memory()), SessionConfig::default());
+//! let mut session = sql.session();
 //! session.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))")?;
 //! session.execute("INSERT INTO t VALUES (1, 'one'), (2, 'two')")?;
-//! let Response::Rows { rows, .. } = session.execute("SELECT v FROM t WHERE id = 2")? else { panic!() };
-//! assert_eq!(rows, vec![vec![Value::from("two")]]);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! let rows = session.execute("SELECT v FROM t WHERE id = 2")?.into_rows();
+//! assert_eq!(rows, [[Value::from("two")]]);
+//! # Ok::<(), waterline_sql::SqlError>(())
 //! ```
 
 mod access;

@@ -93,7 +93,7 @@ pub(crate) fn read(
         View::DataLockWaits => (data_lock_waits_schema(), wait_rows(waits)),
     };
     let table = engine.create_temporary_table(schema)?;
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     for row in rows {
         trx.insert(&table, row)?;
     }

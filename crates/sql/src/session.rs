@@ -81,6 +81,22 @@ pub enum Response {
 }
 
 impl Response {
+    /// The result set's rows (none for a statement that returns no result set).
+    pub fn into_rows(self) -> Vec<Vec<Value>> {
+        match self {
+            Response::Rows { rows, .. } => rows,
+            Response::Done { .. } => Vec::new(),
+        }
+    }
+
+    /// The rows a statement inserted, changed or deleted (0 for a result set).
+    pub fn affected(&self) -> u64 {
+        match self {
+            Response::Rows { .. } => 0,
+            Response::Done { affected, .. } => *affected,
+        }
+    }
+
     /// `Done` with `affected` rows.
     pub fn done(affected: u64) -> Response {
         Response::Done {
@@ -597,7 +613,7 @@ impl Session {
 
     fn begin_trx(&mut self) -> Transaction {
         self.trx_level = self.next_isolation.take().unwrap_or(self.isolation);
-        let mut trx = self.shared.engine.begin(self.trx_level.engine());
+        let mut trx = self.shared.engine.begin_with(self.trx_level.engine());
         trx.set_lock_wait_timeout(self.lock_wait_timeout);
         trx.set_interrupt(self.control.stop_flag());
         trx

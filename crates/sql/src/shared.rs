@@ -191,6 +191,28 @@ impl Shared {
         })
     }
 
+    /// A session of root, in the `waterline` database if there is one (as there is unless
+    /// [`SessionConfig::databases`] leaves it out): the embedded way in.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use waterline_sql::{SessionConfig, Shared};
+    /// use waterline_txn::{Engine, Value};
+    ///
+    /// let sql = Shared::new(Arc::new(Engine::in_memory()), SessionConfig::default());
+    /// let mut s = sql.session();
+    /// s.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))")?;
+    /// assert_eq!(s.execute("INSERT INTO t VALUES (1, 'one'), (2, 'two')")?.affected(), 2);
+    /// let rows = s.execute("SELECT v FROM t WHERE id = 2")?.into_rows();
+    /// assert_eq!(rows, [[Value::from("two")]]);
+    /// # Ok::<(), waterline_sql::SqlError>(())
+    /// ```
+    pub fn session(self: &Arc<Self>) -> crate::Session {
+        let database = self.has_database("waterline").then_some("waterline");
+        crate::Session::new(Arc::clone(self), "root", database)
+            .expect("only a database that does not exist is refused")
+    }
+
     /// A new connection id, unique for the server's life.
     pub fn connection_id(&self) -> u32 {
         // Relaxed: only uniqueness matters.

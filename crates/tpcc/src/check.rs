@@ -97,7 +97,7 @@ impl Facts {
     /// The facts, read by scanning the tables in one transaction.
     pub fn from_native(db: &NativeDb) -> Result<Facts, Error> {
         use crate::schema::col;
-        let mut trx = db.engine.begin(Isolation::RepeatableRead);
+        let mut trx = db.engine.begin_with(Isolation::RepeatableRead);
         let mut facts = Facts::default();
         let rows = |trx: &mut waterline_txn::Transaction, name: &str| {
             trx.scan(db.table(table(name)), KeyRange::All)

@@ -624,7 +624,7 @@ impl NativeDb {
     /// An order-independent checksum of every row of every table: equal for two databases
     /// with the same rows, however they were loaded.
     pub fn checksum(&self) -> Result<u64, Error> {
-        let mut trx = self.engine.begin(Isolation::RepeatableRead);
+        let mut trx = self.engine.begin_with(Isolation::RepeatableRead);
         let mut sum = 0u64;
         for def in &TABLES {
             for (_, row) in trx.scan(self.table(def), KeyRange::All)? {
@@ -673,7 +673,7 @@ pub struct NativeSink(pub Arc<NativeDb>);
 impl Sink for NativeSink {
     fn insert(&mut self, def: &'static TableDef, rows: Vec<Row>) -> Result<(), Error> {
         let table = self.0.table(def);
-        let mut trx = self.0.engine.begin(Isolation::ReadCommitted);
+        let mut trx = self.0.engine.begin_with(Isolation::ReadCommitted);
         for row in rows {
             trx.insert(table, row)?;
         }
@@ -694,9 +694,9 @@ impl NativeDb {
         match pooled(self) {
             Some(pool) => {
                 let (db, input) = (Arc::clone(self), input.clone());
-                pool.run_blocking(move || db.execute(db.engine.begin(db.isolation), &input))
+                pool.run_blocking(move || db.execute(db.engine.begin_with(db.isolation), &input))
             }
-            None => self.execute(self.engine.begin(self.isolation), input),
+            None => self.execute(self.engine.begin_with(self.isolation), input),
         }
     }
 
@@ -706,7 +706,7 @@ impl NativeDb {
         match pooled(self) {
             Some(pool) => {
                 let (db, input) = (Arc::clone(self), input.clone());
-                pool.run(move || db.execute(db.engine.begin(db.isolation), &input))
+                pool.run(move || db.execute(db.engine.begin_with(db.isolation), &input))
                     .await
             }
             None => {

@@ -88,6 +88,9 @@ pub struct EngineConfig {
     /// gap first. On by default; `false` locks records only, under every level, and inserts
     /// check no gap (the baseline: phantoms of a locking read come back).
     pub gap_locks: bool,
+    /// The isolation level of [`crate::Engine::begin`] (REPEATABLE READ, InnoDB's default);
+    /// [`crate::Engine::begin_with`] takes another.
+    pub isolation: Isolation,
     /// How often the background purge runs; `None` runs no purge at all, neither the thread
     /// nor the commits' steps ([`EngineConfig::commit_purge`]): call [`crate::Engine::purge`]
     /// yourself.
@@ -157,6 +160,7 @@ impl Default for EngineConfig {
             lock_holder_boost: 0,
             implicit_insert_locks: true,
             gap_locks: true,
+            isolation: Isolation::RepeatableRead,
             purge_interval: Some(Duration::from_millis(10)),
             commit_purge: true,
             hybrid_global_window_bytes: GLOBAL_WINDOW_BYTES,

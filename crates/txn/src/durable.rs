@@ -280,7 +280,7 @@ fn apply(engine: &Engine, entry: Entry) -> Result<(u64, u64), TxnError> {
             Ok((0, 0))
         }
         Entry::Commit(records) => {
-            let mut trx = engine.begin(Isolation::ReadCommitted);
+            let mut trx = engine.begin_with(Isolation::ReadCommitted);
             let rows = records.len() as u64;
             for record in records {
                 let table = engine.table_by_id(record.table);
@@ -414,7 +414,7 @@ impl Engine {
         // the catalog exactly if its record is in the published log.
         let (tables, mut trx, lsn) = self.with_catalog(|catalog| {
             durable.group.with_publishing_paused(|lsn| {
-                let mut trx = self.begin(Isolation::RepeatableRead);
+                let mut trx = self.begin_with(Isolation::RepeatableRead);
                 trx.open_view().map(|()| (catalog.to_vec(), trx, lsn))
             })
         })?;

@@ -181,14 +181,14 @@ impl Drop for PurgeWorker {
 ///     .primary_key(&["id"])?,
 /// )?;
 ///
-/// let mut setup = engine.begin(Isolation::ReadCommitted);
+/// let mut setup = engine.begin_with(Isolation::ReadCommitted);
 /// setup.insert(&accounts, vec![1.into(), 100.into()])?;
 /// setup.commit()?;
 ///
-/// let mut reader = engine.begin(Isolation::RepeatableRead);
+/// let mut reader = engine.begin_with(Isolation::RepeatableRead);
 /// assert_eq!(reader.get(&accounts, Key::one(1))?.unwrap()[1], 100.into());
 ///
-/// let mut writer = engine.begin(Isolation::ReadCommitted);
+/// let mut writer = engine.begin_with(Isolation::ReadCommitted);
 /// writer.update_with(&accounts, Key::one(1), |row| {
 ///     vec![row[0].clone(), (row[1].as_int().unwrap() - 30).into()]
 /// })?;
@@ -196,7 +196,7 @@ impl Drop for PurgeWorker {
 ///
 /// // REPEATABLE READ keeps its snapshot; a new transaction sees the commit.
 /// assert_eq!(reader.get(&accounts, Key::one(1))?.unwrap()[1], 100.into());
-/// let mut later = engine.begin(Isolation::ReadCommitted);
+/// let mut later = engine.begin_with(Isolation::ReadCommitted);
 /// assert_eq!(later.get(&accounts, Key::one(1))?.unwrap()[1], 70.into());
 /// # Ok::<(), waterline_txn::TxnError>(())
 /// ```
@@ -212,6 +212,25 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// An empty engine in memory with the default configuration: the engine to embed and
+    /// try things with.
+    ///
+    /// ```
+    /// use waterline_txn::{Engine, Key, TableSchema};
+    ///
+    /// let engine = Engine::in_memory();
+    /// let t = engine.create_table(TableSchema::parse("t(id INT PRIMARY KEY, v BIGINT)")?)?;
+    /// let mut trx = engine.begin();
+    /// trx.insert(&t, vec![1.into(), 10.into()])?;
+    /// trx.commit()?;
+    /// let mut trx = engine.begin();
+    /// assert_eq!(trx.get(&t, Key::one(1))?, Some(vec![1.into(), 10.into()]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn in_memory() -> Engine {
+        Engine::open(EngineConfig::default()).expect("the default configuration is valid")
+    }
+
     /// An empty engine that commits in memory ([`Immediate`]); `config.commit` is ignored.
     pub fn open(config: EngineConfig) -> Result<Engine, TxnError> {
         Engine::with_pipeline(config, Arc::new(Immediate))
@@ -231,14 +250,14 @@ impl Engine {
     ///     let t = engine.create_table(
     ///         TableSchema::new("t", vec![Column::new("id", ColumnType::Int)]).primary_key(&["id"])?,
     ///     )?;
-    ///     let mut trx = engine.begin(Isolation::ReadCommitted);
+    ///     let mut trx = engine.begin_with(Isolation::ReadCommitted);
     ///     trx.insert(&t, vec![7.into()])?;
     ///     trx.commit()?; // durable: its group was fdatasync'ed
     /// }
     /// let (engine, recovery) = Engine::open_dir(&dir, EngineConfig::default())?;
     /// assert_eq!(recovery.replayed, 1);
     /// let t = engine.table("t")?;
-    /// assert!(engine.begin(Isolation::ReadCommitted).get(&t, Key::one(7))?.is_some());
+    /// assert!(engine.begin_with(Isolation::ReadCommitted).get(&t, Key::one(7))?.is_some());
     /// # drop(engine);
     /// # std::fs::remove_dir_all(&dir).unwrap();
     /// # Ok::<(), waterline_txn::TxnError>(())
@@ -532,12 +551,18 @@ impl Engine {
         Ok(())
     }
 
-    /// Begins a transaction. It gets a trx id only at its first write or lock.
+    /// Begins a transaction at the configured isolation level ([`EngineConfig::isolation`],
+    /// REPEATABLE READ by default). It gets a trx id only at its first write or lock.
     ///
     /// With an admission policy (`EngineConfig::admission`), this first waits for a permit
     /// (blocking the thread; async callers use [`Engine::begin_async`]); the transaction
     /// holds it until it ends.
-    pub fn begin(&self, isolation: Isolation) -> Transaction {
+    pub fn begin(&self) -> Transaction {
+        self.begin_with(self.shared.config.isolation)
+    }
+
+    /// [`Engine::begin`] at isolation level `isolation`.
+    pub fn begin_with(&self, isolation: Isolation) -> Transaction {
         let permit = self.admission.as_ref().map(Admission::enter_blocking);
         Transaction::new(Arc::clone(&self.shared), isolation, permit)
     }
@@ -614,7 +639,7 @@ mod tests {
             .primary_key(&["id"])
             .unwrap();
         let t = engine.create_table(schema).unwrap();
-        let mut trx = engine.begin(Isolation::ReadCommitted);
+        let mut trx = engine.begin_with(Isolation::ReadCommitted);
         trx.insert(&t, vec![1.into()]).unwrap();
         trx.update(&t, Key::one(1), vec![1.into()]).unwrap();
         trx.commit().unwrap();
@@ -624,7 +649,7 @@ mod tests {
         assert!(tombstone.is_dropped());
         assert_eq!(tombstone.approximate_rows(), 0);
         // A holder still reads its rows; once purge let go, nobody else holds them.
-        let mut reader = engine.begin(Isolation::ReadCommitted);
+        let mut reader = engine.begin_with(Isolation::ReadCommitted);
         assert_eq!(reader.scan(&t, KeyRange::All).unwrap().len(), 1);
         reader.commit().unwrap();
         engine.purge();
@@ -647,7 +672,7 @@ mod tests {
         let t = engine.create_table(schema).unwrap();
         let v1 = engine.catalog_version();
         assert!(v1 > v0, "CREATE TABLE");
-        let mut trx = engine.begin(Isolation::ReadCommitted);
+        let mut trx = engine.begin_with(Isolation::ReadCommitted);
         trx.insert(&t, vec![1.into(), 2.into()]).unwrap();
         trx.commit().unwrap();
         assert_eq!(engine.catalog_version(), v1, "a write is not DDL");

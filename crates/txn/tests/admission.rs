@@ -25,7 +25,7 @@ fn engine(policy: Policy) -> Result<(Engine, Table), TxnError> {
         )
         .primary_key(&["id"])?,
     )?;
-    let mut load = engine.begin(Isolation::ReadCommitted);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
     for id in 0..8 {
         load.insert(&table, vec![id.into(), 0.into()])?;
     }
@@ -48,7 +48,7 @@ fn at_most_n_transactions_are_inside_and_every_end_returns_the_permit() {
             let (engine, table, inside, most) = (&engine, &table, &inside, &most);
             s.spawn(move || {
                 for i in 0..200 {
-                    let mut trx = engine.begin(Isolation::ReadCommitted);
+                    let mut trx = engine.begin_with(Isolation::ReadCommitted);
                     let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
                     most.fetch_max(now, Ordering::SeqCst);
                     bump(&mut trx, table, t).unwrap();
@@ -70,8 +70,8 @@ fn at_most_n_transactions_are_inside_and_every_end_returns_the_permit() {
 #[test]
 fn a_deadlock_victim_gives_its_permit_back_before_it_is_dropped() {
     let (engine, table) = engine(Policy::Limit(2)).unwrap();
-    let mut a = engine.begin(Isolation::ReadCommitted);
-    let mut b = engine.begin(Isolation::ReadCommitted);
+    let mut a = engine.begin_with(Isolation::ReadCommitted);
+    let mut b = engine.begin_with(Isolation::ReadCommitted);
     bump(&mut a, &table, 0).unwrap();
     bump(&mut b, &table, 1).unwrap();
     let victim = std::thread::scope(|s| {
@@ -88,7 +88,7 @@ fn a_deadlock_victim_gives_its_permit_back_before_it_is_dropped() {
             (Err(e), Ok(_)) => {
                 assert!(matches!(e, TxnError::Deadlock { .. }));
                 b.commit().unwrap();
-                engine.begin(Isolation::ReadCommitted) // a is gone with its thread
+                engine.begin_with(Isolation::ReadCommitted) // a is gone with its thread
             }
             other => panic!("expected one deadlock victim: {other:?}"),
         }
@@ -100,8 +100,8 @@ fn a_deadlock_victim_gives_its_permit_back_before_it_is_dropped() {
         let engine = &engine;
         s.spawn(move || {
             let both = (
-                engine.begin(Isolation::ReadCommitted),
-                engine.begin(Isolation::ReadCommitted),
+                engine.begin_with(Isolation::ReadCommitted),
+                engine.begin_with(Isolation::ReadCommitted),
             );
             done.send(()).unwrap();
             drop(both);

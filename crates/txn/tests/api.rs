@@ -60,12 +60,12 @@ fn a_table_without_primary_key_gets_hidden_row_ids() {
             vec![Column::new("msg", ColumnType::Varchar(8))],
         ))
         .unwrap();
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     let a = trx.insert(&log, vec!["same".into()]).unwrap();
     let b = trx.insert(&log, vec!["same".into()]).unwrap();
     assert_ne!(a, b, "equal rows are distinct rows");
     trx.commit().unwrap();
-    let mut reader = engine.begin(Isolation::ReadCommitted);
+    let mut reader = engine.begin_with(Isolation::ReadCommitted);
     assert_eq!(reader.scan(&log, KeyRange::All).unwrap().len(), 2);
     assert_eq!(reader.get(&log, a).unwrap(), Some(vec!["same".into()]));
 }
@@ -74,7 +74,7 @@ fn a_table_without_primary_key_gets_hidden_row_ids() {
 fn secondary_hits_are_rechecked_against_the_visible_version() {
     let engine = Engine::open(config()).unwrap();
     let t = customers(&engine);
-    let mut load = engine.begin(Isolation::ReadCommitted);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
     load.insert(&t, customer(1, 1, "ABLE", "10.00")).unwrap();
     load.insert(&t, customer(1, 2, "BAKER", "20.00")).unwrap();
     load.insert(&t, customer(1, 3, "ABLE", "30.00")).unwrap();
@@ -90,12 +90,12 @@ fn secondary_hits_are_rechecked_against_the_visible_version() {
             .map(|(_, r)| r[1].as_int().unwrap())
             .collect::<Vec<_>>()
     };
-    let mut old = engine.begin(Isolation::RepeatableRead);
+    let mut old = engine.begin_with(Isolation::RepeatableRead);
     assert_eq!(by_last(&mut old, "ABLE"), vec![1, 3]);
 
     // Customer 1 changes name: a new entry (BAKER, 1); the old (ABLE, 1) entry stays for
     // the old reader and must not match for anyone who sees the new version.
-    let mut rename = engine.begin(Isolation::ReadCommitted);
+    let mut rename = engine.begin_with(Isolation::ReadCommitted);
     rename
         .update(&t, Key::from([1, 1]), customer(1, 1, "BAKER", "10.00"))
         .unwrap();
@@ -106,7 +106,7 @@ fn secondary_hits_are_rechecked_against_the_visible_version() {
     );
     rename.commit().unwrap();
 
-    let mut new = engine.begin(Isolation::ReadCommitted);
+    let mut new = engine.begin_with(Isolation::ReadCommitted);
     assert_eq!(by_last(&mut new, "ABLE"), vec![3]);
     assert_eq!(by_last(&mut new, "BAKER"), vec![1, 2]);
     assert_eq!(
@@ -139,12 +139,12 @@ fn secondary_hits_are_rechecked_against_the_visible_version() {
 fn prefetch_is_only_a_hint() {
     let engine = Engine::open(config()).unwrap();
     let t = customers(&engine);
-    let mut load = engine.begin(Isolation::ReadCommitted);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
     for id in 1..=50 {
         load.insert(&t, customer(1, id, "ABLE", "10.00")).unwrap();
     }
     load.commit().unwrap();
-    let mut trx = engine.begin(Isolation::RepeatableRead);
+    let mut trx = engine.begin_with(Isolation::RepeatableRead);
     // Present rows, missing rows, a key in the wrong types, a partial key, no keys at all:
     // nothing fails, nothing is read into the transaction or locked.
     trx.prefetch(&t, (1..=60).map(|id| [1, id]));
@@ -155,7 +155,7 @@ fn prefetch_is_only_a_hint() {
         None,
         "a prefetch does not make the transaction read-write"
     );
-    let mut other = engine.begin(Isolation::RepeatableRead);
+    let mut other = engine.begin_with(Isolation::RepeatableRead);
     other
         .update(&t, Key::from([1, 7]), customer(1, 7, "BAKER", "1.00"))
         .unwrap();
@@ -171,13 +171,13 @@ fn prefetch_is_only_a_hint() {
 fn modify_writes_once_and_get_with_reads_without_a_copy() {
     let engine = Engine::open(config()).unwrap();
     let t = customers(&engine);
-    let mut load = engine.begin(Isolation::ReadCommitted);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
     load.insert(&t, customer(1, 1, "ABLE", "10.00")).unwrap();
     load.insert(&t, customer(1, 2, "BAKER", "20.00")).unwrap();
     load.commit().unwrap();
     let balance = |row: &[Value]| row[3].as_decimal().unwrap().to_string();
 
-    let mut trx = engine.begin(Isolation::RepeatableRead);
+    let mut trx = engine.begin_with(Isolation::RepeatableRead);
     // f's value comes back; the row is written once, with its index entries.
     let old = trx
         .modify(&t, Key::from([1, 1]), |row| {
@@ -251,7 +251,7 @@ fn modify_writes_once_and_get_with_reads_without_a_copy() {
     trx.commit().unwrap();
 
     // A change that leaves the indexed columns alone keeps the row in the index.
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     trx.modify(&t, Key::from([1, 2]), |row| {
         row[3] = Value::Decimal("21.00".parse().unwrap());
         Ok::<_, TxnError>(())
@@ -259,7 +259,7 @@ fn modify_writes_once_and_get_with_reads_without_a_copy() {
     .unwrap();
     trx.commit().unwrap();
     engine.purge();
-    let mut reader = engine.begin(Isolation::ReadCommitted);
+    let mut reader = engine.begin_with(Isolation::ReadCommitted);
     assert_eq!(by_last(&mut reader, "BAKER"), vec![Key::from([1, 2])]);
     assert_eq!(
         reader
@@ -288,7 +288,7 @@ impl From<TxnError> for Refused {
 fn scans_walk_ranges_in_order_forwards_and_backwards_with_limits() {
     let engine = Engine::open(config()).unwrap();
     let t = customers(&engine);
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     for w in 1..=3 {
         for id in 1..=5 {
             trx.insert(&t, customer(w, id, "X", "0")).unwrap();
@@ -343,7 +343,7 @@ fn scans_walk_ranges_in_order_forwards_and_backwards_with_limits() {
         [1, 2, 4, 5]
     );
     trx.commit().unwrap();
-    let mut other = engine.begin(Isolation::RepeatableRead);
+    let mut other = engine.begin_with(Isolation::RepeatableRead);
     let locked = ScanOptions {
         lock: Some(LockMode::Exclusive),
         ..ScanOptions::default()
@@ -360,7 +360,7 @@ fn scans_walk_ranges_in_order_forwards_and_backwards_with_limits() {
 fn bad_input_gets_a_typed_error_and_changes_nothing() {
     let engine = Engine::open(config()).unwrap();
     let t = customers(&engine);
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     trx.insert(&t, customer(1, 1, "A", "1")).unwrap();
     let errors = [
         trx.insert(&t, vec![1.into()]).unwrap_err(),
@@ -400,13 +400,13 @@ fn bad_input_gets_a_typed_error_and_changes_nothing() {
 fn dropping_an_active_transaction_rolls_it_back() {
     let engine = Engine::open(config()).unwrap();
     let t = customers(&engine);
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     trx.insert(&t, customer(1, 1, "A", "1")).unwrap();
     let id = trx.id().unwrap();
     assert_eq!(engine.trx_sys().live_transactions()[0].id, id);
     drop(trx);
     assert!(engine.trx_sys().live_transactions().is_empty());
-    let mut reader = engine.begin(Isolation::ReadCommitted);
+    let mut reader = engine.begin_with(Isolation::ReadCommitted);
     assert!(reader.scan(&t, KeyRange::All).unwrap().is_empty());
     // The key is free again: its lock went with the rollback.
     reader.insert(&t, customer(1, 1, "B", "2")).unwrap();
@@ -428,11 +428,11 @@ impl CommitPipeline for Failing {
 fn a_failed_commit_leaves_nothing_visible_and_releases_the_locks() {
     let engine = Engine::with_pipeline(config(), Arc::new(Failing)).unwrap();
     let t = customers(&engine);
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     trx.insert(&t, customer(1, 1, "A", "1")).unwrap();
     let error = trx.commit().unwrap_err();
     assert!(error.rolled_back_transaction());
-    let mut reader = engine.begin(Isolation::ReadCommitted);
+    let mut reader = engine.begin_with(Isolation::ReadCommitted);
     assert_eq!(reader.get(&t, Key::from([1, 1])).unwrap(), None);
     assert!(engine.trx_sys().live_transactions().is_empty());
     // A read-only transaction never reaches the pipeline.
@@ -492,7 +492,7 @@ fn a_group_is_published_at_once_and_redo_describes_the_changes() {
         let t = customers(&engine);
         std::thread::scope(|s| {
             let follower = s.spawn(|| {
-                let mut first = engine.begin(Isolation::ReadCommitted);
+                let mut first = engine.begin_with(Isolation::ReadCommitted);
                 first.insert(&t, customer(1, 1, "A", "1")).unwrap();
                 first.commit().unwrap();
             });
@@ -500,13 +500,13 @@ fn a_group_is_published_at_once_and_redo_describes_the_changes() {
             while pipeline.state.lock().unwrap().tickets.is_empty() {
                 std::thread::yield_now();
             }
-            let mut reader = engine.begin(Isolation::ReadCommitted);
+            let mut reader = engine.begin_with(Isolation::ReadCommitted);
             assert_eq!(
                 reader.get(&t, Key::from([1, 1])).unwrap(),
                 None,
                 "{kind}: not published"
             );
-            let mut second = engine.begin(Isolation::ReadCommitted);
+            let mut second = engine.begin_with(Isolation::ReadCommitted);
             second.insert(&t, customer(1, 2, "B", "2")).unwrap();
             second.commit().unwrap(); // publishes both
             follower.join().unwrap();
@@ -529,12 +529,12 @@ fn a_group_is_published_at_once_and_redo_describes_the_changes() {
 fn purge_visits_what_commits_and_rollbacks_left_behind() {
     let engine = Engine::open(config()).unwrap();
     let t = customers(&engine);
-    let mut load = engine.begin(Isolation::ReadCommitted);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
     load.insert(&t, customer(1, 1, "A", "1")).unwrap();
     load.insert(&t, customer(1, 2, "B", "2")).unwrap();
     load.commit().unwrap();
 
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     // A failed statement empties the record of (1, 3) it had inserted.
     let failed = trx.statement(|trx| {
         trx.insert(&t, customer(1, 3, "C", "3"))?;
@@ -545,7 +545,7 @@ fn purge_visits_what_commits_and_rollbacks_left_behind() {
         .unwrap();
     trx.delete(&t, Key::from([1, 1])).unwrap();
     trx.commit().unwrap();
-    let mut undone = engine.begin(Isolation::ReadCommitted);
+    let mut undone = engine.begin_with(Isolation::ReadCommitted);
     undone.insert(&t, customer(1, 4, "D", "4")).unwrap();
     undone.rollback();
 
@@ -562,14 +562,14 @@ fn purge_visits_what_commits_and_rollbacks_left_behind() {
     // (1,2): its old version; (1,1): the delete mark and the version below it.
     assert_eq!(report.versions, 3);
     assert_eq!(t.approximate_rows(), 1);
-    let mut reader = engine.begin(Isolation::ReadCommitted);
+    let mut reader = engine.begin_with(Isolation::ReadCommitted);
     assert_eq!(reader.scan(&t, KeyRange::All).unwrap().len(), 1);
 }
 
 /// Commits `n` updates of customer (1, 1), each its own transaction.
 fn update_balance(engine: &Engine, t: &Table, n: usize) {
     for i in 0..n {
-        let mut trx = engine.begin(Isolation::ReadCommitted);
+        let mut trx = engine.begin_with(Isolation::ReadCommitted);
         let balance = (i % 100).to_string();
         trx.update(t, Key::from([1, 1]), customer(1, 1, "A", &balance))
             .unwrap();
@@ -588,7 +588,7 @@ fn committing_threads_purge_but_never_what_an_open_view_reads() {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let engine = Engine::open(slow_thread(true)).unwrap();
     let t = customers(&engine);
-    let mut load = engine.begin(Isolation::ReadCommitted);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
     load.insert(&t, customer(1, 1, "A", "7")).unwrap();
     load.insert(&t, customer(1, 2, "B", "0")).unwrap();
     load.commit().unwrap();
@@ -598,7 +598,7 @@ fn committing_threads_purge_but_never_what_an_open_view_reads() {
     let readers = |engine: &Engine| -> Vec<_> {
         (1..cpus)
             .map(|_| {
-                let mut reader = engine.begin(Isolation::RepeatableRead);
+                let mut reader = engine.begin_with(Isolation::RepeatableRead);
                 reader.get(&t, [1, 2]).unwrap();
                 reader
             })
@@ -606,7 +606,7 @@ fn committing_threads_purge_but_never_what_an_open_view_reads() {
     };
 
     // An old snapshot pins the first version: 96 commits (12 purge steps) cut nothing.
-    let mut old = engine.begin(Isolation::RepeatableRead);
+    let mut old = engine.begin_with(Isolation::RepeatableRead);
     assert_eq!(old.get(&t, [1, 1]).unwrap(), Some(first()));
     let mut busy = readers(&engine);
     update_balance(&engine, &t, 96);
@@ -647,7 +647,7 @@ fn committing_threads_purge_but_never_what_an_open_view_reads() {
     // Without the commits' help, the list only grows until the thread comes round.
     let engine = Engine::open(slow_thread(false)).unwrap();
     let t = customers(&engine);
-    let mut load = engine.begin(Isolation::ReadCommitted);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
     load.insert(&t, customer(1, 1, "A", "7")).unwrap();
     load.commit().unwrap();
     let _busy = readers(&engine);
@@ -660,7 +660,7 @@ fn committing_threads_purge_but_never_what_an_open_view_reads() {
 fn a_transaction_can_move_to_another_thread_and_commit_there() {
     let engine = Engine::open(config()).unwrap();
     let t = customers(&engine);
-    let mut trx = engine.begin(Isolation::RepeatableRead);
+    let mut trx = engine.begin_with(Isolation::RepeatableRead);
     trx.insert(&t, customer(1, 1, "A", "1")).unwrap();
     let table = t.clone();
     std::thread::spawn(move || {
@@ -669,7 +669,7 @@ fn a_transaction_can_move_to_another_thread_and_commit_there() {
     })
     .join()
     .unwrap();
-    let mut reader = engine.begin(Isolation::ReadCommitted);
+    let mut reader = engine.begin_with(Isolation::ReadCommitted);
     assert_eq!(reader.scan(&t, KeyRange::All).unwrap().len(), 2);
 }
 
@@ -677,7 +677,7 @@ fn a_transaction_can_move_to_another_thread_and_commit_there() {
 fn planner_estimates_are_exact_for_small_ranges_and_close_for_large_ones() {
     let engine = Engine::open(config()).unwrap();
     let table = customers(&engine);
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     for w in 1..=4 {
         for id in 1..=3000 {
             let last = format!("name{}", id % 1000);
@@ -705,13 +705,13 @@ fn planner_estimates_are_exact_for_small_ranges_and_close_for_large_ones() {
     assert_eq!(stats.rows_per_prefix(1), 3000.0);
     assert_eq!(stats.rows_per_prefix(2), 3.0);
     // The statistics stay until a tenth of the index changed.
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     for id in 3001..=4000 {
         trx.insert(&table, customer(4, id, "late", "0.00")).unwrap();
     }
     trx.commit().unwrap();
     assert_eq!(table.index_stats(Some(0)).entries, 12_000, "8% changed");
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     for id in 4001..=4300 {
         trx.insert(&table, customer(4, id, "later", "0.00"))
             .unwrap();
@@ -741,7 +741,7 @@ fn skip_locked_consumers_take_every_entry_once() {
                 .unwrap(),
         )
         .unwrap();
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     for id in 0..ENTRIES {
         trx.insert(&queue, vec![id.into()]).unwrap();
     }
@@ -758,7 +758,7 @@ fn skip_locked_consumers_take_every_entry_once() {
             std::thread::spawn(move || {
                 let mut taken = Vec::new();
                 for claims in 1.. {
-                    let mut trx = engine.begin(Isolation::ReadCommitted);
+                    let mut trx = engine.begin_with(Isolation::ReadCommitted);
                     let Some((key, row)) =
                         trx.scan_with(&queue, KeyRange::All, claim).unwrap().pop()
                     else {
@@ -813,15 +813,15 @@ fn an_interrupt_ends_a_lock_wait_and_leaves_the_transaction() {
                 .unwrap(),
         )
         .unwrap();
-    let mut setup = engine.begin(Isolation::RepeatableRead);
+    let mut setup = engine.begin_with(Isolation::RepeatableRead);
     setup.insert(&t, vec![1.into()]).unwrap();
     setup.insert(&t, vec![2.into()]).unwrap();
     setup.commit().unwrap();
-    let mut holder = engine.begin(Isolation::RepeatableRead);
+    let mut holder = engine.begin_with(Isolation::RepeatableRead);
     holder.get_for_update(&t, Key::one(1)).unwrap();
 
     let flag = Arc::new(AtomicBool::new(false));
-    let mut waiter = engine.begin(Isolation::RepeatableRead);
+    let mut waiter = engine.begin_with(Isolation::RepeatableRead);
     waiter.set_interrupt(Arc::clone(&flag));
     waiter.get_for_update(&t, Key::one(2)).unwrap();
     let killer = {

@@ -28,7 +28,7 @@ fn transfer(engine: &Engine, table: &waterline_txn::Table, rng: &mut Rng) -> Res
     } else {
         Isolation::RepeatableRead
     };
-    let mut trx = engine.begin(isolation);
+    let mut trx = engine.begin_with(isolation);
     let add = |delta: i64| {
         move |row: &[waterline_txn::Value]| {
             vec![row[0].clone(), (row[1].as_int().unwrap() + delta).into()]
@@ -56,7 +56,7 @@ fn audit(engine: &Engine, table: &waterline_txn::Table, rng: &mut Rng) -> Result
         } else {
             Isolation::RepeatableRead
         };
-        let mut trx = engine.begin(isolation);
+        let mut trx = engine.begin_with(isolation);
         let rows = trx.scan(table, KeyRange::All)?;
         assert_eq!(rows.len() as i64, ACCOUNTS);
         let sum: i64 = rows.iter().map(|(_, r)| r[1].as_int().unwrap()).sum();
@@ -64,7 +64,7 @@ fn audit(engine: &Engine, table: &waterline_txn::Table, rng: &mut Rng) -> Result
         trx.commit()
     } else {
         // Many statements under REPEATABLE READ: one snapshot for all of them.
-        let mut trx = engine.begin(Isolation::RepeatableRead);
+        let mut trx = engine.begin_with(Isolation::RepeatableRead);
         let mut sum = 0;
         for id in 0..ACCOUNTS {
             sum += trx
@@ -102,7 +102,7 @@ fn run(snapshot: SnapshotKind, view_close: ViewClose, trx_shards: usize) {
     .primary_key(&["id"])
     .unwrap();
     let table = engine.create_table(schema).unwrap();
-    let mut setup = engine.begin(Isolation::ReadCommitted);
+    let mut setup = engine.begin_with(Isolation::ReadCommitted);
     for id in 0..ACCOUNTS {
         setup.insert(&table, vec![id.into(), START.into()]).unwrap();
     }
@@ -141,7 +141,7 @@ fn run(snapshot: SnapshotKind, view_close: ViewClose, trx_shards: usize) {
         stop.store(true, Ordering::Relaxed);
     });
 
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     let sum: i64 = trx
         .scan(&table, KeyRange::All)
         .unwrap()

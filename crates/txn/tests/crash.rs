@@ -74,7 +74,7 @@ fn tables(engine: &Engine) -> Result<[Table; 3], TxnError> {
     )?;
     let ledger = table(ledger_schema("ledger"))?;
     let mirror = table(ledger_schema("ledger_mirror"))?;
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     if trx.scan(&accounts, KeyRange::All)?.is_empty() {
         for id in 0..ACCOUNTS {
             trx.insert(&accounts, vec![id.into(), INITIAL.into()])?;
@@ -92,7 +92,7 @@ fn transfer(
     to: i64,
     amount: i64,
 ) -> Result<(), TxnError> {
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     for (account, delta) in [(from, -amount), (to, amount)] {
         trx.update_with(accounts, Key::one(account), |row| {
             vec![
@@ -162,7 +162,7 @@ fn check(dir: &Path, acked: &BTreeSet<i64>, round: usize) -> usize {
         return 0;
     };
     let [accounts, ledger, mirror] = tables;
-    let mut trx = engine.begin(Isolation::RepeatableRead);
+    let mut trx = engine.begin_with(Isolation::RepeatableRead);
     let rows = |trx: &mut waterline_txn::Transaction, t: &Table| {
         trx.scan(t, KeyRange::All).expect("a scan succeeds")
     };

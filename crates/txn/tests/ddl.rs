@@ -21,7 +21,7 @@ fn schema(name: &str) -> TableSchema {
 }
 
 fn fill(engine: &Engine, table: &Table, n: i64) {
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     for id in 0..n {
         trx.insert(table, vec![Value::Int(id), Value::Int(id % 10)])
             .unwrap();
@@ -31,7 +31,7 @@ fn fill(engine: &Engine, table: &Table, n: i64) {
 
 fn by_k(engine: &Engine, table: &str, k: i64) -> Vec<i64> {
     let table = engine.table(table).unwrap();
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     let rows = trx
         .scan_index(
             &table,
@@ -51,7 +51,7 @@ fn create_index_on_rows_already_there_and_on_writes_after() {
     let old = engine.create_table(schema("t")).unwrap();
     fill(&engine, &old, 100);
     // A transaction that began before the index, holding the old handle.
-    let mut early = engine.begin(Isolation::ReadCommitted);
+    let mut early = engine.begin_with(Isolation::ReadCommitted);
     early
         .update(&old, Key::one(5), vec![Value::Int(5), Value::Int(42)])
         .unwrap();
@@ -81,7 +81,7 @@ fn create_index_on_rows_already_there_and_on_writes_after() {
     ));
     assert!(engine.create_index("t", "k_1", &["id"], false).is_err());
     let u = engine.create_index("t", "id_u", &["id"], true).unwrap();
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     assert!(matches!(
         trx.insert(&u, vec![Value::Int(7), Value::Int(0)]),
         Err(TxnError::DuplicateKey { .. })
@@ -102,7 +102,7 @@ fn drop_table_frees_the_name() {
     ));
     let again = engine.create_table(schema("t")).unwrap();
     assert_ne!(again.id(), t.id());
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     assert!(trx.scan(&again, KeyRange::All).unwrap().is_empty());
 }
 
@@ -124,7 +124,7 @@ fn ddl_survives_restart_by_log_and_by_checkpoint() {
                 engine.checkpoint().unwrap();
             }
             let t = engine.table("t").unwrap();
-            let mut trx = engine.begin(Isolation::ReadCommitted);
+            let mut trx = engine.begin_with(Isolation::ReadCommitted);
             trx.insert(&t, vec![Value::Int(1000), Value::Int(7)])
                 .unwrap();
             trx.commit().unwrap();
@@ -139,7 +139,7 @@ fn ddl_survives_restart_by_log_and_by_checkpoint() {
         assert_eq!(engine.table("t").unwrap().schema().indexes.len(), 1);
         let sevens = by_k(&engine, "t", 7);
         assert_eq!(sevens, [7, 17, 27, 37, 47, 1000]);
-        let mut trx = engine.begin(Isolation::ReadCommitted);
+        let mut trx = engine.begin_with(Isolation::ReadCommitted);
         assert_eq!(
             trx.scan(&engine.table("after").unwrap(), KeyRange::All)
                 .unwrap()

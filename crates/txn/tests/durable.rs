@@ -66,7 +66,7 @@ fn heap(engine: &Engine) -> Table {
 
 /// Every row of every table, as a fresh READ COMMITTED transaction sees it.
 fn contents(engine: &Engine) -> Vec<(String, Vec<(Key, Row)>)> {
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     engine
         .tables()
         .iter()
@@ -76,7 +76,7 @@ fn contents(engine: &Engine) -> Vec<(String, Vec<(Key, Row)>)> {
 
 fn workload(engine: &Engine, account: &Table, history: &Table, from: i64, to: i64) {
     for i in from..to {
-        let mut trx = engine.begin(Isolation::ReadCommitted);
+        let mut trx = engine.begin_with(Isolation::ReadCommitted);
         trx.insert(
             account,
             vec![i.into(), (i * 10).into(), format!("o{}", i % 3).into()],
@@ -120,7 +120,7 @@ fn commits_survive_a_restart_for_every_snapshot_kind_and_flush_policy() {
 
         // Hidden row ids go on past the recovered ones; a secondary index works.
         let history = engine.table("history").unwrap();
-        let mut trx = engine.begin(Isolation::ReadCommitted);
+        let mut trx = engine.begin_with(Isolation::ReadCommitted);
         let key = trx.insert(&history, vec![99.into()]).unwrap();
         assert_eq!(key, Key::one(61));
         let account = engine.table("account").unwrap();
@@ -145,12 +145,12 @@ fn what_was_not_committed_is_not_recovered() {
         let engine = open(dir.path(), &config);
         let (account, history) = (accounts(&engine), heap(&engine));
         workload(&engine, &account, &history, 0, 5);
-        let mut rolled_back = engine.begin(Isolation::ReadCommitted);
+        let mut rolled_back = engine.begin_with(Isolation::ReadCommitted);
         rolled_back
             .insert(&account, vec![100.into(), 1.into(), "x".into()])
             .unwrap();
         rolled_back.rollback();
-        let mut undone = engine.begin(Isolation::ReadCommitted);
+        let mut undone = engine.begin_with(Isolation::ReadCommitted);
         undone
             .insert(&account, vec![101.into(), 1.into(), "x".into()])
             .unwrap();
@@ -162,7 +162,7 @@ fn what_was_not_committed_is_not_recovered() {
         assert!(matches!(duplicate, Err(TxnError::DuplicateKey { .. })));
         undone.delete(&account, Key::one(101)).unwrap();
         undone.commit().unwrap();
-        let mut open_at_crash = engine.begin(Isolation::ReadCommitted);
+        let mut open_at_crash = engine.begin_with(Isolation::ReadCommitted);
         open_at_crash
             .insert(&account, vec![102.into(), 1.into(), "x".into()])
             .unwrap();
@@ -170,7 +170,7 @@ fn what_was_not_committed_is_not_recovered() {
     }
     let engine = open(dir.path(), &config);
     let account = engine.table("account").unwrap();
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     for id in [100, 101, 102] {
         assert_eq!(trx.get(&account, Key::one(id)).unwrap(), None, "id {id}");
     }
@@ -274,14 +274,14 @@ fn replay_runs_with_purge_paused_and_purge_resumes_after() {
     };
     let engine = open(dir.path(), &config);
     let account = accounts(&engine);
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     for id in 0..10 {
         trx.insert(&account, vec![id.into(), 0i64.into(), Value::Null])
             .unwrap();
     }
     trx.commit().unwrap();
     for n in 0..3_000i64 {
-        let mut trx = engine.begin(Isolation::ReadCommitted);
+        let mut trx = engine.begin_with(Isolation::ReadCommitted);
         let row = vec![(n % 10).into(), n.into(), Value::Null];
         trx.update(&account, Key::one(n % 10), row).unwrap();
         trx.commit().unwrap();
@@ -326,7 +326,7 @@ fn a_damaged_last_record_loses_only_that_commit_and_is_reported() {
     assert!(recovery.to_string().contains("damaged"), "{recovery}");
     assert_eq!(recovery.replayed, 19);
     let account = engine.table("account").unwrap();
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     assert!(trx.get(&account, Key::one(18)).unwrap().is_some());
     assert!(trx.get(&account, Key::one(19)).unwrap().is_none());
     trx.commit().unwrap();
@@ -458,17 +458,17 @@ fn a_temporary_table_is_never_logged_and_never_shifts_the_catalog() {
         assert_eq!(engine.tables().len(), 1, "no catalog lists it");
         assert_eq!(engine.table("account").unwrap().id(), account.id());
         let history = heap(&engine);
-        let mut trx = engine.begin(Isolation::RepeatableRead);
+        let mut trx = engine.begin_with(Isolation::RepeatableRead);
         trx.insert(&scratch, vec![7.into()]).unwrap();
         trx.insert(&account, vec![1.into(), 100i64.into(), Value::Null])
             .unwrap();
         trx.insert(&history, vec![5i64.into()]).unwrap();
         trx.commit().unwrap();
         // A rolled-back write to it is undone as any other.
-        let mut trx = engine.begin(Isolation::RepeatableRead);
+        let mut trx = engine.begin_with(Isolation::RepeatableRead);
         trx.insert(&scratch, vec![8.into()]).unwrap();
         trx.rollback();
-        let mut trx = engine.begin(Isolation::RepeatableRead);
+        let mut trx = engine.begin_with(Isolation::RepeatableRead);
         assert_eq!(trx.scan(&scratch, KeyRange::All).unwrap().len(), 1);
         contents(&engine)
     };
@@ -573,7 +573,7 @@ fn damage_before_the_checkpoint_is_ignored_and_damage_after_it_refuses_the_start
     assert!(matches!(recovery.tail, Tail::Damaged { .. }), "{recovery}");
     assert!(recovery.to_string().contains(".cut"), "{recovery}");
     let account = engine.table("account").unwrap();
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     assert!(
         trx.get(&account, Key::one(29)).unwrap().is_some(),
         "the checkpoint's rows"

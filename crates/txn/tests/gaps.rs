@@ -57,7 +57,7 @@ fn row(id: i64) -> Vec<Value> {
 }
 
 fn load(engine: &Engine, t: &Table, ids: &[i64]) {
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     for &id in ids {
         trx.insert(t, row(id)).unwrap();
     }
@@ -84,7 +84,7 @@ fn ids(rows: Vec<(Key, Vec<Value>)>) -> Vec<i64> {
 
 /// Whether inserting `id` in a transaction of its own times out now.
 fn insert_waits(engine: &Engine, t: &Table, id: i64) -> bool {
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     match trx.insert(t, row(id)) {
         Ok(_) => {
             trx.rollback();
@@ -99,10 +99,10 @@ fn insert_waits(engine: &Engine, t: &Table, id: i64) -> bool {
 fn a_gap_lock_keeps_a_dead_entry_in_the_index_until_it_is_released() {
     let (engine, t) = engine(Duration::ZERO);
     load(&engine, &t, &[10, 20, 30]);
-    let mut delete = engine.begin(Isolation::ReadCommitted);
+    let mut delete = engine.begin_with(Isolation::ReadCommitted);
     assert!(delete.delete(&t, Key::one(20)).unwrap());
     delete.commit().unwrap();
-    let mut reader = engine.begin(Isolation::RepeatableRead);
+    let mut reader = engine.begin_with(Isolation::RepeatableRead);
     let rows = reader.scan_with(&t, between(15, 25), for_update(false));
     assert!(rows.unwrap().is_empty());
     engine.purge();
@@ -127,25 +127,25 @@ fn a_gap_lock_keeps_a_dead_entry_in_the_index_until_it_is_released() {
 fn an_insert_takes_back_a_dead_entry_a_gap_lock_kept() {
     let (engine, t) = engine(Duration::ZERO);
     load(&engine, &t, &[10, 20, 30]);
-    let mut delete = engine.begin(Isolation::ReadCommitted);
+    let mut delete = engine.begin_with(Isolation::ReadCommitted);
     assert!(delete.delete(&t, Key::one(20)).unwrap());
     delete.commit().unwrap();
     // A lock on the gap below 30 only: an insert of 20 itself need not wait.
-    let mut reader = engine.begin(Isolation::RepeatableRead);
+    let mut reader = engine.begin_with(Isolation::RepeatableRead);
     assert!(reader.get_for_update(&t, Key::one(25)).unwrap().is_none());
-    let mut holder = engine.begin(Isolation::RepeatableRead);
+    let mut holder = engine.begin_with(Isolation::RepeatableRead);
     let rows = holder.scan_with(&t, between(15, 19), for_update(false));
     assert!(rows.unwrap().is_empty(), "locks the gap below 20");
     engine.purge();
     assert_eq!(t.approximate_rows(), 3);
-    let mut insert = engine.begin(Isolation::ReadCommitted);
+    let mut insert = engine.begin_with(Isolation::ReadCommitted);
     insert.insert(&t, vec![20.into(), 7.into()]).unwrap();
     insert.commit().unwrap();
     engine.purge();
     holder.commit().unwrap();
     reader.commit().unwrap();
     engine.purge();
-    let mut check = engine.begin(Isolation::ReadCommitted);
+    let mut check = engine.begin_with(Isolation::ReadCommitted);
     assert_eq!(
         check.get(&t, Key::one(20)).unwrap(),
         Some(vec![20.into(), 7.into()]),
@@ -158,7 +158,7 @@ fn an_insert_takes_back_a_dead_entry_a_gap_lock_kept() {
 fn a_descending_walk_locks_the_gap_above_its_range() {
     let (engine, t) = engine(Duration::ZERO);
     load(&engine, &t, &[10, 20, 30]);
-    let mut reader = engine.begin(Isolation::RepeatableRead);
+    let mut reader = engine.begin_with(Isolation::RepeatableRead);
     let rows = reader.scan_with(&t, between(12, 22), for_update(true));
     assert_eq!(ids(rows.unwrap()), [20]);
     assert!(insert_waits(&engine, &t, 25), "above 20, below 30: locked");
@@ -172,7 +172,7 @@ fn a_descending_walk_locks_the_gap_above_its_range() {
 fn an_inserter_keeps_its_gap_lock_on_both_sides_of_its_new_row() {
     let (engine, t) = engine(Duration::ZERO);
     load(&engine, &t, &[10, 20]);
-    let mut trx = engine.begin(Isolation::RepeatableRead);
+    let mut trx = engine.begin_with(Isolation::RepeatableRead);
     assert!(trx.get_for_update(&t, Key::one(15)).unwrap().is_none());
     trx.insert(&t, row(15)).unwrap();
     assert!(insert_waits(&engine, &t, 12), "below the new row");
@@ -183,7 +183,7 @@ fn an_inserter_keeps_its_gap_lock_on_both_sides_of_its_new_row() {
 
 /// Whether writing `row` to `t` (an insert, or an update if its key exists) times out now.
 fn write_waits(engine: &Engine, t: &Table, row: Vec<Value>) -> bool {
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     let key = Key::one(row[0].clone());
     let result = match trx.update(t, key, row.clone()) {
         Ok(true) => Ok(()),
@@ -204,13 +204,13 @@ fn write_waits(engine: &Engine, t: &Table, row: Vec<Value>) -> bool {
 fn a_walk_through_a_secondary_index_locks_its_gaps() {
     let (engine, _) = engine(Duration::ZERO);
     let s = grouped(&engine);
-    let mut load = engine.begin(Isolation::ReadCommitted);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
     for (id, grp) in [(1, 10), (2, 20), (3, 20), (4, 30), (5, 40)] {
         load.insert(&s, vec![id.into(), grp.into()]).unwrap();
     }
     load.commit().unwrap();
     for reverse in [false, true] {
-        let mut reader = engine.begin(Isolation::RepeatableRead);
+        let mut reader = engine.begin_with(Isolation::RepeatableRead);
         let options = for_update(reverse);
         let rows = reader.scan_index(&s, "by_grp", KeyRange::Prefix(Key::one(20)), options);
         let mut found = ids(rows.unwrap());
@@ -264,11 +264,11 @@ fn an_entry_of_a_write_that_gave_up_goes_to_purge() {
     .unwrap();
     let w = engine.create_table(schema).unwrap();
     let row = |id: i64, a: i64, b: i64| vec![Value::from(id), Value::from(a), Value::from(b)];
-    let mut load = engine.begin(Isolation::ReadCommitted);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
     load.insert(&w, row(1, 10, 100)).unwrap();
     load.insert(&w, row(2, 20, 200)).unwrap();
     load.commit().unwrap();
-    let mut reader = engine.begin(Isolation::RepeatableRead);
+    let mut reader = engine.begin_with(Isolation::RepeatableRead);
     let range = KeyRange::Prefix(Key::one(200));
     let rows = reader.scan_index(&w, "by_b", range, for_update(false));
     assert_eq!(ids(rows.unwrap()), [2]);
@@ -293,14 +293,14 @@ fn with_gap_locks_off_repeatable_read_locks_records_only() {
         ..EngineConfig::default()
     });
     load(&engine, &t, &[10, 20, 30]);
-    let mut reader = engine.begin(Isolation::RepeatableRead);
+    let mut reader = engine.begin_with(Isolation::RepeatableRead);
     let rows = reader.scan_with(&t, between(10, 20), for_update(false));
     assert_eq!(ids(rows.unwrap()), [10, 20]);
     assert!(
         !insert_waits(&engine, &t, 15),
         "the phantom of the baseline"
     );
-    let mut writer = engine.begin(Isolation::ReadCommitted);
+    let mut writer = engine.begin_with(Isolation::ReadCommitted);
     assert!(
         writer.update(&t, Key::one(20), row(20)).is_err(),
         "the row is locked"
@@ -326,13 +326,13 @@ fn a_unique_search_locks_a_live_row_alone() {
     .index("by_code", &["code"], true)
     .unwrap();
     let u = engine.create_table(schema).unwrap();
-    let mut load = engine.begin(Isolation::ReadCommitted);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
     for (id, code) in [(10, 100), (20, 200), (30, 300)] {
         load.insert(&u, vec![id.into(), code.into()]).unwrap();
     }
     load.commit().unwrap();
     let new = |id: i64, code: i64| vec![Value::from(id), Value::from(code)];
-    let mut reader = engine.begin(Isolation::RepeatableRead);
+    let mut reader = engine.begin_with(Isolation::RepeatableRead);
     let by_code = |trx: &mut Transaction, code: i64| {
         let range = KeyRange::Prefix(Key::one(code));
         ids(trx
@@ -366,7 +366,7 @@ fn a_unique_search_locks_a_live_row_alone() {
 fn read_committed_takes_no_gap_locks() {
     let (engine, t) = engine(Duration::ZERO);
     load(&engine, &t, &[10, 20, 30]);
-    let mut reader = engine.begin(Isolation::ReadCommitted);
+    let mut reader = engine.begin_with(Isolation::ReadCommitted);
     let rows = reader.scan_with(&t, between(10, 20), for_update(false));
     assert_eq!(ids(rows.unwrap()), [10, 20]);
     assert!(reader.get_for_update(&t, Key::one(25)).unwrap().is_none());
@@ -383,7 +383,7 @@ fn read_committed_takes_no_gap_locks() {
 fn a_repeated_locking_walk_sees_no_phantom_under_concurrency() {
     let (engine, _) = engine(Duration::from_secs(5));
     let s = grouped(&engine);
-    let mut load = engine.begin(Isolation::ReadCommitted);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
     for id in (0..200).step_by(4) {
         load.insert(&s, vec![id.into(), (id % 50).into()]).unwrap();
     }
@@ -404,7 +404,7 @@ fn a_repeated_locking_walk_sees_no_phantom_under_concurrency() {
                     let (by_grp, reverse) = (n & 2 == 2, n & 1 == 1);
                     let lo = (n >> 33) as i64 % if by_grp { 45 } else { 180 };
                     let hi = lo + if by_grp { 5 } else { 20 };
-                    let mut trx = engine.begin(Isolation::RepeatableRead);
+                    let mut trx = engine.begin_with(Isolation::RepeatableRead);
                     let walk = |trx: &mut Transaction| {
                         let rows = if by_grp {
                             trx.scan_index(s, "by_grp", between(lo, hi), for_update(reverse))
@@ -436,7 +436,7 @@ fn a_repeated_locking_walk_sees_no_phantom_under_concurrency() {
                     n = step(n);
                     let id = (n >> 33) as i64 % 200;
                     let grp = (n >> 20) as i64 % 50;
-                    let mut trx: Transaction = engine.begin(Isolation::ReadCommitted);
+                    let mut trx: Transaction = engine.begin_with(Isolation::ReadCommitted);
                     let done = match n % 3 {
                         0 => trx.insert(s, vec![id.into(), grp.into()]).map(|_| ()),
                         1 => trx
@@ -471,7 +471,7 @@ fn read_committed_gives_back_the_rows_a_statement_locked_but_did_not_select() {
         (Isolation::ReadCommitted, true),
         (Isolation::RepeatableRead, false),
     ] {
-        let mut trx = engine.begin(isolation);
+        let mut trx = engine.begin_with(isolation);
         // Held before the statement: stays, selected or not.
         trx.get_for_update(&t, Key::one(1)).unwrap();
         let mark = trx.lock_mark();
@@ -481,7 +481,7 @@ fn read_committed_gives_back_the_rows_a_statement_locked_but_did_not_select() {
         let gone = trx.unlock_rows_since(mark, &t, |key| *key == Key::one(3));
         assert_eq!(gone, if released { 2 } else { 0 }, "{isolation:?}");
         for (id, free) in [(1, false), (2, released), (3, false), (4, released)] {
-            let mut other = engine.begin(Isolation::ReadCommitted);
+            let mut other = engine.begin_with(Isolation::ReadCommitted);
             let got = other.get_for_update(&t, Key::one(id));
             assert_eq!(got.is_ok(), free, "{isolation:?}: row {id}");
             other.rollback();

@@ -37,7 +37,7 @@ fn updates_of_other_columns_never_hide_a_row_from_an_index_scan() {
     .index("by_name", &["name"], false)
     .unwrap();
     let table = engine.create_table(schema).unwrap();
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     for id in 0..ROWS {
         trx.insert(&table, vec![id.into(), "same".into(), 0.into()])
             .unwrap();
@@ -57,7 +57,7 @@ fn updates_of_other_columns_never_hide_a_row_from_an_index_scan() {
         s.spawn(|| {
             let mut i = 0i64;
             while !stop.load(Ordering::Relaxed) {
-                let mut trx = engine.begin(Isolation::ReadCommitted);
+                let mut trx = engine.begin_with(Isolation::ReadCommitted);
                 let bump =
                     |row: &[waterline_txn::Value]| vec![row[0].clone(), row[1].clone(), (i).into()];
                 assert!(trx.update_with(&table, Key::one(i % ROWS), bump).unwrap());
@@ -73,7 +73,7 @@ fn updates_of_other_columns_never_hide_a_row_from_an_index_scan() {
             if Instant::now() >= deadline {
                 break;
             }
-            let mut trx = engine.begin(isolation);
+            let mut trx = engine.begin_with(isolation);
             let prefix = KeyRange::Prefix(Key::one("same"));
             let rows = trx
                 .scan_index(&table, "by_name", prefix, ScanOptions::default())

@@ -30,7 +30,7 @@ fn engine(boost: u8) -> (Arc<Engine>, Table) {
     .primary_key(&["id"])
     .unwrap();
     let table = engine.create_table(schema).unwrap();
-    let mut trx = engine.begin(Isolation::ReadCommitted);
+    let mut trx = engine.begin_with(Isolation::ReadCommitted);
     trx.insert(&table, vec![Value::Int(1), Value::Int(0)])
         .unwrap();
     trx.commit().unwrap();
@@ -72,7 +72,7 @@ fn hold_and_wait(engine: &Arc<Engine>, table: &Table, boosting: bool) -> (i64, i
     let holder = {
         let (engine, table) = (Arc::clone(engine), table.clone());
         std::thread::spawn(move || {
-            let mut trx = engine.begin(Isolation::ReadCommitted);
+            let mut trx = engine.begin_with(Isolation::ReadCommitted);
             trx.get_for_update(&table, Key::from([1])).unwrap();
             held_tx.send(tid()).unwrap();
             commit.recv().unwrap();
@@ -86,7 +86,7 @@ fn hold_and_wait(engine: &Arc<Engine>, table: &Table, boosting: bool) -> (i64, i
     let waiter = {
         let (engine, table) = (Arc::clone(engine), table.clone());
         std::thread::spawn(move || {
-            let mut trx = engine.begin(Isolation::ReadCommitted);
+            let mut trx = engine.begin_with(Isolation::ReadCommitted);
             trx.get_for_update(&table, Key::from([1])).unwrap();
             trx.commit().unwrap();
         })

@@ -253,7 +253,7 @@ fn run(
     let t = table(&engine);
     // The churn's rows exist from the start: its transactions update them, and never insert
     // into a gap a model transaction may hold.
-    let mut setup = engine.begin(Isolation::ReadCommitted);
+    let mut setup = engine.begin_with(Isolation::ReadCommitted);
     for k in CHURN_KEY..CHURN_KEY + 5 {
         setup.insert(&t, vec![k.into(), 0.into()]).unwrap();
     }
@@ -278,7 +278,7 @@ fn run(
                 } else {
                     Isolation::ReadCommitted
                 };
-                trxs[i] = Some(engine.begin(isolation));
+                trxs[i] = Some(engine.begin_with(isolation));
                 model.trxs[i] = Some(ModelTrx {
                     rr,
                     ..ModelTrx::default()
@@ -286,7 +286,7 @@ fn run(
             }
             Op::Churn(n) => {
                 for j in 0..i64::from(n) {
-                    let mut trx = engine.begin(Isolation::ReadCommitted);
+                    let mut trx = engine.begin_with(Isolation::ReadCommitted);
                     let k = CHURN_KEY + j % 5;
                     let row = vec![k.into(), j.into()];
                     assert!(trx.update(&t, Key::one(k), row).unwrap());
@@ -415,7 +415,7 @@ fn run(
     }
     // Everything ends; a fresh reader sees exactly the committed model.
     drop(trxs);
-    let mut reader = engine.begin(Isolation::ReadCommitted);
+    let mut reader = engine.begin_with(Isolation::ReadCommitted);
     let rows = reader.scan(&t, all).unwrap();
     let got: BTreeMap<i64, i64> = rows
         .into_iter()

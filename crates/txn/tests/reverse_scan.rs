@@ -55,14 +55,14 @@ proptest! {
         .index("by_c", &["c", "a"], false)
         .unwrap();
         let table = engine.create_table(schema).unwrap();
-        let mut trx = engine.begin(Isolation::RepeatableRead);
+        let mut trx = engine.begin_with(Isolation::RepeatableRead);
         for (&(a, b), &c) in &rows {
             trx.insert(&table, vec![a.into(), b.into(), c.into()]).unwrap();
         }
         trx.commit().unwrap();
         // Deleted rows stay in the indexes until purge: the walks pass over them.
         let keys: Vec<_> = rows.keys().collect();
-        let mut trx = engine.begin(Isolation::RepeatableRead);
+        let mut trx = engine.begin_with(Isolation::RepeatableRead);
         if !keys.is_empty() {
             for index in &deleted {
                 let &(a, b) = *index.get(&keys);

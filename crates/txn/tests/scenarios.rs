@@ -113,7 +113,7 @@ fn run(
             _ => Isolation::ReadCommitted,
         };
         *serializable = level == "serializable";
-        *trx = Some(engine.begin(isolation));
+        *trx = Some(engine.begin_with(isolation));
         return vec!["ok".into()];
     }
     let serializable = *serializable;

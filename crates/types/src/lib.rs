@@ -11,6 +11,7 @@
 //! - [`IndexStats`]: rows per key prefix and a histogram, the planner's estimates
 //!   (`index_stats.rs`).
 
+mod declare;
 pub mod error;
 pub mod index_stats;
 pub mod key;
