@@ -4,7 +4,9 @@
 //! fixes them: the MySQL 8.0 scalability work of Bin Wang's book (chapter 8), each mechanism
 //! next to the baseline it replaced, switchable in one engine.
 //!
-//! This facade re-exports the parts that exist so far:
+//! This facade re-exports the parts. The default features add the `waterline` command
+//! (`cli`) and with it [`server`] and [`tpcc`]; `default-features = false` leaves the engine
+//! and SQL, without the protocol's runtime, opensrv, plotters or MySQL clients.
 //!
 //! * [`types`]: values, keys and their byte encoding, schemas, key ranges and index
 //!   statistics, which the engine and the planner share.
@@ -17,25 +19,29 @@
 //! * [`throttle`]: transaction admission: a fair semaphore, a thread-pool baseline, and an
 //!   adaptive limit that finds the knee.
 //! * [`sql`]: SQL sessions over the engine, embeddable (no async runtime, no protocol).
-//! * [`server`]: the MySQL protocol over those sessions (`waterline serve`).
+//! * [`server`]: the MySQL protocol over those sessions (`waterline serve`; feature
+//!   `server`).
 //! * [`planner`]: the range optimizer: table maps, range analysis, access paths, EXPLAIN, and
 //!   MySQL 8.0.27's `param_comp` regression as `PlannerMode::Legacy8027`.
 //! * [`tpcc`]: TPC-C-lite: schema, loader, the five transactions (typed API and SQL), the
-//!   driver, consistency checks and reports (`waterline tpcc`).
+//!   driver, consistency checks and reports (`waterline tpcc`; feature `tpcc`).
 //! * [`numa`]: the machine's topology and the thread pinning policies of `waterline lab`
 //!   (hwloc, with the `numa` feature).
 //!
 //! See `DESIGN.md` in the project's shared folder for the whole picture.
 
+#[cfg(feature = "tpcc")]
 pub mod numa;
 
 pub use waterline_commit as commit;
 pub use waterline_planner as planner;
 pub use waterline_readview as readview;
 pub use waterline_readview::{ReadView, SnapshotKind, TrxId};
+#[cfg(feature = "server")]
 pub use waterline_server as server;
 pub use waterline_sql as sql;
 pub use waterline_throttle as throttle;
+#[cfg(feature = "tpcc")]
 pub use waterline_tpcc as tpcc;
 pub use waterline_txn as txn;
 pub use waterline_txn::{Engine, EngineConfig, Isolation, Transaction, TxnError, ViewClose};
