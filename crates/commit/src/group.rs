@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use crate::record::{Lsn, MAX_PAYLOAD_BYTES, TrxTag};
 use crate::stats::{Counters, GroupCommitStats};
-use crate::sync::{Condvar, Mutex, MutexGuard};
+use crate::sync::{CondMutex as Mutex, CondMutexGuard as MutexGuard, Condvar};
 use crate::wal::{FlushPolicy, Syncer, Wal, WalError, record_bytes};
 
 /// How a leader wakes the followers of the group it finished.
@@ -445,7 +445,7 @@ impl<T> GroupCommit<T> {
                     if let Some(outcome) = slot.take() {
                         break outcome;
                     }
-                    slot = me.parker.wait(slot);
+                    me.parker.wait(&mut slot);
                     wakeups += 1;
                 }
             }
@@ -456,7 +456,7 @@ impl<T> GroupCommit<T> {
                     if let Some(outcome) = me.outcome.lock().take() {
                         break outcome;
                     }
-                    held = all.wait(held);
+                    all.wait(&mut held);
                     wakeups += 1;
                 }
             }

@@ -35,7 +35,7 @@
 mod group;
 mod record;
 mod stats;
-mod sync;
+use waterline_sync as sync;
 mod wal;
 
 pub use group::{CommitError, GroupCommit, GroupCommitConfig, Outcome, Publish, Wakeup};

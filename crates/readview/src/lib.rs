@@ -73,7 +73,7 @@ pub mod csn;
 mod error;
 pub mod hybrid;
 mod id;
-mod sync;
+use waterline_sync as sync;
 mod vector;
 mod view;
 

@@ -72,7 +72,7 @@ mod purge;
 mod redo;
 mod spare;
 mod stats;
-mod sync;
+use waterline_sync as sync;
 mod table;
 mod trx;
 mod trx_sys;

@@ -16,10 +16,10 @@
 
 use std::sync::Arc;
 
-use loom::sync::Mutex;
 use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use loom::thread;
 use waterline_readview::{CsnLog, ReadView, TrxId};
+use waterline_sync::Mutex;
 use waterline_txn::horizon::ViewSlots;
 
 /// What the trx-sys latch protects in the model: whether the writer left the active set,
@@ -55,7 +55,7 @@ fn latch_free_close_never_lets_purge_free_a_needed_version() {
             let (latch, n_no) = (Arc::clone(&latch), Arc::clone(&n_no));
             thread::spawn(move || {
                 let no = {
-                    let mut latched = latch.lock().unwrap();
+                    let mut latched = latch.lock();
                     latched.committed = true;
                     latched.next_id += 1;
                     latched.next_id - 1
@@ -71,7 +71,7 @@ fn latch_free_close_never_lets_purge_free_a_needed_version() {
                 let (slot, _) = slots.take(0);
                 for _ in 0..2 {
                     let sees_n = {
-                        let latched = latch.lock().unwrap();
+                        let latched = latch.lock();
                         slot.open_latched(latched.next_id, &latched);
                         latched.committed
                     };
@@ -86,7 +86,7 @@ fn latch_free_close_never_lets_purge_free_a_needed_version() {
             })
         };
         let horizon = {
-            let latched = latch.lock().unwrap();
+            let latched = latch.lock();
             slots.horizon(latched.next_id)
         };
         purge_frees(horizon, &n_no, &v_freed);
