@@ -74,15 +74,10 @@ impl Population {
         }
         assert_eq!(p.vector.len() as u64, active);
         let low_limit = p.vector.low_limit_id().0;
-        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+        // Fixed, and random enough to defeat the branch predictor.
+        let mut rng = waterline::types::Rng::new(0x9E37_79B9_7F4A_7C15, 0);
         p.probes = (0..PROBES)
-            .map(|_| {
-                // xorshift64: fixed, dependency-free, good enough to defeat the branch predictor.
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                TrxId(first_short + seed % (low_limit - first_short))
-            })
+            .map(|_| TrxId(first_short + rng.below(low_limit - first_short)))
             .collect();
         p
     }

@@ -36,7 +36,7 @@ use std::time::Duration;
 use common::{CounterFile, group, per_thread, rounds, save};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use waterline::txn::{
-    Column, ColumnType, Counter, Engine, EngineConfig, Isolation, Key, SnapshotKind, Table,
+    Column, ColumnType, Counter, Engine, EngineConfig, Isolation, Key, Rng, SnapshotKind, Table,
     TableSchema, Transaction, Value, ViewClose, copy_row,
 };
 
@@ -147,14 +147,9 @@ fn point_ops(c: &mut Criterion) {
         load.commit().expect("the load commits");
         (name, engine, table)
     });
-    // A per-thread xorshift state picks keys.
-    let seed = |t: usize| 0x9E37_79B9_7F4A_7C15u64 ^ (t as u64 + 1);
-    let next_key = |state: &mut u64| {
-        *state ^= *state << 13;
-        *state ^= *state >> 7;
-        *state ^= *state << 17;
-        Key::one((*state % ROWS as u64) as i64)
-    };
+    // A generator per thread picks keys.
+    let seed = |t: usize| Rng::new(0x9E37_79B9_7F4A_7C15, t as u64 + 1);
+    let next_key = |rng: &mut Rng| Key::one(rng.below(ROWS as u64) as i64);
     let mut group = group(c, "point_ops");
     let mut file = CounterFile::new();
     for op in ["read", "update"] {
@@ -162,7 +157,7 @@ fn point_ops(c: &mut Criterion) {
             group.throughput(Throughput::Elements(per_thread(threads) * threads as u64));
             let param = format!("{op}-{threads}t");
             for (name, engine, table) in &configs {
-                let run = |state: &mut u64| {
+                let run = |state: &mut Rng| {
                     let mut trx = engine.begin_with(Isolation::ReadCommitted);
                     let key = next_key(state);
                     if op == "read" {
@@ -217,15 +212,10 @@ fn batched_reads(c: &mut Criterion) {
         load.insert(&table, row).expect("a new key");
     }
     load.commit().expect("the load commits");
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15, 0);
     let mut keys = move |n: usize| -> Vec<[i64; 2]> {
         (0..n)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                [1, (state % WIDE_ROWS as u64) as i64]
-            })
+            .map(|_| [1, rng.below(WIDE_ROWS as u64) as i64])
             .collect()
     };
     let mut group = group(c, "batched_reads");

@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use waterline::txn::{Column, ColumnType, Key, SnapshotKind, TableSchema};
+use waterline::txn::{Column, ColumnType, Key, Rng, SnapshotKind, TableSchema};
 use waterline::{Engine, EngineConfig, Isolation};
 
 const ROWS: i64 = 10_000;
@@ -50,14 +50,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     load.commit()?;
 
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15, 0);
     let started = Instant::now();
     for _ in 0..reads {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
         let mut trx = engine.begin_with(Isolation::ReadCommitted);
-        let row = trx.get(&table, Key::one((state % ROWS as u64) as i64))?;
+        let row = trx.get(&table, Key::one(rng.below(ROWS as u64) as i64))?;
         assert!(row.is_some(), "every key was loaded");
         trx.commit()?;
     }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts};
 use waterline_server::{Server, SessionConfig, Shared};
-use waterline_txn::{Engine, EngineConfig};
+use waterline_txn::{Engine, EngineConfig, Rng};
 
 fn start() -> u16 {
     let config = EngineConfig {
@@ -155,14 +155,11 @@ fn a_serializable_bank_keeps_its_total() {
                 let mut c = connect(port);
                 c.query_drop("SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE")
                     .unwrap();
-                let mut n = worker + 1;
+                let mut rng = Rng::new(0xBA2C, worker);
                 while !stop.load(Ordering::Relaxed) {
-                    n = n
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    let from = (n >> 33) as i64 % ACCOUNTS;
-                    let to = (from + 1 + (n >> 40) as i64 % (ACCOUNTS - 1)) % ACCOUNTS;
-                    let amount = (n >> 50) as i64 % 50;
+                    let from = rng.uniform(0, ACCOUNTS - 1);
+                    let to = (from + rng.uniform(1, ACCOUNTS - 1)) % ACCOUNTS;
+                    let amount = rng.uniform(0, 49);
                     match transfer(&mut c, from, to, amount) {
                         Ok(()) => transfers.fetch_add(1, Ordering::Relaxed),
                         Err(1213 | 1205) => retries.fetch_add(1, Ordering::Relaxed),

@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use waterline_txn::DateTime;
 
-use crate::random::{Constants, Rng, last_name, nurand_a};
+use crate::random::{Constants, Rng, TpccRng, last_name, nurand_a};
 use crate::schema::{DISTRICTS, Scale};
 
 /// A transaction type.

@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use waterline_txn::{DateTime, Decimal, Row, Value};
 
 use crate::Error;
-use crate::random::{Constants, Rng, last_name, nurand_a};
+use crate::random::{Constants, Rng, TpccRng, last_name, nurand_a};
 use crate::schema::{DISTRICTS, Scale, TABLES, TableDef};
 
 /// Where loaded rows go: the engine's API, or INSERT statements.

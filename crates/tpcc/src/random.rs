@@ -2,48 +2,30 @@
 //! random strings. One [`Rng`] per client or per loaded warehouse, seeded from the run's seed,
 //! so a seed fixes the loaded database and each client's input stream.
 
-/// SplitMix64: small, fast, and fixed forever (a checksum of the loaded database depends on
-/// every number it draws, so it must not change with a dependency's version).
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub use waterline_types::Rng;
 
-impl Rng {
-    /// A generator for stream `stream` of run seed `seed` (a client, or a warehouse's loader).
-    pub fn new(seed: u64, stream: u64) -> Rng {
-        let mut rng = Rng(seed ^ stream.wrapping_mul(0xA076_1D64_78BD_642F));
-        rng.next_u64();
-        rng
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `lo..=hi`.
-    pub fn uniform(&mut self, lo: i64, hi: i64) -> i64 {
-        debug_assert!(lo <= hi);
-        let span = (hi - lo) as u64 + 1;
-        lo + (self.next_u64() % span) as i64
-    }
-
-    /// True with probability `percent` / 100.
-    pub fn percent(&mut self, percent: i64) -> bool {
-        self.uniform(1, 100) <= percent
-    }
-
+/// TPC-C's draws (spec 2.1.6 and 4.3.2) on top of the project's [`Rng`].
+pub trait TpccRng {
     /// NURand(A, x, y) = (((random(0, A) | random(x, y)) + C) % (y - x + 1)) + x (spec
     /// 2.1.6): skewed toward some values, as real customers and items are.
-    pub fn nurand(&mut self, a: i64, c: i64, x: i64, y: i64) -> i64 {
+    fn nurand(&mut self, a: i64, c: i64, x: i64, y: i64) -> i64;
+    /// A random alphanumeric string of `lo..=hi` characters (spec 4.3.2.2's a-string).
+    fn astring(&mut self, lo: i64, hi: i64) -> String;
+    /// A random string of `len` digits (n-string).
+    fn nstring(&mut self, len: i64) -> String;
+    /// An a-string of `lo..=hi` characters where 10% hold "ORIGINAL" at a random place
+    /// (I_DATA and S_DATA, spec 4.3.3.1).
+    fn data(&mut self, lo: i64, hi: i64) -> String;
+    /// A zip code: 4 random digits and "11111" (spec 4.3.2.7).
+    fn zip(&mut self) -> String;
+}
+
+impl TpccRng for Rng {
+    fn nurand(&mut self, a: i64, c: i64, x: i64, y: i64) -> i64 {
         (((self.uniform(0, a) | self.uniform(x, y)) + c) % (y - x + 1)) + x
     }
 
-    /// A random alphanumeric string of `lo..=hi` characters (spec 4.3.2.2's a-string).
-    pub fn astring(&mut self, lo: i64, hi: i64) -> String {
+    fn astring(&mut self, lo: i64, hi: i64) -> String {
         const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
         let len = self.uniform(lo, hi);
         (0..len)
@@ -51,16 +33,13 @@ impl Rng {
             .collect()
     }
 
-    /// A random string of `len` digits (n-string).
-    pub fn nstring(&mut self, len: i64) -> String {
+    fn nstring(&mut self, len: i64) -> String {
         (0..len)
             .map(|_| char::from(b'0' + self.uniform(0, 9) as u8))
             .collect()
     }
 
-    /// An a-string of `lo..=hi` characters where 10% hold "ORIGINAL" at a random place
-    /// (I_DATA and S_DATA, spec 4.3.3.1).
-    pub fn data(&mut self, lo: i64, hi: i64) -> String {
+    fn data(&mut self, lo: i64, hi: i64) -> String {
         let mut s = self.astring(lo, hi);
         if self.percent(10) {
             let at = self.uniform(0, s.len() as i64 - 8) as usize;
@@ -69,8 +48,7 @@ impl Rng {
         s
     }
 
-    /// A zip code: 4 random digits and "11111" (spec 4.3.2.7).
-    pub fn zip(&mut self) -> String {
+    fn zip(&mut self) -> String {
         format!("{}11111", self.nstring(4))
     }
 }

@@ -115,7 +115,7 @@ fn run(snapshot: SnapshotKind, view_close: ViewClose, trx_shards: usize) {
             let (engine, table, stop) = (&engine, &table, &stop);
             let (transfers, audits, retries) = (&transfers, &audits, &retries);
             s.spawn(move || {
-                let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (thread + 1));
+                let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15, thread + 1);
                 while !stop.load(Ordering::Relaxed) {
                     let writer = thread < 3;
                     let result = if writer {

@@ -122,7 +122,7 @@ fn crash_child() {
         for thread in 0..4u64 {
             let (engine, tables) = (&engine, &tables);
             s.spawn(move || {
-                let mut rng = Rng(seed ^ (thread + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                let mut rng = Rng::new(seed, thread + 1);
                 // Ids are unique across rounds: the start time in ms (rounds are further
                 // apart), the thread, a counter (below 2^22 in one round).
                 let base = (((seed / 1_000_000) % (1 << 30)) << 26 | thread << 22) as i64;
@@ -211,7 +211,7 @@ fn sigkill_loses_no_acknowledged_commit_and_leaves_no_partial_one() {
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(7, |d| d.as_nanos() as u64)
         | 1;
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed, 0);
     let started = Instant::now();
     let mut acked = BTreeSet::new();
     let mut recovered = 0;

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use waterline_txn::{
-    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, ScanOptions,
+    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, Rng, ScanOptions,
     Table, TableSchema, Transaction, TxnError, Value,
 };
 
@@ -390,19 +390,14 @@ fn a_repeated_locking_walk_sees_no_phantom_under_concurrency() {
     load.commit().unwrap();
     let stop = AtomicBool::new(false);
     let walks = AtomicU64::new(0);
-    let step = |n: u64| {
-        n.wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407)
-    };
     std::thread::scope(|scope| {
         for reader in 0..2u64 {
             let (engine, s, stop, walks) = (&engine, &s, &stop, &walks);
             scope.spawn(move || {
-                let mut n = reader;
+                let mut rng = Rng::new(0x6A95, reader);
                 while !stop.load(Ordering::Relaxed) {
-                    n = step(n);
-                    let (by_grp, reverse) = (n & 2 == 2, n & 1 == 1);
-                    let lo = (n >> 33) as i64 % if by_grp { 45 } else { 180 };
+                    let (by_grp, reverse) = (rng.percent(50), rng.percent(50));
+                    let lo = rng.uniform(0, if by_grp { 44 } else { 179 });
                     let hi = lo + if by_grp { 5 } else { 20 };
                     let mut trx = engine.begin_with(Isolation::RepeatableRead);
                     let walk = |trx: &mut Transaction| {
@@ -431,13 +426,12 @@ fn a_repeated_locking_walk_sees_no_phantom_under_concurrency() {
         for writer in 0..2u64 {
             let (engine, s, stop) = (&engine, &s, &stop);
             scope.spawn(move || {
-                let mut n = 99 + writer;
+                let mut rng = Rng::new(0x6A95, 99 + writer);
                 while !stop.load(Ordering::Relaxed) {
-                    n = step(n);
-                    let id = (n >> 33) as i64 % 200;
-                    let grp = (n >> 20) as i64 % 50;
+                    let id = rng.uniform(0, 199);
+                    let grp = rng.uniform(0, 49);
                     let mut trx: Transaction = engine.begin_with(Isolation::ReadCommitted);
-                    let done = match n % 3 {
+                    let done = match rng.below(3) {
                         0 => trx.insert(s, vec![id.into(), grp.into()]).map(|_| ()),
                         1 => trx
                             .update(s, Key::one(id), vec![id.into(), grp.into()])
@@ -448,7 +442,7 @@ fn a_repeated_locking_walk_sees_no_phantom_under_concurrency() {
                         Ok(()) => trx.commit().unwrap(),
                         Err(_) => trx.rollback(),
                     }
-                    if n % 16 == 0 {
+                    if rng.below(16) == 0 {
                         engine.purge();
                     }
                 }

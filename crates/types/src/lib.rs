@@ -10,12 +10,15 @@
 //! - [`KeyRange`]: the keys an index scan reads (`range.rs`).
 //! - [`IndexStats`]: rows per key prefix and a histogram, the planner's estimates
 //!   (`index_stats.rs`).
+//! - [`Rng`]: the one deterministic random number generator, for TPC-C-lite's inputs, the
+//!   tests and the benchmarks (`rng.rs`).
 
 mod declare;
 pub mod error;
 pub mod index_stats;
 pub mod key;
 pub mod range;
+pub mod rng;
 pub mod schema;
 pub mod value;
 
@@ -23,5 +26,6 @@ pub use error::SchemaError;
 pub use index_stats::{DIVE, IndexStats, StatsSlot};
 pub use key::{INLINE_KEY_BYTES, Key};
 pub use range::KeyRange;
+pub use rng::Rng;
 pub use schema::{Column, ColumnType, IndexDef, TableSchema, project};
 pub use value::{DateTime, Decimal, MAX_DECIMAL_SCALE, Row, Text, Value, copy_row};

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use waterline_planner::MemCatalog;
-use waterline_types::{Column, ColumnType, DateTime, Decimal, Row, TableSchema, Value};
+use waterline_types::{Column, ColumnType, DateTime, Decimal, Rng, Row, TableSchema, Value};
 
 /// How big the data set is.
 #[derive(Clone, Copy, Debug)]
@@ -35,25 +35,6 @@ impl Scale {
         customers: 300,
         items: 1000,
     };
-}
-
-/// xorshift64*: deterministic, no dependency.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.max(1))
-    }
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next() % (hi - lo + 1) as u64) as i64
-    }
 }
 
 fn int(name: &str) -> Column {
@@ -91,7 +72,7 @@ pub fn last_name(n: i64) -> String {
 
 /// The data set.
 pub fn tpcc(scale: Scale) -> MemCatalog {
-    let mut rng = Rng::new(20261121);
+    let mut rng = Rng::new(20261121, 0);
     let mut catalog = MemCatalog::new("tpcc");
     let schema = |name: &str, cols: Vec<Column>, pk: &[&str]| {
         TableSchema::new(name, cols).primary_key(pk).unwrap()
@@ -112,7 +93,7 @@ pub fn tpcc(scale: Scale) -> MemCatalog {
     for w in 1..=scale.warehouses {
         warehouses.push(vec![w.into(), format!("W{w}").into(), cents(30_000_000)]);
         for i in 1..=scale.items {
-            stock.push(vec![w.into(), i.into(), rng.range(10, 100).into()]);
+            stock.push(vec![w.into(), i.into(), rng.uniform(10, 100).into()]);
         }
         for d in 1..=scale.districts {
             districts.push(vec![
@@ -126,7 +107,7 @@ pub fn tpcc(scale: Scale) -> MemCatalog {
                 let last = last_name(if id <= 1000 {
                     id - 1
                 } else {
-                    rng.range(0, 999)
+                    rng.uniform(0, 999)
                 });
                 customers.push(vec![
                     w.into(),
@@ -138,10 +119,10 @@ pub fn tpcc(scale: Scale) -> MemCatalog {
                 ]);
             }
             for o in 1..=c {
-                let count = rng.range(5, 15);
+                let count = rng.uniform(5, 15);
                 let delivered = o < undelivered;
                 let carrier = if delivered {
-                    Value::Int(rng.range(1, 10))
+                    Value::Int(rng.uniform(1, 10))
                 } else {
                     Value::Null
                 };
@@ -149,7 +130,7 @@ pub fn tpcc(scale: Scale) -> MemCatalog {
                     w.into(),
                     d.into(),
                     o.into(),
-                    rng.range(1, c).into(),
+                    rng.uniform(1, c).into(),
                     entry.clone(),
                     carrier,
                     count.into(),
@@ -158,7 +139,11 @@ pub fn tpcc(scale: Scale) -> MemCatalog {
                     new_orders.push(vec![w.into(), d.into(), o.into()]);
                 }
                 for n in 1..=count {
-                    let amount = if delivered { 0 } else { rng.range(1, 999_999) };
+                    let amount = if delivered {
+                        0
+                    } else {
+                        rng.uniform(1, 999_999)
+                    };
                     let delivery = if delivered {
                         entry.clone()
                     } else {
@@ -169,7 +154,7 @@ pub fn tpcc(scale: Scale) -> MemCatalog {
                         d.into(),
                         o.into(),
                         n.into(),
-                        rng.range(1, scale.items).into(),
+                        rng.uniform(1, scale.items).into(),
                         5.into(),
                         cents(amount),
                         delivery,
@@ -183,7 +168,7 @@ pub fn tpcc(scale: Scale) -> MemCatalog {
             vec![
                 i.into(),
                 format!("item-{i}").into(),
-                cents(rng.range(100, 10_000)),
+                cents(rng.uniform(100, 10_000)),
             ]
         })
         .collect();

@@ -1,18 +1,9 @@
 //! Helpers the integration tests share.
 #![allow(dead_code)] // each test binary uses its own part
 
-/// xorshift64: a small deterministic generator, enough for test workloads and kill times.
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// A number in `0..n`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
+/// The project's one deterministic generator, for test workloads and kill times.
+#[allow(unused_imports)]
+pub use waterline_txn::Rng;
 
 /// A fresh directory named `waterline-<what>-...`, removed when dropped.
 pub fn temp_dir(what: &str) -> tempfile::TempDir {
