@@ -1,23 +1,39 @@
 //! Isolation scenarios that read like documentation: each file in `tests/scenarios/` is a
-//! script of session commands with the engine's recorded answers under each command. Every
-//! script runs for every snapshot kind and both view-close modes, and must produce the same
-//! text. `UPDATE_SCENARIOS=1 cargo test -p waterline-txn --test scenarios` rewrites the
+//! goldenscript of session commands with the engine's recorded answers under each block.
+//! Every script runs for every snapshot kind and both view-close modes, and must produce the
+//! same text. `UPDATE_GOLDENFILES=1 cargo test -p waterline-txn --test scenarios` rewrites the
 //! files from what the engine answers now; review the diff with `git diff`.
 //!
-//! Each session (`t1`, `t2`, ...) runs in its own thread, so a command that waits for a row
-//! lock prints `waiting` and its answer appears under the command that released it. Trx ids
-//! are printed as the session that owns them, so the output does not depend on id numbering.
+//! ```text
+//! # A comment.
+//! t1: begin rc
+//! t1: get 1
+//! ---
+//! t1: ok
+//! t1: (1, 100, NULL)
+//! ```
+//!
+//! Each session (`t1`, `t2`, ... the command's prefix) runs in its own thread, so a command
+//! that waits for a row lock prints `waiting` and its answer appears at the end of the block
+//! of the command that released it. Trx ids are printed as the session that owns them, so
+//! the output does not depend on id numbering. A `[stats]` tag before a command prints the
+//! engine counters it moved (views opened and closed, bytes copied into views, trx-sys latch
+//! acquisitions, lock waits, deadlocks, ...), so a script shows each mechanism at work.
 //!
 //! The table is `t(id INT PRIMARY KEY, v BIGINT, tag VARCHAR(8) NULL UNIQUE)`.
 //!
 //! Commands: `tN: begin rc|rr|serializable` (SERIALIZABLE: REPEATABLE READ whose `get` and
-//! `scan LO HI` lock FOR SHARE, as InnoDB's plain SELECTs in a transaction do), `tN: get ID`, `tN: get_for_update ID`, `tN: get_for_share
-//! ID`, `tN: scan [LO HI]`, `tN: scan_for_update LO HI`, `tN: scan_skip_locked LO HI
-//! LIMIT|all` and `tN: scan_nowait LO HI LIMIT|all` (FOR UPDATE SKIP LOCKED / NOWAIT), `tN:
-//! insert ID V [TAG]`, `tN: set ID V`, `tN: add ID DELTA`, `tN: delete ID`, `tN: commit`, `tN: rollback`, `tN: statement CMD;
-//! CMD...` (one statement), `purge`, `wait` (until every waiting session has answered).
+//! `scan LO HI` lock FOR SHARE, as InnoDB's plain SELECTs in a transaction do), `tN: get
+//! ID`, `tN: get_for_update ID`, `tN: get_for_share ID`, `tN: scan [LO HI]`, `tN:
+//! scan_for_update LO HI`, `tN: scan_skip_locked LO HI LIMIT|all` and `tN: scan_nowait LO HI
+//! LIMIT|all` (FOR UPDATE SKIP LOCKED / NOWAIT), `tN: insert ID V [TAG]`, `tN: set ID V`, `tN:
+//! add ID DELTA` (a negative DELTA in quotes), `tN: delete ID`, `tN: commit`, `tN: rollback`,
+//! `tN: statement "CMD; CMD..."` (one statement); `purge`, `wait` (until every waiting
+//! session has answered), `engine snapshot=vector|hybrid|csn view_close=latched|latch-free`
+//! (starts over on a fresh engine of that kind, whatever the test runs).
 
 use std::collections::BTreeMap;
+use std::error::Error;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
@@ -25,8 +41,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
 use waterline_txn::{
-    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, LockWait,
-    ScanOptions, SnapshotKind, Table, TableSchema, Transaction, TrxId, TxnError, Value, ViewClose,
+    Column, ColumnType, Counter, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode,
+    LockWait, ScanOptions, SnapshotKind, StatsSnapshot, Table, TableSchema, Transaction, TrxId,
+    TxnError, Value, ViewClose,
 };
 
 /// How long a command may take before it is reported as waiting.
@@ -261,81 +278,167 @@ fn describe(error: &TxnError) -> String {
     }
 }
 
-/// Runs a script and returns its text with fresh answers.
-fn replay(script: &str, snapshot: SnapshotKind, view_close: ViewClose) -> String {
-    let (engine, table) = engine(snapshot, view_close);
-    let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
-    let mut names: BTreeMap<u64, String> = BTreeMap::new();
-    let mut out = String::new();
-    let emit = |out: &mut String, names: &BTreeMap<u64, String>, who: &str, lines: Vec<String>| {
-        for line in lines {
-            let mut line = line;
-            for (id, name) in names {
+/// Runs a script's commands (see the module page): each session's commands go to its
+/// thread; what a command does not answer within [`BLOCKED_AFTER`] shows as `waiting`, and
+/// its answer is printed when it comes, at the end of a later block.
+struct Runner {
+    engine: Arc<Engine>,
+    table: Table,
+    sessions: BTreeMap<String, Session>,
+    /// Which session each trx id belongs to, to print names instead of ids.
+    names: BTreeMap<u64, String>,
+    /// Answers of sessions that waited, for the end of the block.
+    released: String,
+}
+
+impl Runner {
+    fn new(snapshot: SnapshotKind, view_close: ViewClose) -> Runner {
+        let (engine, table) = engine(snapshot, view_close);
+        Runner {
+            engine,
+            table,
+            sessions: BTreeMap::new(),
+            names: BTreeMap::new(),
+            released: String::new(),
+        }
+    }
+
+    /// `lines` with trx ids printed as the sessions that own them, one per line.
+    fn text(&self, lines: Vec<String>, who: Option<&str>) -> String {
+        let mut out = String::new();
+        for mut line in lines {
+            for (id, name) in &self.names {
                 line = line.replace(&format!("trx#{id} "), &format!("{name} "));
                 line = line.replace(&format!("trx#{id};"), &format!("{name};"));
             }
-            out.push_str(&format!("{who}: {line}\n"));
-        }
-    };
-    for line in script.lines() {
-        let Some(command) = line.strip_prefix("> ") else {
-            if line.starts_with('#') || line.is_empty() {
-                out.push_str(line);
-                out.push('\n');
+            if let Some(who) = who {
+                out.push_str(who);
+                out.push_str(": ");
             }
-            continue;
-        };
-        out.push_str(line);
-        out.push('\n');
-        let mut pending_wait = Duration::from_millis(200);
-        match command.split_once(": ") {
-            Some((who, rest)) => {
-                let session = sessions
-                    .entry(who.to_owned())
-                    .or_insert_with(|| spawn_session(Arc::clone(&engine), table.clone()));
-                session.commands.send(rest.to_owned()).unwrap();
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Collects the answers of waiting sessions that came within `patience`.
+    fn collect_released(&mut self, patience: Duration) {
+        let mut answered = Vec::new();
+        for (who, session) in self.sessions.iter_mut().filter(|(_, s)| s.waiting) {
+            if let Ok((lines, id)) = session.answers.recv_timeout(patience) {
+                session.waiting = false;
+                answered.push((who.clone(), lines, id));
+            }
+        }
+        for (who, lines, id) in answered {
+            if let Some(id) = id {
+                self.names.insert(id.get(), who.clone());
+            }
+            let text = self.text(lines, Some(&who));
+            self.released.push_str(&text);
+        }
+    }
+}
+
+impl goldenscript::Runner for Runner {
+    type Command = goldenscript::Command;
+
+    fn run(
+        &mut self,
+        command: &goldenscript::Command,
+        context: &goldenscript::Context,
+    ) -> Result<String, Box<dyn Error>> {
+        let mut text = command.name.clone();
+        for arg in &command.args {
+            match arg {
+                goldenscript::Argument::Positional(value) => {
+                    text.push(' ');
+                    text.push_str(value);
+                }
+                goldenscript::Argument::KeyValue(..) if command.name == "engine" => {}
+                _ => return Err(format!("{text}: no key=value arguments here").into()),
+            }
+        }
+        let before = self.engine.stats();
+        let mut patience = Duration::from_millis(200);
+        let answer = match &context.prefix {
+            Some(who) => {
+                let (engine, table) = (Arc::clone(&self.engine), self.table.clone());
+                let session = self
+                    .sessions
+                    .entry(who.clone())
+                    .or_insert_with(|| spawn_session(engine, table));
+                session.commands.send(text)?;
                 match session.answers.recv_timeout(BLOCKED_AFTER) {
                     Ok((lines, id)) => {
                         if let Some(id) = id {
-                            names.insert(id.get(), who.to_owned());
+                            self.names.insert(id.get(), who.clone());
                         }
-                        emit(&mut out, &names, who, lines);
+                        self.text(lines, None)
                     }
                     Err(RecvTimeoutError::Timeout) => {
                         session.waiting = true;
-                        emit(&mut out, &names, who, vec!["waiting".into()]);
+                        "waiting\n".to_owned()
                     }
-                    Err(RecvTimeoutError::Disconnected) => panic!("session {who} died"),
+                    Err(RecvTimeoutError::Disconnected) => return Err(format!("{who} died").into()),
                 }
             }
-            None if command == "purge" => {
-                let report = engine.purge();
-                emit(
-                    &mut out,
-                    &names,
-                    "purge",
-                    vec![format!("{} versions", report.versions)],
-                );
+            None if command.name == "engine" => {
+                // Starts over on a fresh engine (the sessions end, rolled back): a script
+                // that shows one configuration's counters picks it itself.
+                let mut args = command.consume_args();
+                let snapshot: SnapshotKind =
+                    args.take_key("snapshot").unwrap_or("hybrid").parse()?;
+                let view_close = match args.take_key("view_close").unwrap_or("latch-free") {
+                    "latched" => ViewClose::Latched,
+                    "latch-free" => ViewClose::LatchFree,
+                    other => return Err(format!("view_close={other}?").into()),
+                };
+                args.reject_next()?;
+                *self = Runner::new(snapshot, view_close);
+                String::new()
             }
-            None if command == "wait" => pending_wait = Duration::from_secs(5),
-            None => panic!("unknown command {command:?}"),
-        }
-        for (who, session) in sessions.iter_mut().filter(|(_, s)| s.waiting) {
-            if let Ok((lines, id)) = session.answers.recv_timeout(pending_wait) {
-                session.waiting = false;
-                if let Some(id) = id {
-                    names.insert(id.get(), who.clone());
-                }
-                emit(&mut out, &names, who, lines);
+            None if text == "purge" => {
+                let report = self.engine.purge();
+                format!("purge: {} versions\n", report.versions)
             }
+            None if text == "wait" => {
+                patience = Duration::from_secs(5);
+                String::new()
+            }
+            None => return Err(format!("unknown command {text:?}").into()),
+        };
+        self.collect_released(patience);
+        let mut out = answer;
+        if context.tags.contains("stats") {
+            out.push_str(&stats_line(&self.engine.stats().since(&before)));
         }
+        Ok(out)
     }
-    out
+
+    fn end_block(&mut self, _: &goldenscript::Block) -> Result<String, Box<dyn Error>> {
+        Ok(std::mem::take(&mut self.released))
+    }
+}
+
+/// The `[stats]` tag's line: the engine counters a command moved (those that depend on
+/// timing, spinning and priority boosts, left out).
+fn stats_line(moved: &StatsSnapshot) -> String {
+    let timing = [
+        Counter::LockSpinGrants,
+        Counter::LockBoosts,
+        Counter::LockBoostsDenied,
+    ];
+    let counts: Vec<String> = Counter::ALL
+        .iter()
+        .filter(|&&c| moved.get(c) > 0 && !timing.contains(&c))
+        .map(|&c| format!("{}={}", c.name(), moved.get(c)))
+        .collect();
+    format!("stats: {}\n", counts.join(" "))
 }
 
 fn check_all(snapshot: SnapshotKind, view_close: ViewClose) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
-    let update = std::env::var_os("UPDATE_SCENARIOS").is_some();
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -343,15 +446,10 @@ fn check_all(snapshot: SnapshotKind, view_close: ViewClose) {
     files.sort();
     assert!(!files.is_empty(), "no scenarios in {}", dir.display());
     for file in files {
-        let script = std::fs::read_to_string(&file).unwrap();
-        let actual = replay(&script, snapshot, view_close);
-        if update && snapshot == SnapshotKind::Hybrid && view_close == ViewClose::LatchFree {
-            std::fs::write(&file, &actual).unwrap();
-        } else if !update {
-            assert_eq!(
-                actual,
-                script,
-                "{} differs under {snapshot} / {}; rerun with UPDATE_SCENARIOS=1 and review the diff",
+        let mut runner = Runner::new(snapshot, view_close);
+        if let Err(e) = goldenscript::run(&mut runner, &file) {
+            panic!(
+                "{} under {snapshot} / {}: {e}",
                 file.display(),
                 view_close.name()
             );
