@@ -3,7 +3,7 @@
 use waterline_planner::Expr;
 use waterline_planner::bind::BoundTable;
 
-use super::{OutCol, PExpr};
+use super::project::{OutCol, PExpr};
 use crate::error::SqlError;
 use crate::session::Session;
 

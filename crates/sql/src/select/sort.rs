@@ -1,0 +1,70 @@
+//! ORDER BY when the plan's index does not give the order ("Using filesort"): by output
+//! columns, or by source expressions read from each row (or group), NULLs first as MySQL
+//! sorts them.
+
+use std::cmp::Ordering;
+
+use waterline_planner::Expr;
+use waterline_planner::value::sql_cmp;
+use waterline_txn::{Row, Value};
+
+use super::{env, slots};
+use crate::error::SqlError;
+
+/// An output row, with the source values its ORDER BY keys read.
+pub(super) type Keyed = (Vec<Value>, Vec<Value>);
+
+/// An ORDER BY key: an output column, or an expression over the source row.
+#[derive(Clone, Debug)]
+pub(super) enum SortKey {
+    Out(usize),
+    Src(Expr),
+}
+
+/// The values of the source-expression keys of `sort` for `row` (NULLs without a row).
+pub(super) fn source_keys(
+    sort: &[(SortKey, bool)],
+    row: Option<&&Vec<Row>>,
+    params: &[Value],
+) -> Result<Vec<Value>, SqlError> {
+    sort.iter()
+        .filter_map(|(k, _)| match k {
+            SortKey::Src(e) => Some(e),
+            SortKey::Out(_) => None,
+        })
+        .map(|e| match row {
+            Some(r) => e.eval(env(&slots(r), params)).map_err(SqlError::from),
+            None => Ok(Value::Null),
+        })
+        .collect()
+}
+
+/// Sorts `out` (rows with their source keys) by `sort`, stably.
+pub(super) fn sort(out: &mut [Keyed], sort: &[(SortKey, bool)]) {
+    if sort.is_empty() {
+        return;
+    }
+    out.sort_by(|(a, sa), (b, sb)| {
+        let mut src = 0;
+        for (key, desc) in sort {
+            let (x, y) = match key {
+                SortKey::Out(i) => (&a[*i], &b[*i]),
+                SortKey::Src(_) => {
+                    src += 1;
+                    (&sa[src - 1], &sb[src - 1])
+                }
+            };
+            let o = match (x.is_null(), y.is_null()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Less,
+                (false, true) => Ordering::Greater,
+                _ => sql_cmp(x, y).unwrap_or(Ordering::Equal),
+            };
+            let o = if *desc { o.reverse() } else { o };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    });
+}
