@@ -1,5 +1,5 @@
 //! The SQL subset, through an embedded session: DDL, DML, queries, transactions, variables,
-//! and the errors bad input gets.
+//! and the errors bad input gets. Queries and errors are scripts (`tests/scripts/`).
 
 mod common;
 
@@ -34,91 +34,6 @@ fn setup(s: &mut Session) {
             "INSERT INTO stock (s_w_id, s_i_id, s_quantity) VALUES {}",
             stock.join(", ")
         ),
-    );
-}
-
-#[test]
-fn queries_joins_aggregates_order_limit() {
-    let mut s = session();
-    setup(&mut s);
-    assert_eq!(
-        one(&mut s, "SELECT i_name FROM item WHERE i_id = 7"),
-        "item-7"
-    );
-    assert_eq!(
-        one(
-            &mut s,
-            "SELECT COUNT(*) FROM item WHERE i_id BETWEEN 5 AND 9"
-        ),
-        "5"
-    );
-    assert_eq!(
-        one(
-            &mut s,
-            "SELECT SUM(i_price) FROM item WHERE i_id IN (1, 2, 3)"
-        ),
-        "6.06"
-    );
-    assert_eq!(
-        rows(&mut s, "SELECT MIN(i_id), MAX(i_id), AVG(i_id) FROM item"),
-        [["1", "20", "10.5000"]]
-    );
-    assert_eq!(
-        rows(
-            &mut s,
-            "SELECT i_id FROM item WHERE i_id > 15 ORDER BY i_id DESC LIMIT 2"
-        ),
-        [["20"], ["19"]]
-    );
-    assert_eq!(
-        rows(
-            &mut s,
-            "SELECT i_id FROM item ORDER BY i_id LIMIT 2 OFFSET 3"
-        ),
-        [["4"], ["5"]]
-    );
-    assert_eq!(
-        rows(&mut s, "SELECT i_id FROM item ORDER BY i_id LIMIT 3, 1"),
-        [["4"]]
-    );
-    // A join, as StockLevel's second half.
-    assert_eq!(
-        one(
-            &mut s,
-            "SELECT COUNT(DISTINCT s_i_id) FROM stock JOIN item ON i_id = s_i_id WHERE s_w_id = 1 AND s_quantity < 10"
-        ),
-        rows(&mut s, "SELECT COUNT(*) FROM stock WHERE s_quantity < 10")[0][0]
-    );
-    assert_eq!(
-        rows(
-            &mut s,
-            "SELECT s_quantity % 3 AS q, COUNT(*) FROM stock GROUP BY s_quantity % 3 ORDER BY q"
-        ),
-        [["0", "6"], ["1", "7"], ["2", "7"]]
-    );
-    assert_eq!(rows(&mut s, "SELECT DISTINCT s_w_id FROM stock"), [["1"]]);
-    assert_eq!(
-        one(
-            &mut s,
-            "SELECT COUNT(*) FROM item WHERE (i_id, i_name) IN ((1, 'item-1'), (2, 'nope'))"
-        ),
-        "1"
-    );
-    assert_eq!(
-        rows(&mut s, "SELECT * FROM item WHERE i_id = 3"),
-        [["3", "item-3", "3.03"]]
-    );
-    assert_eq!(
-        one(&mut s, "SELECT i_price * 2 + 1 FROM item WHERE i_id = 2"),
-        "5.04"
-    );
-    assert_eq!(
-        one(&mut s, "SELECT COUNT(*) FROM item WHERE i_id = 99"),
-        "0"
-    );
-    assert_eq!(
-        one(&mut s, "SELECT SUM(i_id) FROM item WHERE i_id = 99"),
-        "NULL"
     );
 }
 
@@ -391,42 +306,6 @@ fn create_index_and_drop_table() {
         ),
         [["a"], ["b"]]
     );
-}
-
-#[test]
-fn bad_input_gets_mysql_errors() {
-    let mut s = session();
-    setup(&mut s);
-    let cases = [
-        ("SELEC 1", 1064),
-        ("SELECT * FROM nope", 1146),
-        ("SELECT nope FROM item", 1054),
-        ("INSERT INTO item VALUES (1, 'dup', 1.00)", 1062),
-        ("INSERT INTO item VALUES (1, 'x')", 1136),
-        ("INSERT INTO item (i_id, nope) VALUES (1, 2)", 1054),
-        ("INSERT INTO item VALUES (NULL, 'x', 1.00)", 1048),
-        (
-            "INSERT INTO item VALUES (99, 'this name is far too long for the column', 1.00)",
-            1406,
-        ),
-        ("INSERT INTO item VALUES ('abc', 'x', 1.00)", 1366),
-        ("CREATE TABLE item (a INT)", 1050),
-        ("USE nowhere", 1049),
-        ("SELECT @@nope", 1193),
-        ("GRANT ALL ON *.* TO x", 1235),
-        ("SELECT 1; SELECT 2", 1064),
-        ("", 1065),
-        (
-            "SELECT * FROM item WHERE i_id = 9223372036854775807 + 1",
-            1690,
-        ),
-        ("SET autocommit = NULL", 1231),
-    ];
-    for (sql, code) in cases {
-        assert_eq!(err(&mut s, sql).code, code, "{sql}");
-    }
-    // Still usable afterwards.
-    assert_eq!(one(&mut s, "SELECT COUNT(*) FROM item"), "20");
 }
 
 /// The statements of TPC-C as go-tpc writes them (its DDL, and each transaction's SQL with
