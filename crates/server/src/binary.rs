@@ -17,18 +17,14 @@ use std::fmt::Write;
 use waterline_txn::{Decimal, Value};
 
 use crate::error::SqlError;
+use crate::packet::{
+    CLIENT_DEPRECATE_EOF, CLIENT_PROTOCOL_41, CLIENT_SESSION_TRACK, CLIENT_TRANSACTIONS, MAX_CHUNK,
+    date, datetime_param, frame, lenenc, naive_datetime,
+};
 use waterline_sql::{FieldType, Response, ResultColumn};
-
-/// Client capability flags this module reads (the handshake response's first four bytes).
-pub(crate) const CLIENT_PROTOCOL_41: u32 = 0x0200;
-pub(crate) const CLIENT_TRANSACTIONS: u32 = 0x2000;
-const CLIENT_SESSION_TRACK: u32 = 1 << 23;
-pub(crate) const CLIENT_DEPRECATE_EOF: u32 = 1 << 24;
 
 /// utf8_general_ci, the character set opensrv declares for every column.
 const UTF8_GENERAL_CI: u16 = 33;
-/// The largest payload one packet carries; a longer one continues in the next.
-pub(crate) const MAX_CHUNK: usize = 0xff_ffff;
 
 /// Packets written one after another into a buffer, each framed in place.
 pub(crate) struct Packets<'a> {
@@ -66,28 +62,6 @@ impl<'a> Packets<'a> {
         self.out.truncate(self.start);
         self.out.extend_from_slice(&frame(self.seq, &body));
         self.seq = self.seq.wrapping_add((len / MAX_CHUNK + 1) as u8);
-    }
-}
-
-/// `body` as packets from sequence id `seq` (chunks of [`MAX_CHUNK`], and an empty packet
-/// after a body that fills its last chunk).
-pub(crate) fn frame(seq: u8, body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len() + 4);
-    frame_into(&mut out, seq, body);
-    out
-}
-
-/// [`frame`], into `out` (cleared first).
-pub(crate) fn frame_into(out: &mut Vec<u8>, seq: u8, body: &[u8]) {
-    out.clear();
-    for (i, chunk) in body.chunks(MAX_CHUNK).enumerate() {
-        out.extend_from_slice(&(chunk.len() as u32).to_le_bytes()[..3]);
-        out.push(seq.wrapping_add(i as u8));
-        out.extend_from_slice(chunk);
-    }
-    if body.len().is_multiple_of(MAX_CHUNK) {
-        let i = body.len() / MAX_CHUNK;
-        out.extend_from_slice(&[0, 0, 0, seq.wrapping_add(i as u8)]);
     }
 }
 
@@ -281,7 +255,7 @@ fn binary_value(body: &mut Vec<u8>, ty: FieldType, v: &Value, scratch: &mut Stri
 /// A DATETIME in the binary protocol: 7 bytes, or 11 with microseconds.
 fn datetime(body: &mut Vec<u8>, t: &waterline_txn::DateTime) {
     use chrono::{Datelike, Timelike};
-    let Some(d) = crate::protocol::datetime(t) else {
+    let Some(d) = naive_datetime(t) else {
         body.push(0);
         return;
     };
@@ -378,7 +352,7 @@ fn param(ty: u8, unsigned: bool, b: &[u8]) -> Option<(Value, usize)> {
             (value, 1 + len)
         }
         0x00 | 0x0f | 0x10 | 0xf5..=0xfe => {
-            let (head, len) = crate::wire::lenenc(b)?;
+            let (head, len) = lenenc(b)?;
             let len = usize::try_from(len).ok()?;
             let raw = b.get(head..head.checked_add(len)?)?;
             (
@@ -388,37 +362,6 @@ fn param(ty: u8, unsigned: bool, b: &[u8]) -> Option<(Value, usize)> {
         }
         _ => return None,
     })
-}
-
-/// A DATE parameter's bytes (year, month, day, and a time of day that a DATE ignores); NULL
-/// if short or not a date.
-pub(crate) fn date(b: &[u8]) -> Value {
-    match b.get(..4) {
-        Some(day) => datetime_param(day),
-        None => Value::Null,
-    }
-}
-
-/// A DATETIME or TIMESTAMP parameter's bytes (4, 7 or 11 of them); NULL for other lengths
-/// or an impossible date, as opensrv's `to_naive_datetime` decides.
-pub(crate) fn datetime_param(b: &[u8]) -> Value {
-    if !matches!(b.len(), 4 | 7 | 11) {
-        return Value::Null;
-    }
-    let y = i32::from(u16::from_le_bytes([b[0], b[1]]));
-    let (h, m, s) = match b.len() {
-        4 => (0, 0, 0),
-        _ => (b[4], b[5], b[6]),
-    };
-    let us = match b.len() {
-        11 => u32::from_le_bytes([b[7], b[8], b[9], b[10]]),
-        _ => 0,
-    };
-    chrono::NaiveDate::from_ymd_opt(y, u32::from(b[2]), u32::from(b[3]))
-        .and_then(|d| d.and_hms_micro_opt(u32::from(h), u32::from(m), u32::from(s), us))
-        .map_or(Value::Null, |d| {
-            Value::DateTime(waterline_txn::DateTime(d.and_utc().timestamp_micros()))
-        })
 }
 
 #[cfg(test)]

@@ -8,9 +8,11 @@
 //! server user needs one import.
 
 mod binary;
+mod packet;
 pub mod protocol;
 mod server;
 mod socket;
+mod statements;
 mod status;
 pub mod wire;
 mod writer;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use async_trait::async_trait;
-use chrono::{DateTime as Chrono, NaiveDateTime};
+
 use opensrv_mysql::{
     AsyncMysqlShim, Column, ColumnFlags, ErrorKind, InitWriter, OkResponse, ParamParser,
     QueryResultWriter, RowWriter, StatementMetaWriter, ValueInner,
@@ -18,15 +18,16 @@ use tokio::io::AsyncWrite;
 use waterline_txn::{Decimal, Value};
 
 use crate::error::SqlError;
+use crate::packet::{date, datetime_param, naive_datetime};
 use crate::types::text_in;
-use crate::wire::Unsent;
+use crate::writer::Unsent;
 use waterline_sql::Shared;
 use waterline_sql::{FieldType, Response, ResultColumn, Session};
 
 /// One connection's backend.
 pub struct Backend {
     shared: Arc<Shared>,
-    statements: Arc<crate::wire::Statements>,
+    statements: Arc<crate::statements::Statements>,
     /// Shared with the packet filter, which runs COM_STMT_EXECUTE on it (`binary.rs`).
     session: Arc<parking_lot::Mutex<Session>>,
     salt: [u8; 20],
@@ -40,7 +41,7 @@ pub struct Backend {
 impl Backend {
     /// A backend with a fresh session (its user and database are set at the handshake); it
     /// tells the packet filter which statements it prepared.
-    pub fn new(shared: Arc<Shared>, statements: Arc<crate::wire::Statements>) -> Backend {
+    pub fn new(shared: Arc<Shared>, statements: Arc<crate::statements::Statements>) -> Backend {
         let session = Session::new(Arc::clone(&shared), "", None).expect("no database asked for");
         Backend {
             salt: salt(session.connection_id()),
@@ -135,12 +136,6 @@ fn columns(cols: &[ResultColumn]) -> Vec<Column> {
         .collect()
 }
 
-pub(crate) fn datetime(v: &waterline_txn::DateTime) -> Option<NaiveDateTime> {
-    let secs = v.0.div_euclid(1_000_000);
-    let nanos = (v.0.rem_euclid(1_000_000) * 1000) as u32;
-    Chrono::from_timestamp(secs, nanos).map(|d| d.naive_utc())
-}
-
 /// Writes one value in the binary protocol's encoding for column type `ty`.
 fn write_binary<W: AsyncWrite + Unpin>(
     w: &mut RowWriter<'_, W>,
@@ -162,7 +157,7 @@ fn write_binary<W: AsyncWrite + Unpin>(
         (FieldType::LongLong, Value::Int(n)) if unsigned => w.write_col(*n as u64),
         (FieldType::LongLong, Value::Int(n)) => w.write_col(*n),
         (FieldType::Double, other) => w.write_col(other.as_f64().unwrap_or(0.0)),
-        (FieldType::DateTime, Value::DateTime(t)) => match datetime(t) {
+        (FieldType::DateTime, Value::DateTime(t)) => match naive_datetime(t) {
             Some(d) => w.write_col(d),
             None => w.write_col(None::<i64>),
         },
@@ -225,8 +220,8 @@ fn param(v: opensrv_mysql::Value<'_>) -> Value {
         ),
         ValueInner::Double(x) => Value::Double(x),
         ValueInner::Bytes(b) => Value::from(String::from_utf8_lossy(b).into_owned()),
-        ValueInner::Datetime(b) => crate::binary::datetime_param(b),
-        ValueInner::Date(b) => crate::binary::date(b),
+        ValueInner::Datetime(b) => datetime_param(b),
+        ValueInner::Date(b) => date(b),
         ValueInner::Time(_) => Value::Null,
     }
 }

@@ -179,7 +179,7 @@ impl Server {
         }
         counters.threads_connected.fetch_add(1, Ordering::Relaxed);
         counters.connections.fetch_add(1, Ordering::Relaxed);
-        let statements = Arc::new(crate::wire::Statements::default());
+        let statements = Arc::new(crate::statements::Statements::default());
         let backend = Backend::new(Arc::clone(&self.shared), Arc::clone(&statements));
         let max_packet = self.shared.config.max_allowed_packet;
         let connect_timeout = self.shared.config.connect_timeout;

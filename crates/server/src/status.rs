@@ -4,8 +4,10 @@
 
 use std::ops::Range;
 
-use crate::binary::{CLIENT_DEPRECATE_EOF, CLIENT_PROTOCOL_41, CLIENT_TRANSACTIONS, MAX_CHUNK};
-use crate::wire::{COM_QUERY, COM_STMT_EXECUTE, COM_STMT_PREPARE, lenenc};
+use crate::packet::{
+    CLIENT_DEPRECATE_EOF, CLIENT_PROTOCOL_41, CLIENT_TRANSACTIONS, COM_QUERY, COM_STMT_EXECUTE,
+    COM_STMT_PREPARE, MAX_CHUNK, lenenc,
+};
 
 /// The payload of each packet in `buf` (a packet continued over several chunks counts once,
 /// by its first chunk), into `ranges`.
@@ -153,7 +155,8 @@ fn eof_status(p: &mut [u8], status: u16, warnings: u16) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::binary::{self, frame};
+    use crate::binary;
+    use crate::packet::frame;
     use waterline_txn::Value;
 
     #[test]

@@ -24,7 +24,6 @@
 //! opensrv. The filter's own replies go straight to the socket: opensrv has flushed its last
 //! reply before it asks for the next command, so the two never interleave.
 
-use std::collections::HashMap;
 use std::io::{self, BufReader, Read, Write};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -37,93 +36,15 @@ use parking_lot::Mutex;
 use tokio::io::{AsyncRead, ReadBuf};
 use waterline_txn::Value;
 
-use crate::binary::{self, MAX_CHUNK, frame, frame_into};
+use crate::binary;
+pub use crate::packet::error_packet;
+use crate::packet::*;
 use crate::protocol::Backend;
 use crate::socket::{Handle, Socket};
+use crate::statements::Statements;
 use crate::writer::Out;
+use crate::writer::{KEEP_BYTES, Login};
 use waterline_sql::Session;
-
-const COM_QUIT: u8 = 0x01;
-const COM_SHUTDOWN: u8 = 0x08;
-const COM_INIT_DB: u8 = 0x02;
-pub(crate) const COM_QUERY: u8 = 0x03;
-const COM_FIELD_LIST: u8 = 0x04;
-pub(crate) const COM_STMT_PREPARE: u8 = 0x16;
-pub(crate) const COM_STMT_EXECUTE: u8 = 0x17;
-const COM_STMT_SEND_LONG_DATA: u8 = 0x18;
-const COM_STATISTICS: u8 = 0x09;
-const COM_PROCESS_KILL: u8 = 0x0c;
-const COM_PING: u8 = 0x0e;
-const COM_CHANGE_USER: u8 = 0x11;
-const COM_STMT_CLOSE: u8 = 0x19;
-const COM_STMT_RESET: u8 = 0x1a;
-const COM_SET_OPTION: u8 = 0x1b;
-const COM_RESET_CONNECTION: u8 = 0x1f;
-
-/// A connection's packet buffers keep up to this much room between packets; one that held a
-/// large statement gives the rest back.
-pub(crate) const KEEP_BYTES: usize = 64 << 10;
-
-/// What the filter knows of a prepared statement.
-#[derive(Clone, Debug, Default)]
-struct Statement {
-    params: usize,
-    /// The parameter types the client bound last (2 bytes each).
-    types: Option<Vec<u8>>,
-    /// COM_STMT_SEND_LONG_DATA came since the last execution: opensrv holds that data, so
-    /// the next execution goes to opensrv.
-    long_data: bool,
-}
-
-/// The prepared statements of one connection, as the filter sees them (the backend adds and
-/// removes; the filter reads and remembers parameter types).
-#[derive(Debug, Default)]
-pub struct Statements(Mutex<HashMap<u32, Statement>>);
-
-impl Statements {
-    /// Statement `id` was prepared with `params` parameters.
-    pub fn prepared(&self, id: u32, params: usize) {
-        self.0.lock().insert(
-            id,
-            Statement {
-                params,
-                types: None,
-                long_data: false,
-            },
-        );
-    }
-
-    /// Statement `id` was closed.
-    pub fn closed(&self, id: u32) {
-        self.0.lock().remove(&id);
-    }
-}
-
-/// An error packet with sequence id `seq`.
-pub fn error_packet(seq: u8, code: u16, state: &str, message: &str) -> Vec<u8> {
-    let mut body = vec![0xff];
-    body.extend_from_slice(&code.to_le_bytes());
-    body.push(b'#');
-    body.extend_from_slice(state.as_bytes());
-    body.extend_from_slice(message.as_bytes());
-    frame(seq, &body)
-}
-
-/// The length of a length-encoded integer at `b`, and its value.
-pub(crate) fn lenenc(b: &[u8]) -> Option<(usize, u64)> {
-    let first = *b.first()?;
-    let width = match first {
-        0..=0xfa => return Some((1, u64::from(first))),
-        0xfc => 2,
-        0xfd => 3,
-        0xfe => 8,
-        _ => return None,
-    };
-    let bytes = b.get(1..1 + width)?;
-    let mut v = [0u8; 8];
-    v[..width].copy_from_slice(bytes);
-    Some((1 + width, u64::from_le_bytes(v)))
-}
 
 enum Verdict {
     /// For opensrv: the packet as it came.
@@ -336,14 +257,6 @@ fn login_of(payload: &[u8]) -> (String, bool) {
     let password = rest.get(end + 1).is_some_and(|&len| len > 0);
     (name, password)
 }
-
-/// The login the client sent (user name, and whether with a password), for the error that
-/// refuses it.
-pub(crate) type Login = Arc<Mutex<(String, bool)>>;
-
-/// The number and SQLSTATE of the error the backend has just had opensrv write as 1105,
-/// because opensrv's error kinds stop at 1885 (see `protocol.rs`): `Out` puts them back.
-pub(crate) type Unsent = Arc<Mutex<Option<(u16, &'static str)>>>;
 
 /// What opensrv reads: the client's packets, filtered (see the table above).
 struct Filter<S> {

@@ -13,9 +13,21 @@ use std::task::{Context, Poll};
 use parking_lot::Mutex;
 use tokio::io::AsyncWrite;
 
+use crate::packet::error_packet;
 use crate::socket::{Handle, Socket};
-use crate::wire::{KEEP_BYTES, Login, Unsent, error_packet};
 use waterline_sql::Session;
+
+/// A connection's packet buffers keep up to this much room between packets; one that held a
+/// large statement gives the rest back.
+pub(crate) const KEEP_BYTES: usize = 64 << 10;
+
+/// The login the client sent (user name, and whether with a password), for the error that
+/// refuses it.
+pub(crate) type Login = Arc<Mutex<(String, bool)>>;
+
+/// The number and SQLSTATE of the error the backend has just had opensrv write as 1105,
+/// because opensrv's error kinds stop at 1885 (see `protocol.rs`): `Out` puts them back.
+pub(crate) type Unsent = Arc<Mutex<Option<(u16, &'static str)>>>;
 
 /// What opensrv writes to: gathered, and sent when opensrv flushes (once per reply; a result
 /// set is many small packets, and a send per packet cost more than the query).
