@@ -256,7 +256,7 @@ pub(crate) fn create_index(
         Ok(_) => Ok(Response::done(0)),
         Err(e)
             if create.if_not_exists
-                && matches!(e, waterline_txn::TxnError::Schema { ref reason, .. } if reason.starts_with("duplicate key name")) =>
+                && matches!(e, waterline_txn::TxnError::Schema(ref refused) if refused.kind == waterline_txn::Refusal::DuplicateKeyName) =>
         {
             Ok(Response::done(0))
         }

@@ -2,7 +2,7 @@
 //! a client can cause ends here, and goes out as an error packet; none drops the connection.
 
 use waterline_planner::PlanError;
-use waterline_txn::{Interruption, TxnError};
+use waterline_txn::{Interruption, Refusal, TxnError};
 
 /// A MySQL error.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -162,27 +162,28 @@ impl From<TxnError> for SqlError {
                     format!("Duplicate entry '{}' for key '{index}'", values.join("-")),
                 )
             }
-            TxnError::Schema { column, reason, .. } if reason.starts_with("duplicate key name") => {
-                (1061, "42000", format!("Duplicate key name '{column}'"))
+            TxnError::Schema(e) => {
+                let (code, state) = e.kind.mysql();
+                let column = &e.column;
+                let message = match e.kind {
+                    Refusal::Null => format!("Column '{column}' cannot be null"),
+                    Refusal::OutOfRange => format!("Out of range value for column '{column}'"),
+                    Refusal::TooLong => format!("Data too long for column '{column}'"),
+                    Refusal::WrongType => {
+                        format!("Incorrect value for column '{column}': {}", e.reason)
+                    }
+                    Refusal::DuplicateColumn => format!("Duplicate column name '{column}'"),
+                    Refusal::DuplicateKeyName => format!("Duplicate key name '{column}'"),
+                    Refusal::NoSuchColumn => {
+                        format!("Key column '{column}' doesn't exist in table")
+                    }
+                    Refusal::NullablePrimaryKey => "All parts of a PRIMARY KEY must be NOT \
+                         NULL; if you need NULL in a key, use UNIQUE instead"
+                        .to_owned(),
+                    Refusal::PrimaryKeyChanged | Refusal::Definition => e.to_string(),
+                };
+                (code, state, message)
             }
-            TxnError::Schema { column, reason, .. } if reason.contains("cannot be NULL") => {
-                (1048, "23000", format!("Column '{column}' cannot be null"))
-            }
-            TxnError::Schema { column, reason, .. } if reason.contains("out of range") => (
-                1264,
-                "22003",
-                format!("Out of range value for column '{column}'"),
-            ),
-            TxnError::Schema { column, reason, .. } if reason.contains("longer than") => (
-                1406,
-                "22001",
-                format!("Data too long for column '{column}'"),
-            ),
-            TxnError::Schema { column, reason, .. } => (
-                1366,
-                "HY000",
-                format!("Incorrect value for column '{column}': {reason}"),
-            ),
             TxnError::NoSuchTable(t) => (1146, "42S02", format!("Table '{t}' doesn't exist")),
             TxnError::TableExists(t) => (1050, "42S01", format!("Table '{t}' already exists")),
             TxnError::NoSuchIndex { table, index } => (

@@ -13,6 +13,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use waterline_commit::GroupCommitStats;
 use waterline_throttle::{Admission, Policy};
+use waterline_types::{Refusal, SchemaError};
 
 use crate::commit::{CommitPipeline, Immediate};
 use crate::config::{EngineConfig, Isolation};
@@ -471,11 +472,12 @@ impl Engine {
             .iter()
             .any(|i| i.name.eq_ignore_ascii_case(name))
         {
-            return Err(TxnError::Schema {
+            return Err(TxnError::Schema(SchemaError {
                 table: old.name().to_owned(),
                 column: name.to_owned(),
-                reason: "duplicate key name: an index of that name exists".into(),
-            });
+                kind: Refusal::DuplicateKeyName,
+                reason: "an index of that name exists".into(),
+            }));
         }
         let schema = old.schema().clone().index(name, columns, unique)?;
         let index = schema.indexes.last().expect("just added").clone();

@@ -65,16 +65,10 @@ pub enum TxnError {
         /// The duplicated value.
         key: Key,
     },
-    /// A row or value does not fit the table's schema.
-    #[error("table {table}, column {column}: {reason}")]
-    Schema {
-        /// The table.
-        table: String,
-        /// The column (or `*` for the whole row).
-        column: String,
-        /// What is wrong.
-        reason: String,
-    },
+    /// A row or value does not fit the table's schema (its [`waterline_types::Refusal`] says
+    /// which MySQL error it is).
+    #[error(transparent)]
+    Schema(#[from] waterline_types::SchemaError),
     /// No table of that name.
     #[error("unknown table {0}")]
     NoSuchTable(String),
@@ -152,20 +146,5 @@ impl From<ActiveSetError> for TxnError {
 impl From<ConfigError> for TxnError {
     fn from(error: ConfigError) -> Self {
         TxnError::Config(error.to_string())
-    }
-}
-/// A schema's refusal is the engine's [`TxnError::Schema`].
-impl From<waterline_types::SchemaError> for TxnError {
-    fn from(e: waterline_types::SchemaError) -> TxnError {
-        let waterline_types::SchemaError {
-            table,
-            column,
-            reason,
-        } = e;
-        TxnError::Schema {
-            table,
-            column,
-            reason,
-        }
     }
 }

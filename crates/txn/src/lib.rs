@@ -90,7 +90,8 @@ pub use trx::{LockMark, Savepoint, ScanOptions, Transaction};
 pub use trx_sys::{TrxInfo, TrxSys};
 pub use waterline_types::{
     Column, ColumnType, DIVE, DateTime, Decimal, INLINE_KEY_BYTES, IndexDef, IndexStats, Key,
-    KeyRange, MAX_DECIMAL_SCALE, Rng, Row, SchemaError, TableSchema, Text, Value, copy_row,
+    KeyRange, MAX_DECIMAL_SCALE, Refusal, Rng, Row, SchemaError, TableSchema, Text, Value,
+    copy_row,
 };
 // The engine's own paths to the vocabulary it shares with the planner.
 pub use waterline_commit::{FlushPolicy, GroupCommitConfig, GroupCommitStats, Lsn, Tail, Wakeup};

@@ -542,11 +542,12 @@ impl Transaction {
         if let Some(columns) = &table.schema().primary_key
             && columns.iter().any(|&c| row[c] != old[c])
         {
-            return Err(TxnError::Schema {
+            return Err(TxnError::Schema(waterline_types::SchemaError {
                 table: table.name().to_owned(),
                 column: "PRIMARY".to_owned(),
+                kind: waterline_types::Refusal::PrimaryKeyChanged,
                 reason: "an update cannot change the primary key; delete and insert".into(),
-            });
+            }));
         }
         self.lock_unique_keys(table, &key, Some(old), row)?;
         let mut extended = Vec::new();

@@ -9,7 +9,7 @@
 //! VARCHAR(n), DATETIME[(fsp)], DOUBLE. The SQL layer parses real CREATE TABLE statements
 //! with sqlparser; this is the short way in for code that has no SQL layer.
 
-use crate::error::SchemaError;
+use crate::error::{Refusal, SchemaError};
 use crate::schema::{Column, ColumnType, TableSchema};
 
 /// One token: a word (backquotes removed), a number, or one of `( ) ,`.
@@ -204,6 +204,7 @@ impl TableSchema {
         let refused = |reason: String| SchemaError {
             table: text.split('(').next().unwrap_or("").trim().to_owned(),
             column: "*".to_owned(),
+            kind: Refusal::Definition,
             reason,
         };
         let mut r = Reader {

@@ -22,7 +22,7 @@ pub mod rng;
 pub mod schema;
 pub mod value;
 
-pub use error::SchemaError;
+pub use error::{Refusal, SchemaError};
 pub use index_stats::{DIVE, IndexStats, StatsSlot};
 pub use key::{INLINE_KEY_BYTES, Key};
 pub use range::KeyRange;

@@ -1,7 +1,7 @@
 //! Table schemas: column types, the primary key (or a hidden row id), and secondary indexes.
 //! A row is checked (and coerced, as MySQL stores into a column) before it is written.
 
-use crate::error::SchemaError;
+use crate::error::{Refusal, SchemaError};
 use crate::key::{Key, decode, int_width};
 use crate::value::{Decimal, Row, Value};
 
@@ -153,7 +153,7 @@ impl TableSchema {
         self.columns
             .iter()
             .position(|c| c.name.eq_ignore_ascii_case(name))
-            .ok_or_else(|| self.error(name, "no such column"))
+            .ok_or_else(|| self.error(name, Refusal::NoSuchColumn, "no such column"))
     }
 
     fn positions(&self, names: &[&str]) -> Result<Vec<usize>, SchemaError> {
@@ -163,19 +163,31 @@ impl TableSchema {
     /// Checks the definition itself: names, key columns, types.
     pub fn validate(&self) -> Result<(), SchemaError> {
         if self.columns.is_empty() {
-            return Err(self.error("*", "a table needs at least one column"));
+            return Err(self.error(
+                "*",
+                Refusal::Definition,
+                "a table needs at least one column",
+            ));
         }
         for (i, column) in self.columns.iter().enumerate() {
             if self.columns[..i]
                 .iter()
                 .any(|c| c.name.eq_ignore_ascii_case(&column.name))
             {
-                return Err(self.error(&column.name, "duplicate column name"));
+                return Err(self.error(
+                    &column.name,
+                    Refusal::DuplicateColumn,
+                    "duplicate column name",
+                ));
             }
             if let ColumnType::Decimal { precision, scale } = column.ty
                 && (precision == 0 || precision > 38 || scale > precision)
             {
-                return Err(self.error(&column.name, "DECIMAL(p, s) needs 0 < p <= 38, s <= p"));
+                return Err(self.error(
+                    &column.name,
+                    Refusal::Definition,
+                    "DECIMAL(p, s) needs 0 < p <= 38, s <= p",
+                ));
             }
         }
         let keys = self
@@ -184,13 +196,17 @@ impl TableSchema {
             .chain(self.indexes.iter().map(|i| &i.columns));
         for key in keys {
             if key.is_empty() || key.iter().any(|&c| c >= self.columns.len()) {
-                return Err(self.error("*", "a key needs existing columns"));
+                return Err(self.error("*", Refusal::NoSuchColumn, "a key needs existing columns"));
             }
         }
         if let Some(pk) = &self.primary_key
             && let Some(&c) = pk.iter().find(|&&c| self.columns[c].nullable)
         {
-            return Err(self.error(&self.columns[c].name, "a primary key column cannot be NULL"));
+            return Err(self.error(
+                &self.columns[c].name,
+                Refusal::NullablePrimaryKey,
+                "a primary key column cannot be NULL",
+            ));
         }
         for (i, index) in self.indexes.iter().enumerate() {
             if index.name.eq_ignore_ascii_case("PRIMARY")
@@ -198,7 +214,11 @@ impl TableSchema {
                     .iter()
                     .any(|j| j.name.eq_ignore_ascii_case(&index.name))
             {
-                return Err(self.error("*", &format!("duplicate index name {}", index.name)));
+                return Err(self.error(
+                    &index.name,
+                    Refusal::DuplicateKeyName,
+                    &format!("duplicate index name {}", index.name),
+                ));
             }
         }
         Ok(())
@@ -210,6 +230,7 @@ impl TableSchema {
         if row.len() != self.columns.len() {
             return Err(self.error(
                 "*",
+                Refusal::Definition,
                 &format!("expected {} values, got {}", self.columns.len(), row.len()),
             ));
         }
@@ -251,33 +272,43 @@ impl TableSchema {
     /// `value` as stored in `column`; NULL is accepted if `nullable` (key bounds may be NULL
     /// whatever the column says).
     fn coerce(&self, column: &Column, nullable: bool, value: Value) -> Result<Value, SchemaError> {
-        let mismatch = |what: &str| self.error(&column.name, what);
+        let mismatch = |kind: Refusal, what: &str| self.error(&column.name, kind, what);
         match (column.ty, value) {
             (_, Value::Null) if nullable => Ok(Value::Null),
-            (_, Value::Null) => Err(mismatch("cannot be NULL")),
+            (_, Value::Null) => Err(mismatch(Refusal::Null, "cannot be NULL")),
             (ty, Value::Int(n)) if ty.is_integer() => match ty.int_range() {
-                Some((low, high)) if n < low || n > high => {
-                    Err(mismatch(&format!("{n} is out of range for {ty:?}")))
-                }
+                Some((low, high)) if n < low || n > high => Err(mismatch(
+                    Refusal::OutOfRange,
+                    &format!("{n} is out of range for {ty:?}"),
+                )),
                 _ => Ok(Value::Int(n)),
             },
             (ColumnType::Decimal { precision, scale }, value) => {
                 let decimal = match value {
                     Value::Int(n) => Decimal::new(n.into(), 0),
                     Value::Decimal(d) => Some(d),
-                    other => return Err(mismatch(&format!("{other} is not a DECIMAL"))),
+                    other => {
+                        return Err(mismatch(
+                            Refusal::WrongType,
+                            &format!("{other} is not a DECIMAL"),
+                        ));
+                    }
                 };
                 let stored = decimal.and_then(|d| d.rescale(scale));
                 match stored {
                     Some(d) if d.fits_digits(precision) => Ok(Value::Decimal(d)),
-                    _ => Err(mismatch(&format!(
-                        "value out of range for DECIMAL({precision}, {scale})"
-                    ))),
+                    _ => Err(mismatch(
+                        Refusal::OutOfRange,
+                        &format!("value out of range for DECIMAL({precision}, {scale})"),
+                    )),
                 }
             }
             (ColumnType::Char(n) | ColumnType::Varchar(n), Value::Str(s)) => {
                 if s.len() > n as usize && s.chars().count() > n as usize {
-                    Err(mismatch(&format!("string longer than {n} characters")))
+                    Err(mismatch(
+                        Refusal::TooLong,
+                        &format!("string longer than {n} characters"),
+                    ))
                 } else {
                     Ok(Value::Str(s))
                 }
@@ -287,7 +318,10 @@ impl TableSchema {
                 ColumnType::Double,
                 value @ (Value::Double(_) | Value::Int(_) | Value::Decimal(_)),
             ) => Ok(Value::Double(value.as_f64().unwrap_or_default())),
-            (ty, value) => Err(mismatch(&format!("{value} does not fit {ty:?}"))),
+            (ty, value) => Err(mismatch(
+                Refusal::WrongType,
+                &format!("{value} does not fit {ty:?}"),
+            )),
         }
     }
 
@@ -299,7 +333,11 @@ impl TableSchema {
         let mut stored: Option<Key> = None;
         for (i, span) in key.spans().enumerate() {
             let Some(&c) = columns.get(i) else {
-                return Err(self.error("*", "key has more values than the index has columns"));
+                return Err(self.error(
+                    "*",
+                    Refusal::Definition,
+                    "key has more values than the index has columns",
+                ));
             };
             // The common value needs no decoding: an INT fits a BIGINT column, and an INT
             // column if it has at most three significant bytes (below 2^24 in magnitude).
@@ -323,10 +361,11 @@ impl TableSchema {
         Ok(stored.unwrap_or(key))
     }
 
-    fn error(&self, column: &str, reason: &str) -> SchemaError {
+    fn error(&self, column: &str, kind: Refusal, reason: &str) -> SchemaError {
         SchemaError {
             table: self.name.clone(),
             column: column.to_owned(),
+            kind,
             reason: reason.to_owned(),
         }
     }
