@@ -35,7 +35,7 @@
 
 use std::time::Duration;
 
-use tokio::time::Instant;
+use std::time::Instant;
 
 /// The adaptive limit's parameters; [`AdaptiveConfig::default`] is what the benchmarks use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

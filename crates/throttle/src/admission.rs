@@ -5,7 +5,7 @@
 //! ```text
 //!  enter ──► limit reached? ── no ──► inside (permit held) ──► commit / rollback / drop
 //!                 │ yes                                             │ permit returned:
-//!                 └──► wait (FIFO: tokio's fair semaphore) ◄────────┘ first waiter goes in
+//!                 └──► wait (FIFO: `semaphore.rs`) ◄────────────────┘ first waiter goes in
 //! ```
 //!
 //! A [`Permit`] is RAII: it is returned when dropped, whatever ends the transaction (commit,
@@ -22,19 +22,22 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::Thread;
-
-use hdrhistogram::Histogram;
-use parking_lot::Mutex;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
-use tokio::time::Instant;
+use std::time::Instant;
 
 use crate::adaptive::Controller;
 use crate::pool::ThreadPool;
+use crate::semaphore::{OwnedPermit, Semaphore};
 use crate::{Metrics, Policy, ThrottleError};
+use hdrhistogram::Histogram;
+use parking_lot::Mutex;
+
+/// Where admission reads the time: `Instant::now`, or a test's virtual clock.
+pub type Clock = fn() -> Instant;
 
 /// Gauges and counters, shared with pool jobs (which must not own the pool).
 #[derive(Debug)]
 struct Gauges {
+    clock: Clock,
     inside: AtomicUsize,
     waiting: AtomicUsize,
     admitted: AtomicU64,
@@ -49,7 +52,10 @@ impl Gauges {
     fn admitted(&self, requested: Instant) {
         self.inside.fetch_add(1, Ordering::Relaxed);
         self.admitted.fetch_add(1, Ordering::Relaxed);
-        let waited = requested.elapsed().as_micros().min(u128::from(u64::MAX)) as u64;
+        let waited = (self.clock)()
+            .saturating_duration_since(requested)
+            .as_micros()
+            .min(u128::from(u64::MAX)) as u64;
         if waited == 0 {
             self.no_wait.fetch_add(1, Ordering::Relaxed);
         } else {
@@ -89,7 +95,7 @@ pub struct Admission {
 /// The right to be inside: returned when dropped.
 #[derive(Debug)]
 pub struct Permit {
-    permit: Option<OwnedSemaphorePermit>,
+    permit: Option<OwnedPermit>,
     inner: Arc<Inner>,
     entered: Instant,
 }
@@ -113,6 +119,12 @@ impl Drop for Waiting<'_> {
 impl Admission {
     /// Admission under `policy`.
     pub fn new(policy: Policy) -> Result<Admission, ThrottleError> {
+        Admission::with_clock(policy, Instant::now)
+    }
+
+    /// Admission whose waits and controller read `clock` (a test runs the adaptive limit in
+    /// virtual time so).
+    pub fn with_clock(policy: Policy, clock: Clock) -> Result<Admission, ThrottleError> {
         policy.validate()?;
         let limited = |limit: usize, controller: Option<Controller>| Limited {
             semaphore: Arc::new(Semaphore::new(limit)),
@@ -130,6 +142,7 @@ impl Admission {
             Policy::ThreadPool(n) => (None, Some(ThreadPool::new(n))),
         };
         let gauges = Arc::new(Gauges {
+            clock,
             inside: AtomicUsize::new(0),
             waiting: AtomicUsize::new(0),
             admitted: AtomicU64::new(0),
@@ -154,23 +167,20 @@ impl Admission {
     /// Waits (in FIFO order) until the transaction may enter. With `ThreadPool`, this admits
     /// at once: the pool limits what runs through [`Admission::run`], not who enters.
     pub async fn enter(&self) -> Permit {
-        let requested = Instant::now();
+        let clock = self.inner.gauges.clock;
+        let requested = clock();
         let permit = match &self.inner.limited {
             None => None,
             Some(limited) => {
                 let _waiting = Waiting::new(&self.inner.gauges.waiting);
-                let permit = Arc::clone(&limited.semaphore)
-                    .acquire_owned()
-                    .await
-                    .expect("the semaphore is never closed");
-                Some(permit)
+                Some(limited.semaphore.acquire().await)
             }
         };
         self.inner.gauges.admitted(requested);
         Permit {
             permit,
             inner: Arc::clone(&self.inner),
-            entered: Instant::now(),
+            entered: clock(),
         }
     }
 
@@ -193,9 +203,9 @@ impl Admission {
             let _permit = self.enter().await;
             return f();
         };
-        let (done, result) = oneshot::channel();
+        let (done, result) = handoff();
         let gauges = Arc::clone(&self.inner.gauges);
-        let requested = Instant::now();
+        let requested = (gauges.clock)();
         let waiting = Arc::clone(&gauges);
         waiting.waiting.fetch_add(1, Ordering::Relaxed);
         pool.submit(Box::new(move || {
@@ -203,12 +213,11 @@ impl Admission {
             gauges.admitted(requested);
             let outcome = panic::catch_unwind(AssertUnwindSafe(f));
             gauges.inside.fetch_sub(1, Ordering::Relaxed);
-            let _ = done.send(outcome);
+            done.send(outcome);
         }));
         match result.await {
-            Ok(Ok(value)) => value,
-            Ok(Err(panic)) => panic::resume_unwind(panic),
-            Err(_) => unreachable!("a pool job always sends its outcome"),
+            Ok(value) => value,
+            Err(panic) => panic::resume_unwind(panic),
         }
     }
 
@@ -308,7 +317,7 @@ impl Drop for Permit {
             // try_lock: no transaction ever waits for the controller (a latch on every
             // commit is what throttling is there to avoid). One that ends while another is
             // being sampled goes unsampled; a window's median needs samples, not all of them.
-            let now = Instant::now();
+            let now = (gauges.clock)();
             let sample = controller
                 .try_lock()
                 .and_then(|mut c| c.sample(now.duration_since(self.entered), inside, now));
@@ -328,16 +337,11 @@ impl Wake for Unpark {
     }
 }
 
-/// Runs a future to completion on this thread, parking between polls.
-///
-/// `unconstrained`: called inside a runtime's `block_on` (a `waterline serve` connection
-/// thread runs its protocol future so, and begins each transaction from it), tokio's
-/// semaphore and channels spend that runtime's cooperative budget, which only a return to
-/// the runtime refills. Out of budget, they answer `Pending` and hand their wake-up to the
-/// runtime to send later; this loop never returns to it, so the thread parked forever at
-/// its 129th admission. Here there is no runtime to yield to: the budget does not apply.
+/// Runs a future to completion on this thread, parking between polls. Nothing here needs a
+/// runtime: the semaphore and the hand-off wake the thread themselves, so this works as well
+/// inside a runtime's `block_on` (a `waterline serve` connection thread) as outside one.
 fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(tokio::task::unconstrained(future));
+    let mut future = pin!(future);
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut cx = Context::from_waker(&waker);
     loop {
@@ -345,5 +349,49 @@ fn block_on<F: Future>(future: F) -> F::Output {
             return value;
         }
         std::thread::park();
+    }
+}
+
+/// A pool job's result on its way back to the waiting caller.
+type Outcome<R> = std::thread::Result<R>;
+
+/// One value from a pool worker to the caller that waits for it.
+struct Handoff<R> {
+    slot: Mutex<(Option<Outcome<R>>, Option<Waker>)>,
+}
+
+struct Sender<R>(Arc<Handoff<R>>);
+struct Receiver<R>(Arc<Handoff<R>>);
+
+fn handoff<R>() -> (Sender<R>, Receiver<R>) {
+    let shared = Arc::new(Handoff {
+        slot: Mutex::new((None, None)),
+    });
+    (Sender(Arc::clone(&shared)), Receiver(shared))
+}
+
+impl<R> Sender<R> {
+    fn send(self, outcome: Outcome<R>) {
+        let waker = {
+            let mut slot = self.0.slot.lock();
+            slot.0 = Some(outcome);
+            slot.1.take()
+        };
+        waker.into_iter().for_each(Waker::wake);
+    }
+}
+
+impl<R> Future for Receiver<R> {
+    type Output = Outcome<R>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome<R>> {
+        let mut slot = self.0.slot.lock();
+        match slot.0.take() {
+            Some(outcome) => Poll::Ready(outcome),
+            None => {
+                slot.1 = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
     }
 }

@@ -13,7 +13,7 @@
 //! | policy | what it does | book |
 //! |---|---|---|
 //! | `Unlimited` | everyone enters at once; counts only | the collapse it is there to show |
-//! | `Limit(n)` | at most `n` inside; the rest wait FIFO (tokio's fair semaphore) | 8.3.2, Fig 8-34 |
+//! | `Limit(n)` | at most `n` inside; the rest wait FIFO (a fair semaphore, `semaphore.rs`) | 8.3.2, Fig 8-34 |
 //! | `ThreadPool(n)` | `n` worker threads run queued requests ([`Admission::run`]: a statement or a whole transaction) | 8.3.1, the baseline |
 //! | `Adaptive(config)` | a `Limit` whose `n` a controller moves toward the knee | not in the book |
 //!
@@ -33,9 +33,10 @@
 mod adaptive;
 mod admission;
 mod pool;
+mod semaphore;
 
 pub use adaptive::AdaptiveConfig;
-pub use admission::{Admission, Permit};
+pub use admission::{Admission, Clock, Permit};
 
 /// How transactions are admitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -317,9 +317,9 @@ fn blocking_enter_serves_os_threads() {
 
 /// A thread that serves a connection inside a runtime's `block_on` (as `waterline serve`'s
 /// connection threads do) and begins transaction after transaction: a blocking enter must
-/// not wait on tokio's cooperative budget, which only a return to the runtime refills.
-/// It used to hang at the 129th: the semaphore, out of budget, deferred its own wake-up
-/// to a runtime that never ran again.
+/// not wait on anything only a return to the runtime would do. On tokio's semaphore it
+/// hung at the 129th: out of cooperative budget, the semaphore deferred its own wake-up to
+/// a runtime that never ran again.
 #[test]
 fn blocking_enter_inside_a_runtime_keeps_going() {
     for policy in [Policy::Limit(1), Policy::ThreadPool(1)] {
@@ -366,7 +366,8 @@ fn the_adaptive_limit_finds_a_known_knee() {
             initial,
             ..AdaptiveConfig::default()
         };
-        let admission = Admission::new(Policy::Adaptive(config)).unwrap();
+        let clock = || tokio::time::Instant::now().into_std();
+        let admission = Admission::with_clock(Policy::Adaptive(config), clock).unwrap();
         let cores = Arc::new(Semaphore::new(CORES));
         let limits = rt.block_on(async {
             let clients: Vec<_> = (0..2_000)
