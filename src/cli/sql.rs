@@ -109,7 +109,7 @@ pub fn run(args: SqlArgs) -> Result<(), Box<dyn std::error::Error>> {
         planner: args.knobs.planner,
         ..SessionConfig::default()
     };
-    let mut session = Session::new(Shared::new(engine, config), "root", Some("waterline"))?;
+    let mut session = Session::connect(Shared::new(engine, config), "root", Some("waterline"))?;
     let mut out = std::io::stdout().lock();
     let mut run = |sql: &str, out: &mut dyn Write| -> std::io::Result<bool> {
         match session.execute(sql) {

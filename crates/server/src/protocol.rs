@@ -42,7 +42,8 @@ impl Backend {
     /// A backend with a fresh session (its user and database are set at the handshake); it
     /// tells the packet filter which statements it prepared.
     pub fn new(shared: Arc<Shared>, statements: Arc<crate::statements::Statements>) -> Backend {
-        let session = Session::new(Arc::clone(&shared), "", None).expect("no database asked for");
+        let session =
+            Session::connect(Arc::clone(&shared), "", None).expect("no database asked for");
         Backend {
             salt: salt(session.connection_id()),
             statements,

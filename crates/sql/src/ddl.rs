@@ -58,22 +58,18 @@ pub(crate) fn create_table(
     s: &mut Session,
     create: &ast::CreateTable,
 ) -> Result<Response, SqlError> {
-    s.database.as_ref().ok_or_else(SqlError::no_database)?;
+    s.database().ok_or_else(SqlError::no_database)?;
     let name = object_name(&create.name)?;
     // A temporary table may have a base table's name (it hides it from its session), but
     // not another temporary table's.
     let exists = if create.temporary {
         s.temporary_table(&name).is_some()
     } else {
-        s.shared.engine.table(&name).is_ok()
+        s.shared().engine.table(&name).is_ok()
     };
     if exists {
         if create.if_not_exists {
-            s.warnings.push((
-                "Note".into(),
-                1050,
-                format!("Table '{name}' already exists"),
-            ));
+            s.warn("Note", 1050, format!("Table '{name}' already exists"));
             return Ok(Response::done(0));
         }
         return Err(SqlError::new(
@@ -198,13 +194,13 @@ pub(crate) fn create_table(
     // The session's own (invisible to others, gone at disconnect, never logged), or the
     // catalog's.
     let table = if create.temporary {
-        let table = s.shared.engine.create_temporary_table(schema)?;
+        let table = s.shared().engine.create_temporary_table(schema)?;
         s.add_temporary(table.clone());
         table
     } else {
-        s.shared.engine.create_table(schema)?
+        s.shared().engine.create_table(schema)?
     };
-    s.shared.meta.lock().insert(
+    s.shared().catalog.meta.lock().insert(
         crate::dml::meta_key(&table),
         TableMeta {
             defaults,
@@ -222,7 +218,14 @@ pub(crate) fn create_database(
     if_not_exists: bool,
 ) -> Result<Response, SqlError> {
     let name = object_name(name)?;
-    if !s.shared.databases.lock().insert(name.to_ascii_lowercase()) && !if_not_exists {
+    if !s
+        .shared()
+        .catalog
+        .databases
+        .lock()
+        .insert(name.to_ascii_lowercase())
+        && !if_not_exists
+    {
         return Err(SqlError::new(
             1007,
             "HY000",
@@ -237,7 +240,7 @@ pub(crate) fn create_index(
     s: &mut Session,
     create: &ast::CreateIndex,
 ) -> Result<Response, SqlError> {
-    s.database.as_ref().ok_or_else(SqlError::no_database)?;
+    s.database().ok_or_else(SqlError::no_database)?;
     let table = object_name(&create.table_name)?;
     let columns = index_columns(&create.columns)?;
     let name = match &create.name {
@@ -249,7 +252,7 @@ pub(crate) fn create_index(
         return Err(SqlError::unsupported("CREATE INDEX on a temporary table"));
     }
     match s
-        .shared
+        .shared()
         .engine
         .create_index(&table, &name, &refs, create.unique)
     {
@@ -272,13 +275,13 @@ pub(crate) fn drop_tables(
     if_exists: bool,
     temporary: bool,
 ) -> Result<Response, SqlError> {
-    let db = s.database.clone().ok_or_else(SqlError::no_database)?;
+    let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
     let names = names
         .iter()
         .map(object_name)
         .collect::<Result<Vec<_>, _>>()?;
     let exists = |s: &Session, n: &str| {
-        s.temporary_table(n).is_some() || (!temporary && s.shared.engine.table(n).is_ok())
+        s.temporary_table(n).is_some() || (!temporary && s.shared().engine.table(n).is_ok())
     };
     if !if_exists && let Some(missing) = names.iter().find(|n| !exists(s, n)) {
         return Err(SqlError::new(
@@ -292,18 +295,18 @@ pub(crate) fn drop_tables(
             continue;
         }
         if temporary {
-            s.warnings
-                .push(("Note".into(), 1051, format!("Unknown table '{db}.{name}'")));
+            s.warn("Note", 1051, format!("Unknown table '{db}.{name}'"));
             continue;
         }
-        match s.shared.engine.drop_table(name) {
+        match s.shared().engine.drop_table(name) {
             Ok(()) => {
-                s.shared.meta.lock().remove(&name.to_ascii_lowercase());
+                s.shared()
+                    .catalog
+                    .meta
+                    .lock()
+                    .remove(&name.to_ascii_lowercase());
             }
-            Err(_) => {
-                s.warnings
-                    .push(("Note".into(), 1051, format!("Unknown table '{db}.{name}'")))
-            }
+            Err(_) => s.warn("Note", 1051, format!("Unknown table '{db}.{name}'")),
         }
     }
     Ok(Response::done(0))

@@ -28,7 +28,7 @@ fn table_handle(
     tables: &[Table],
     name: &ast::ObjectName,
 ) -> Result<(Arc<str>, Table), SqlError> {
-    let db = s.database.clone().ok_or_else(SqlError::no_database)?;
+    let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
     let name = object_name(name)?;
     let table = tables
         .iter()
@@ -72,7 +72,7 @@ pub(crate) fn meta_key(table: &Table) -> String {
 
 /// The table's metadata, creating it (from the table's largest key) if the server has none.
 fn meta(s: &Session, table: &Table) -> TableMeta {
-    let mut all = s.shared.meta.lock();
+    let mut all = s.shared().catalog.meta.lock();
     all.entry(meta_key(table))
         .or_insert_with(|| TableMeta {
             defaults: vec![None; table.schema().columns.len()],
@@ -83,7 +83,7 @@ fn meta(s: &Session, table: &Table) -> TableMeta {
 
 /// Reserves `n` AUTO_INCREMENT values past `at_least - 1`; returns the first.
 fn reserve_ids(s: &Session, table: &Table, column: usize, n: i64, at_least: i64) -> i64 {
-    let mut all = s.shared.meta.lock();
+    let mut all = s.shared().catalog.meta.lock();
     let meta = all.entry(meta_key(table)).or_default();
     if meta.next_id == 0 {
         // After a restart: past the largest key (the AUTO_INCREMENT column leads the key).
@@ -204,7 +204,7 @@ pub(crate) fn insert(
     // AUTO_INCREMENT: NULL, 0 (unless sql_mode has NO_AUTO_VALUE_ON_ZERO) or nothing takes
     // the next value.
     let mut first_id = 0;
-    let zero_is_a_value = s.sql_mode.no_auto_value_on_zero;
+    let zero_is_a_value = s.settings().sql_mode.no_auto_value_on_zero;
     if let Some(col) = meta.auto_increment {
         let wants = |v: &Option<Value>| match v {
             None | Some(Value::Null) => true,
@@ -230,7 +230,7 @@ pub(crate) fn insert(
         reserve_ids(s, table, col, 0, explicit_max + 1);
     }
     let mut full: Vec<Row> = Vec::with_capacity(rows.len());
-    let strict = s.sql_mode.strict;
+    let strict = s.settings().sql_mode.strict;
     for (n, r) in rows.into_iter().enumerate() {
         let mut row = Vec::with_capacity(r.len());
         for (i, v) in r.into_iter().enumerate() {
@@ -242,7 +242,7 @@ pub(crate) fn insert(
                 v,
                 strict,
                 n + 1,
-                &mut s.warnings,
+                s.warnings_mut(),
             )?);
         }
         full.push(row);
@@ -259,7 +259,7 @@ pub(crate) fn insert(
         Ok(affected)
     })?;
     if first_id > 0 {
-        s.last_insert_id = first_id as u64;
+        s.set_last_insert_id(first_id as u64);
     }
     Ok(Response::Done {
         affected: n,
@@ -352,7 +352,7 @@ fn target_rows(
     }
     let mut kept = Vec::with_capacity(rows.len());
     for (key, _) in rows {
-        s.watch.check()?;
+        s.watch().check()?;
         let mark = trx.lock_mark();
         match trx.get_for_update(table, key.clone())? {
             Some(row) if selects(filter, &row, params)? => kept.push((key, row)),
@@ -377,7 +377,7 @@ fn candidates(
 ) -> Result<(Vec<(Key, Row)>, bool), SqlError> {
     if table.schema().primary_key.is_none() {
         // No primary key: only the hidden row id finds a row again; read them all with it.
-        s.no_index_used = true;
+        s.scanned_without_index(true);
         let lock = (!semi_consistent).then_some(LockMode::Exclusive);
         let options = ScanOptions {
             lock,
@@ -385,7 +385,7 @@ fn candidates(
         };
         let mut out = Vec::new();
         for (key, row) in trx.scan_with(table, KeyRange::All, options)? {
-            s.watch.check()?;
+            s.watch().check()?;
             if selects(filter, &row, params)? {
                 out.push((key, row));
             }
@@ -394,21 +394,27 @@ fn candidates(
     }
     let pk = table.schema().primary_key.clone().unwrap_or_default();
     let tables = std::slice::from_ref(table);
-    let access = TxnAccess::new(db, tables, trx, Some(LockMode::Exclusive), s.watch.clone());
+    let access = TxnAccess::new(
+        db,
+        tables,
+        trx,
+        Some(LockMode::Exclusive),
+        s.watch().clone(),
+    );
     let plan = Planner::new(&access)
-        .mode(s.planner)
+        .mode(s.settings().planner)
         .optimize(Arc::clone(filter), params)
         .map_err(|e| plan_failure(&access, e))?;
     let semi_consistent = semi_consistent && scans_clustered(&plan);
     let access = if semi_consistent {
         drop(access);
-        TxnAccess::new(db, tables, trx, None, s.watch.clone())
+        TxnAccess::new(db, tables, trx, None, s.watch().clone())
     } else {
         access
     };
     let run = execute(&plan, &access, params).map_err(|e| plan_failure(&access, e))?;
-    s.no_index_used |= crate::select::scans_without_index(&plan);
-    s.shared
+    s.scanned_without_index(crate::select::scans_without_index(&plan));
+    s.shared()
         .counters
         .rows_examined
         .fetch_add(run.examined.iter().sum(), Ordering::Relaxed);
@@ -506,13 +512,13 @@ pub(crate) fn update(
     let schema = table.shared_schema();
     let (set_values, where_values) = params.split_at(bound.set_params.min(params.len()));
     let pk = schema.primary_key.clone();
-    let strict = s.sql_mode.strict;
+    let strict = s.settings().sql_mode.strict;
     let mut warnings = Vec::new();
     let (matched, changed) = s.with_trx(|s, trx| {
         let targets = target_rows(s, trx, (db, table), filter, where_values, true)?;
         let (mut matched, mut changed) = (0u64, 0u64);
         for (key, old) in targets {
-            s.watch.check()?;
+            s.watch().check()?;
             matched += 1;
             let mut new = old.clone();
             for (pos, e) in sets {
@@ -545,8 +551,8 @@ pub(crate) fn update(
         }
         Ok((matched, changed))
     })?;
-    s.warnings.append(&mut warnings);
-    let warned = s.warnings.len();
+    s.warnings_mut().append(&mut warnings);
+    let warned = s.warning_count();
     Ok(Response::Done {
         affected: changed,
         last_insert_id: 0,
@@ -606,7 +612,7 @@ pub(crate) fn delete(
         let targets = target_rows(s, trx, (db, table), filter, params, false)?;
         let mut n = 0;
         for (key, _) in targets {
-            s.watch.check()?;
+            s.watch().check()?;
             if trx.delete(table, key)? {
                 n += 1;
             }

@@ -54,14 +54,14 @@ pub(crate) fn session_value(s: &Session, e: &Ast) -> Result<Option<Value>, SqlEr
             }
             Ok(match name.as_str() {
                 "DATABASE" | "SCHEMA" => {
-                    Some(s.database.as_deref().map_or(Value::Null, Value::from))
+                    Some(s.database().map(|d| &**d).map_or(Value::Null, Value::from))
                 }
                 "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => {
-                    Some(Value::from(format!("{}@localhost", s.user)))
+                    Some(Value::from(format!("{}@localhost", s.user())))
                 }
                 "VERSION" => Some(Value::from(crate::VERSION.to_owned())),
-                "CONNECTION_ID" => Some(Value::Int(i64::from(s.connection_id))),
-                "LAST_INSERT_ID" => Some(Value::Int(s.last_insert_id as i64)),
+                "CONNECTION_ID" => Some(Value::Int(i64::from(s.connection_id()))),
+                "LAST_INSERT_ID" => Some(Value::Int(s.last_insert_id() as i64)),
                 "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" => {
                     Some(Value::DateTime(s.now(fsp, false)))
                 }

@@ -8,11 +8,11 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use waterline_sql::{SessionConfig, Shared};
+//! use waterline_sql::Session;
 //! use waterline_txn::{Engine, Value};
 //!
-//! let sql = Shared::new(Arc::new(Engine::in_memory()), SessionConfig::default());
-//! let mut session = sql.session();
+//! let engine = Arc::new(Engine::in_memory());
+//! let mut session = Session::new(&engine);
 //! session.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))")?;
 //! session.execute("INSERT INTO t VALUES (1, 'one'), (2, 'two')")?;
 //! let rows = session.execute("SELECT v FROM t WHERE id = 2")?.into_rows();

@@ -86,7 +86,7 @@ pub(crate) fn read(
     view: View,
     params: &[Value],
 ) -> Result<Response, SqlError> {
-    let engine = std::sync::Arc::clone(&s.shared.engine);
+    let engine = std::sync::Arc::clone(&s.shared().engine);
     let (locks, waits) = engine.data_locks();
     let (schema, rows) = match view {
         View::DataLocks => (data_locks_schema(), lock_rows(s, &engine.tables(), locks)),

@@ -13,13 +13,13 @@ use std::sync::atomic::Ordering;
 
 use crate::types::FieldType;
 use sqlparser::ast::{self, Statement};
-use waterline_planner::PlannerMode;
 use waterline_txn::{Table, Transaction, Value};
 
 use crate::error::SqlError;
 use crate::shared::Shared;
 
 mod connection;
+mod statement;
 mod temporary;
 
 /// Status flag: a transaction is open.
@@ -161,57 +161,71 @@ pub(crate) struct Binding {
 
 /// One client's session.
 pub struct Session {
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) connection_id: u32,
-    pub(crate) user: String,
+    shared: Arc<Shared>,
+    connection_id: u32,
+    user: String,
     /// The database in use (`USE`), shared with each statement that reads it.
-    pub(crate) database: Option<Arc<str>>,
-    pub(crate) autocommit: bool,
-    pub(crate) isolation: crate::vars::Level,
-    /// SET TRANSACTION (without SESSION): the next transaction only.
-    pub(crate) next_isolation: Option<crate::vars::Level>,
+    database: Option<Arc<str>>,
+    /// The session's variables (`SET`; `vars.rs` owns them).
+    settings: crate::vars::Settings,
     /// The level the open transaction began at.
-    pub(crate) trx_level: crate::vars::Level,
-    pub(crate) planner: PlannerMode,
-    /// `innodb_lock_wait_timeout`: how long this session's row-lock waits last.
-    pub(crate) lock_wait_timeout: std::time::Duration,
-    pub(crate) sql_mode: crate::vars::SqlMode,
-    pub(crate) time_zone: crate::vars::TimeZone,
+    trx_level: crate::vars::Level,
     /// When the running statement first asked for the time (UTC microseconds; 0: not yet):
     /// NOW() is this, however often a statement calls it, as in MySQL (SYSDATE() reads the
     /// clock). Read from the clock only by a statement that needs it.
-    pub(crate) statement_began: std::cell::Cell<i64>,
+    statement_began: std::cell::Cell<i64>,
     /// The running (or last) statement read a table without an index.
-    pub(crate) no_index_used: bool,
-    /// `foreign_key_checks` and `unique_checks`, read back as set (waterline has no foreign
-    /// keys, and checks uniqueness always, as InnoDB does for a unique index that is not
-    /// bulk-loaded).
-    pub(crate) foreign_key_checks: bool,
-    pub(crate) unique_checks: bool,
+    no_index_used: bool,
     /// The session's temporary tables (CREATE TEMPORARY TABLE): named as their creator
     /// named them, each hiding a base table of the same name from this session alone.
-    pub(crate) temporary: Vec<Table>,
+    temporary: Vec<Table>,
     /// Bumped by every CREATE or DROP of a temporary table: with the engine's catalog
     /// version it says whether a binding still names the same tables.
     temporary_changes: u64,
-    pub(crate) trx: Option<Transaction>,
-    pub(crate) last_insert_id: u64,
-    pub(crate) warnings: Vec<(String, u16, String)>,
-    pub(crate) prepared: HashMap<u32, Prepared>,
+    trx: Option<Transaction>,
+    last_insert_id: u64,
+    warnings: Vec<(String, u16, String)>,
+    prepared: HashMap<u32, Prepared>,
     next_statement: u32,
     /// The catalog version the kept bindings were last checked against.
     bindings_checked: u64,
     /// What `KILL` reaches this session through (registered with `shared`).
-    pub(crate) control: Arc<crate::control::Control>,
+    control: Arc<crate::control::Control>,
     /// The running statement's look-out: whether it must stop.
-    pub(crate) watch: crate::control::Watch,
-    /// `wait_timeout`, `net_read_timeout`, `max_execution_time` and the others.
-    pub(crate) timeouts: crate::shared::Timeouts,
+    watch: crate::control::Watch,
 }
 
 impl Session {
-    /// A session of `user`, in `database` if given (error 1049 if it does not exist).
-    pub fn new(
+    /// A session of root over `engine`, in the `waterline` database: the embedded way in.
+    /// The sessions made so share one [`Shared`] (connection ids, KILL, status counters)
+    /// while any of them lives; every session over the engine shares its databases and
+    /// table metadata.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use waterline_sql::Session;
+    /// use waterline_txn::{Engine, Value};
+    ///
+    /// let engine = Arc::new(Engine::in_memory());
+    /// let mut s = Session::new(&engine);
+    /// s.execute("CREATE TABLE t (id INT PRIMARY KEY AUTO_INCREMENT, v VARCHAR(10))")?;
+    /// s.execute("INSERT INTO t (v) VALUES ('one'), ('two')")?;
+    /// let mut other = Session::new(&engine);
+    /// other.execute("INSERT INTO t (v) VALUES ('three')")?;
+    /// let rows = s.execute("SELECT id FROM t WHERE v = 'three'")?.into_rows();
+    /// assert_eq!(rows, [[Value::Int(3)]]);
+    /// # Ok::<(), waterline_sql::SqlError>(())
+    /// ```
+    pub fn new(engine: &Arc<waterline_txn::Engine>) -> Session {
+        engine
+            .extension::<crate::shared::Embedded>()
+            .shared(engine)
+            .session()
+    }
+
+    /// A session of `user` on `shared`, in `database` if given (error 1049 if it does not
+    /// exist): what a server makes for a connection.
+    pub fn connect(
         shared: Arc<Shared>,
         user: &str,
         database: Option<&str>,
@@ -226,22 +240,13 @@ impl Session {
         Ok(Session {
             watch: crate::control::Watch::new(&control, None),
             control,
-            timeouts: shared.config.timeouts,
+            settings: crate::vars::Settings::new(&shared),
+            trx_level: crate::vars::Level::Engine(shared.config.isolation),
             connection_id,
             user: user.to_owned(),
             database: database.map(Arc::from),
-            autocommit: true,
-            isolation: crate::vars::Level::Engine(shared.config.isolation),
-            next_isolation: None,
-            trx_level: crate::vars::Level::Engine(shared.config.isolation),
-            planner: shared.config.planner,
-            lock_wait_timeout: shared.engine.config().lock_wait_timeout,
-            sql_mode: crate::vars::SqlMode::default(),
-            time_zone: crate::vars::TimeZone::default(),
             statement_began: std::cell::Cell::new(0),
             no_index_used: false,
-            foreign_key_checks: true,
-            unique_checks: true,
             temporary: Vec::new(),
             temporary_changes: 0,
             trx: None,
@@ -252,6 +257,60 @@ impl Session {
             bindings_checked: 0,
             shared,
         })
+    }
+
+    /// The session's variables.
+    pub(crate) fn settings(&self) -> &crate::vars::Settings {
+        &self.settings
+    }
+
+    /// The session's variables, to change (`SET`).
+    pub(crate) fn settings_mut(&mut self) -> &mut crate::vars::Settings {
+        &mut self.settings
+    }
+
+    /// `innodb_lock_wait_timeout`, for the open transaction too.
+    pub(crate) fn set_lock_wait_timeout(&mut self, timeout: std::time::Duration) {
+        self.settings.lock_wait_timeout = timeout;
+        if let Some(trx) = &mut self.trx {
+            trx.set_lock_wait_timeout(timeout);
+        }
+    }
+
+    /// The database in use, if any (`USE`).
+    pub(crate) fn database(&self) -> Option<&Arc<str>> {
+        self.database.as_ref()
+    }
+
+    /// The running statement's look-out: whether it must stop.
+    pub(crate) fn watch(&self) -> &crate::control::Watch {
+        &self.watch
+    }
+
+    /// The running statement read a table without an index, if `yes`
+    /// (`SERVER_QUERY_NO_INDEX_USED`).
+    pub(crate) fn scanned_without_index(&mut self, yes: bool) {
+        self.no_index_used |= yes;
+    }
+
+    /// `LAST_INSERT_ID()`.
+    pub(crate) fn last_insert_id(&self) -> u64 {
+        self.last_insert_id
+    }
+
+    /// The first AUTO_INCREMENT value the last INSERT generated.
+    pub(crate) fn set_last_insert_id(&mut self, id: u64) {
+        self.last_insert_id = id;
+    }
+
+    /// Adds a warning (`level` is `Note` or `Warning`) to the statement's.
+    pub(crate) fn warn(&mut self, level: &str, code: u16, message: String) {
+        self.warnings.push((level.to_owned(), code, message));
+    }
+
+    /// The statement's warnings, to add to.
+    pub(crate) fn warnings_mut(&mut self) -> &mut Vec<(String, u16, String)> {
+        &mut self.warnings
     }
 
     /// This session's connection id.
@@ -272,7 +331,7 @@ impl Session {
         if self.trx.is_some() {
             flags |= SERVER_STATUS_IN_TRANS;
         }
-        if self.autocommit {
+        if self.settings.autocommit {
             flags |= SERVER_STATUS_AUTOCOMMIT;
         }
         if self.no_index_used {
@@ -289,7 +348,7 @@ impl Session {
         } else {
             self.statement_began()
         };
-        let local = utc + self.time_zone.offset_secs * 1_000_000;
+        let local = utc + self.settings.time_zone.offset_secs * 1_000_000;
         waterline_txn::DateTime(crate::vars::truncate_fsp(local, fsp))
     }
 
@@ -502,16 +561,7 @@ impl Session {
     /// its prepared statements gone.
     pub fn reset(&mut self) {
         self.abort();
-        self.autocommit = true;
-        self.isolation = crate::vars::Level::Engine(self.shared.config.isolation);
-        self.next_isolation = None;
-        self.planner = self.shared.config.planner;
-        self.lock_wait_timeout = self.shared.engine.config().lock_wait_timeout;
-        self.timeouts = self.shared.config.timeouts;
-        self.sql_mode = crate::vars::SqlMode::default();
-        self.time_zone = crate::vars::TimeZone::default();
-        self.foreign_key_checks = true;
-        self.unique_checks = true;
+        self.settings = crate::vars::Settings::new(&self.shared);
         self.last_insert_id = 0;
         self.warnings.clear();
         self.prepared.clear();
@@ -535,7 +585,7 @@ impl Session {
         &mut self,
         f: impl FnOnce(&mut Self, &mut Transaction) -> Result<R, SqlError>,
     ) -> Result<R, SqlError> {
-        let own = self.trx.is_none() && self.autocommit;
+        let own = self.trx.is_none() && self.settings.autocommit;
         let mut trx = match self.trx.take() {
             Some(t) => t,
             None => self.begin_trx(),
@@ -588,13 +638,17 @@ impl Session {
             .questions
             .fetch_add(1, Ordering::Relaxed);
         self.commit()?;
-        self.trx_level = self.next_isolation.take().unwrap_or(self.isolation);
+        self.trx_level = self
+            .settings
+            .next_isolation
+            .take()
+            .unwrap_or(self.settings.isolation);
         let mut trx = self
             .shared
             .engine
             .begin_async(self.trx_level.engine())
             .await;
-        trx.set_lock_wait_timeout(self.lock_wait_timeout);
+        trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
         trx.set_interrupt(self.control.stop_flag());
         self.trx = Some(trx);
         Ok(())
@@ -605,16 +659,23 @@ impl Session {
     pub(crate) fn serializable_read(&self) -> bool {
         let level = match self.trx {
             Some(_) => self.trx_level,
-            None if !self.autocommit => self.next_isolation.unwrap_or(self.isolation),
+            None if !self.settings.autocommit => self
+                .settings
+                .next_isolation
+                .unwrap_or(self.settings.isolation),
             None => return false,
         };
         level == crate::vars::Level::Serializable
     }
 
     fn begin_trx(&mut self) -> Transaction {
-        self.trx_level = self.next_isolation.take().unwrap_or(self.isolation);
+        self.trx_level = self
+            .settings
+            .next_isolation
+            .take()
+            .unwrap_or(self.settings.isolation);
         let mut trx = self.shared.engine.begin_with(self.trx_level.engine());
-        trx.set_lock_wait_timeout(self.lock_wait_timeout);
+        trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
         trx.set_interrupt(self.control.stop_flag());
         trx
     }

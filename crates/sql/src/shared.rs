@@ -147,6 +147,32 @@ impl Default for Listening {
     }
 }
 
+/// What the SQL layer knows of an engine beyond the engine's own schema: its databases, and
+/// each table's DEFAULTs and AUTO_INCREMENT. Kept on the engine ([`Engine::extension`]), so
+/// every [`Shared`] over one engine (a server's, the embedded sessions') sees the same.
+#[derive(Debug, Default)]
+pub(crate) struct Catalog {
+    pub(crate) databases: Mutex<BTreeSet<String>>,
+    pub(crate) meta: Mutex<HashMap<String, TableMeta>>,
+}
+
+/// The [`Shared`] that [`Session::new`](crate::Session::new) gives the sessions of one engine,
+/// while any of them lives.
+#[derive(Debug, Default)]
+pub(crate) struct Embedded(Mutex<std::sync::Weak<Shared>>);
+
+impl Embedded {
+    pub(crate) fn shared(&self, engine: &Arc<Engine>) -> Arc<Shared> {
+        let mut weak = self.0.lock();
+        if let Some(shared) = weak.upgrade() {
+            return shared;
+        }
+        let shared = Shared::new(Arc::clone(engine), SessionConfig::default());
+        *weak = Arc::downgrade(&shared);
+        shared
+    }
+}
+
 /// State shared by the sessions of one server.
 #[derive(Debug)]
 pub struct Shared {
@@ -154,8 +180,8 @@ pub struct Shared {
     pub engine: Arc<Engine>,
     /// Session settings.
     pub config: SessionConfig,
-    pub(crate) databases: Mutex<BTreeSet<String>>,
-    pub(crate) meta: Mutex<HashMap<String, TableMeta>>,
+    /// The databases and table metadata: the engine's, shared with every `Shared` over it.
+    pub(crate) catalog: Arc<Catalog>,
     next_connection: AtomicU32,
     /// Where the server listens.
     pub(crate) listening: Mutex<Listening>,
@@ -172,18 +198,17 @@ pub struct Shared {
 impl Shared {
     /// Shared state over `engine`.
     pub fn new(engine: Arc<Engine>, config: SessionConfig) -> Arc<Shared> {
-        let databases = config
+        let catalog = engine.extension::<Catalog>();
+        catalog
             .databases
-            .iter()
-            .map(|d| d.to_ascii_lowercase())
-            .collect();
+            .lock()
+            .extend(config.databases.iter().map(|d| d.to_ascii_lowercase()));
         Arc::new(Shared {
             started: std::time::Instant::now(),
             shutdown: Signal::default(),
             engine,
             config,
-            databases: Mutex::new(databases),
-            meta: Mutex::new(HashMap::new()),
+            catalog,
             next_connection: AtomicU32::new(1),
             listening: Mutex::new(Listening::default()),
             counters: Counters::default(),
@@ -209,7 +234,7 @@ impl Shared {
     /// ```
     pub fn session(self: &Arc<Self>) -> crate::Session {
         let database = self.has_database("waterline").then_some("waterline");
-        crate::Session::new(Arc::clone(self), "root", database)
+        crate::Session::connect(Arc::clone(self), "root", database)
             .expect("only a database that does not exist is refused")
     }
 
@@ -242,7 +267,10 @@ impl Shared {
 
     /// Whether database `name` exists.
     pub fn has_database(&self, name: &str) -> bool {
-        self.databases.lock().contains(&name.to_ascii_lowercase())
+        self.catalog
+            .databases
+            .lock()
+            .contains(&name.to_ascii_lowercase())
     }
 
     /// Where the server listens.
@@ -262,7 +290,7 @@ impl Shared {
 
     /// The databases, sorted.
     pub fn databases(&self) -> Vec<String> {
-        self.databases.lock().iter().cloned().collect()
+        self.catalog.databases.lock().iter().cloned().collect()
     }
 }
 

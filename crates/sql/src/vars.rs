@@ -16,6 +16,46 @@ use crate::error::SqlError;
 use crate::session::{Response, Session};
 use crate::shared::Timeouts;
 
+/// A session's variables: what `SET [SESSION]` changes and `@@name` reads back. This module
+/// owns them; the session keeps one and hands it out through `settings()`.
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    pub(crate) autocommit: bool,
+    pub(crate) isolation: Level,
+    /// SET TRANSACTION (without SESSION): the next transaction only.
+    pub(crate) next_isolation: Option<Level>,
+    pub(crate) planner: PlannerMode,
+    /// `innodb_lock_wait_timeout`: how long this session's row-lock waits last.
+    pub(crate) lock_wait_timeout: Duration,
+    pub(crate) sql_mode: SqlMode,
+    pub(crate) time_zone: TimeZone,
+    /// `foreign_key_checks` and `unique_checks`, read back as set (waterline has no foreign
+    /// keys, and checks uniqueness always, as InnoDB does for a unique index that is not
+    /// bulk-loaded).
+    pub(crate) foreign_key_checks: bool,
+    pub(crate) unique_checks: bool,
+    /// `wait_timeout`, `net_read_timeout`, `max_execution_time` and the others.
+    pub(crate) timeouts: Timeouts,
+}
+
+impl Settings {
+    /// A new session's: the server's defaults.
+    pub(crate) fn new(shared: &crate::shared::Shared) -> Settings {
+        Settings {
+            autocommit: true,
+            isolation: Level::Engine(shared.config.isolation),
+            next_isolation: None,
+            planner: shared.config.planner,
+            lock_wait_timeout: shared.engine.config().lock_wait_timeout,
+            sql_mode: SqlMode::default(),
+            time_zone: TimeZone::default(),
+            foreign_key_checks: true,
+            unique_checks: true,
+            timeouts: shared.config.timeouts,
+        }
+    }
+}
+
 /// The current time in UTC, in microseconds since 1970.
 pub fn utc_micros() -> i64 {
     let micros = SystemTime::now()
@@ -266,7 +306,7 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         .trim_start_matches("session.")
         .trim_start_matches("global.")
         .trim_start_matches("local.");
-    let engine = s.shared.engine.config();
+    let engine = s.shared().engine.config();
     if global {
         match name {
             "autocommit" | "foreign_key_checks" | "unique_checks" => return Ok(Value::Int(1)),
@@ -275,18 +315,18 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
             }
             "sql_mode" => return Ok(Value::from(DEFAULT_SQL_MODE)),
             "innodb_rollback_on_timeout" => {
-                return Ok(Value::Int(i64::from(s.shared.config.rollback_on_timeout)));
+                return Ok(Value::Int(i64::from(s.shared().config.rollback_on_timeout)));
             }
             "wait_timeout"
             | "interactive_timeout"
             | "net_read_timeout"
             | "net_write_timeout"
             | "max_execution_time" => {
-                return Ok(timeout(&s.shared.config.timeouts, name).unwrap_or(Value::Null));
+                return Ok(timeout(&s.shared().config.timeouts, name).unwrap_or(Value::Null));
             }
             "time_zone" => return Ok(Value::from("SYSTEM")),
             "transaction_isolation" | "tx_isolation" => {
-                let level = Level::Engine(s.shared.config.isolation);
+                let level = Level::Engine(s.shared().config.isolation);
                 return Ok(Value::from(isolation_name(level)));
             }
             _ => {}
@@ -294,39 +334,45 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
     }
     Ok(match name {
         "auto_increment_increment" | "lower_case_table_names" => Value::Int(1),
-        "autocommit" => Value::Int(i64::from(s.autocommit)),
+        "autocommit" => Value::Int(i64::from(s.settings().autocommit)),
         "character_set_client"
         | "character_set_connection"
         | "character_set_results"
         | "character_set_server" => Value::Str("utf8mb4".into()),
         "collation_connection" | "collation_server" => Value::Str("utf8mb4_bin".into()),
-        "innodb_lock_wait_timeout" => Value::Int(s.lock_wait_timeout.as_secs() as i64),
-        "innodb_rollback_on_timeout" => Value::Int(i64::from(s.shared.config.rollback_on_timeout)),
-        "foreign_key_checks" => Value::Int(i64::from(s.foreign_key_checks)),
-        "unique_checks" => Value::Int(i64::from(s.unique_checks)),
+        "innodb_lock_wait_timeout" => Value::Int(s.settings().lock_wait_timeout.as_secs() as i64),
+        "innodb_rollback_on_timeout" => {
+            Value::Int(i64::from(s.shared().config.rollback_on_timeout))
+        }
+        "foreign_key_checks" => Value::Int(i64::from(s.settings().foreign_key_checks)),
+        "unique_checks" => Value::Int(i64::from(s.settings().unique_checks)),
         "interactive_timeout"
         | "wait_timeout"
         | "net_read_timeout"
         | "net_write_timeout"
-        | "max_execution_time" => timeout(&s.timeouts, name).unwrap_or(Value::Null),
-        "connect_timeout" => Value::Int(s.shared.config.connect_timeout.as_secs() as i64),
+        | "max_execution_time" => timeout(&s.settings().timeouts, name).unwrap_or(Value::Null),
+        "connect_timeout" => Value::Int(s.shared().config.connect_timeout.as_secs() as i64),
         // SQL a server runs for each new connection: none.
         "init_connect" => Value::from(""),
         "license" => Value::Str("MIT OR Apache-2.0".into()),
-        "max_allowed_packet" => Value::Int(s.shared.config.max_allowed_packet as i64),
-        "max_connections" => Value::Int(i64::from(s.shared.listening.lock().max_connections)),
+        "max_allowed_packet" => Value::Int(s.shared().config.max_allowed_packet as i64),
+        "max_connections" => Value::Int(i64::from(s.shared().listening.lock().max_connections)),
         // The Rust client reads this at connect (NULL would fail it) and, connected to a
         // loopback address, moves to the socket named here unless told not to.
-        "socket" => Value::from(s.shared.listening.lock().socket.clone()),
-        "sql_mode" => Value::from(s.sql_mode.text.as_str()),
+        "socket" => Value::from(s.shared().listening.lock().socket.clone()),
+        "sql_mode" => Value::from(s.settings().sql_mode.text.as_str()),
         "system_time_zone" => Value::from("UTC"),
-        "time_zone" => Value::from(s.time_zone.text.as_str()),
-        "transaction_isolation" | "tx_isolation" => Value::from(isolation_name(s.isolation)),
+        "time_zone" => Value::from(s.settings().time_zone.text.as_str()),
+        "transaction_isolation" | "tx_isolation" => {
+            Value::from(isolation_name(s.settings().isolation))
+        }
         "transaction_read_only" | "tx_read_only" | "performance_schema" => Value::Int(0),
         "version" => Value::from(crate::VERSION),
         "version_comment" => Value::from("waterline, a miniature MVCC row store"),
-        "waterline_planner_mode" => Value::from(format!("{:?}", s.planner).to_ascii_lowercase()),
-        "port" => Value::Int(i64::from(s.shared.listening.lock().port)),
+        "waterline_planner_mode" => {
+            Value::from(format!("{:?}", s.settings().planner).to_ascii_lowercase())
+        }
+        "port" => Value::Int(i64::from(s.shared().listening.lock().port)),
         "hostname" => Value::Str("localhost".into()),
         _ => return Err(SqlError::unknown_variable(name)),
     })
@@ -362,11 +408,11 @@ fn integer(
     };
     let kept = n.clamp(*range.start(), *range.end());
     if kept != n {
-        s.warnings.push((
-            "Warning".into(),
+        s.warn(
+            "Warning",
             1292,
             format!("Truncated incorrect {name} value: '{n}'"),
-        ));
+        );
     }
     Ok(kept as u64)
 }
@@ -431,25 +477,22 @@ fn assign(
     match name {
         "autocommit" => {
             let on = switch(name, &value)?;
-            if on && !s.autocommit {
+            if on && !s.settings().autocommit {
                 s.commit()?; // turning autocommit on commits the open transaction
             }
-            s.autocommit = on;
+            s.settings_mut().autocommit = on;
         }
         "transaction_isolation" | "tx_isolation" => {
-            s.isolation = parse_isolation(&text_of(&value))?
+            s.settings_mut().isolation = parse_isolation(&text_of(&value))?
         }
         // MySQL's ranges; a value outside one is clamped, with a warning.
         "innodb_lock_wait_timeout" => {
             let secs = integer(s, name, &value, 1..=1_073_741_824)?;
-            s.lock_wait_timeout = Duration::from_secs(secs);
-            if let Some(trx) = &mut s.trx {
-                trx.set_lock_wait_timeout(s.lock_wait_timeout);
-            }
+            s.set_lock_wait_timeout(Duration::from_secs(secs));
         }
         "wait_timeout" | "interactive_timeout" | "net_read_timeout" | "net_write_timeout" => {
             let secs = Duration::from_secs(integer(s, name, &value, 1..=31_536_000)?);
-            let t = &mut s.timeouts;
+            let t = &mut s.settings_mut().timeouts;
             *match name {
                 "wait_timeout" => &mut t.wait,
                 "interactive_timeout" => &mut t.interactive,
@@ -459,14 +502,14 @@ fn assign(
         }
         "max_execution_time" => {
             let ms = integer(s, name, &value, 0..=4_294_967_295)?;
-            s.timeouts.max_execution = Duration::from_millis(ms);
+            s.settings_mut().timeouts.max_execution = Duration::from_millis(ms);
         }
-        "sql_mode" => s.sql_mode = SqlMode::parse(&text_of(&value))?,
-        "time_zone" => s.time_zone = TimeZone::parse(&text_of(&value))?,
-        "foreign_key_checks" => s.foreign_key_checks = switch(name, &value)?,
-        "unique_checks" => s.unique_checks = switch(name, &value)?,
+        "sql_mode" => s.settings_mut().sql_mode = SqlMode::parse(&text_of(&value))?,
+        "time_zone" => s.settings_mut().time_zone = TimeZone::parse(&text_of(&value))?,
+        "foreign_key_checks" => s.settings_mut().foreign_key_checks = switch(name, &value)?,
+        "unique_checks" => s.settings_mut().unique_checks = switch(name, &value)?,
         "waterline_planner_mode" => {
-            s.planner = text_of(&value)
+            s.settings_mut().planner = text_of(&value)
                 .parse::<PlannerMode>()
                 .map_err(|m| SqlError::new(1231, "42000", m))?;
         }
@@ -534,9 +577,9 @@ pub(crate) fn set(s: &mut Session, set: &Set, params: &[Value]) -> Result<Respon
                         other => return Err(SqlError::unsupported(other)),
                     };
                     if *session {
-                        s.isolation = isolation;
+                        s.settings_mut().isolation = isolation;
                     } else {
-                        s.next_isolation = Some(isolation);
+                        s.settings_mut().next_isolation = Some(isolation);
                     }
                 }
             }
@@ -606,14 +649,14 @@ pub(crate) fn show_status(
     s: &Session,
     filter: Option<&ShowStatementFilter>,
 ) -> Result<Response, SqlError> {
-    let c = &s.shared.counters;
+    let c = &s.shared().counters;
     let load = |a: &std::sync::atomic::AtomicU64| Value::Int(a.load(Ordering::Relaxed) as i64);
-    let engine = s.shared.engine.stats();
+    let engine = s.shared().engine.stats();
     let counter = |k: Counter| Value::Int(engine.get(k) as i64);
     let mut rows = vec![
         (
             "Uptime".to_owned(),
-            Value::Int(s.shared.started.elapsed().as_secs() as i64),
+            Value::Int(s.shared().started.elapsed().as_secs() as i64),
         ),
         ("Connections".to_owned(), load(&c.connections)),
         ("Questions".into(), load(&c.questions)),
@@ -670,7 +713,7 @@ pub(crate) fn show_status(
             counter(Counter::VersionsPurged),
         ),
     ];
-    if let Some(g) = s.shared.engine.commit_stats() {
+    if let Some(g) = s.shared().engine.commit_stats() {
         rows.push((
             "Waterline_group_commits".into(),
             Value::Int(g.groups as i64),
@@ -682,7 +725,7 @@ pub(crate) fn show_status(
             Value::Int(g.wasted_wakeups as i64),
         ));
     }
-    if let Some(a) = s.shared.engine.admission() {
+    if let Some(a) = s.shared().engine.admission() {
         let m = a.metrics();
         rows.push((
             "Waterline_admission_inside".into(),

@@ -123,8 +123,8 @@ fn an_async_begin_waits_for_the_permit_without_blocking_the_thread() {
     };
     let engine = Arc::new(Engine::open(config).unwrap());
     let shared = Shared::new(Arc::clone(&engine), SessionConfig::default());
-    let mut a = Session::new(Arc::clone(&shared), "root", Some("waterline")).unwrap();
-    let mut b = Session::new(shared, "root", Some("waterline")).unwrap();
+    let mut a = Session::connect(Arc::clone(&shared), "root", Some("waterline")).unwrap();
+    let mut b = Session::connect(shared, "root", Some("waterline")).unwrap();
     ok(&mut a, "CREATE TABLE t (id INT PRIMARY KEY)");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -160,8 +160,8 @@ fn an_async_begin_waits_for_the_permit_without_blocking_the_thread() {
 fn transactions_autocommit_and_isolation() {
     let engine = Arc::new(Engine::open(EngineConfig::default()).unwrap());
     let shared = Shared::new(engine, SessionConfig::default());
-    let mut a = Session::new(Arc::clone(&shared), "root", Some("waterline")).unwrap();
-    let mut b = Session::new(shared, "root", Some("waterline")).unwrap();
+    let mut a = Session::connect(Arc::clone(&shared), "root", Some("waterline")).unwrap();
+    let mut b = Session::connect(shared, "root", Some("waterline")).unwrap();
     ok(&mut a, "CREATE TABLE t (id INT PRIMARY KEY, v INT)");
     ok(&mut a, "INSERT INTO t VALUES (1, 1)");
     ok(&mut a, "BEGIN");
@@ -505,8 +505,8 @@ fn two_sessions() -> (Session, Session) {
     };
     let engine = Arc::new(Engine::open(config).unwrap());
     let shared = Shared::new(engine, SessionConfig::default());
-    let a = Session::new(Arc::clone(&shared), "root", Some("waterline")).unwrap();
-    let b = Session::new(shared, "root", Some("waterline")).unwrap();
+    let a = Session::connect(Arc::clone(&shared), "root", Some("waterline")).unwrap();
+    let b = Session::connect(shared, "root", Some("waterline")).unwrap();
     (a, b)
 }
 

@@ -27,7 +27,7 @@ pub struct EmbeddedConn {
 impl EmbeddedConn {
     /// A session of `root` in `database`.
     pub fn new(shared: std::sync::Arc<Shared>, database: &str) -> Result<EmbeddedConn, Failure> {
-        let session = Session::new(shared, "root", Some(database)).map_err(sql_failure)?;
+        let session = Session::connect(shared, "root", Some(database)).map_err(sql_failure)?;
         Ok(EmbeddedConn {
             session,
             prepared: HashMap::new(),

@@ -153,7 +153,7 @@ fn server_named(name: &str) -> Server {
         ..SessionConfig::default()
     };
     let shared = Shared::new(engine, config);
-    let mut session = Session::new(Arc::clone(&shared), "root", Some("tpcc")).unwrap();
+    let mut session = Session::connect(Arc::clone(&shared), "root", Some("tpcc")).unwrap();
     session
         .execute("CREATE TABLE which (v VARCHAR(10) PRIMARY KEY)")
         .unwrap();

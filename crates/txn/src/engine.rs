@@ -2,6 +2,7 @@
 //! purge: the background thread, and the steps committing threads take while the running
 //! transactions fill the CPUs.
 
+use std::any::Any;
 use std::cell::Cell;
 use std::path::Path;
 use std::sync::Arc;
@@ -208,6 +209,8 @@ pub struct Engine {
     durable: Option<Arc<Durable>>,
     /// Admission at begin (book 8.3), unless the policy is `Unlimited`.
     admission: Option<Admission>,
+    /// State the layers above keep per engine, one value per type ([`Engine::extension`]).
+    extensions: Mutex<Vec<Arc<dyn Any + Send + Sync>>>,
     // Declared last: dropped after `shared`'s last user here, stops the thread first.
     _purge: Option<PurgeWorker>,
 }
@@ -342,6 +345,7 @@ impl Engine {
             shared,
             durable: None,
             admission,
+            extensions: Mutex::new(Vec::new()),
             _purge: purge,
         })
     }
@@ -583,6 +587,23 @@ impl Engine {
     /// the default: no permit is taken at all).
     pub fn admission(&self) -> Option<&Admission> {
         self.admission.as_ref()
+    }
+
+    /// The engine's one value of type `T`, made with `T::default()` the first time it is
+    /// asked for: state a layer above keeps per engine, shared by everyone who uses this
+    /// engine through that layer (the SQL layer's table metadata and its embedded sessions'
+    /// server state). The engine never looks inside.
+    pub fn extension<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
+        let mut extensions = self.extensions.lock();
+        if let Some(found) = extensions
+            .iter()
+            .find_map(|e| Arc::clone(e).downcast::<T>().ok())
+        {
+            return found;
+        }
+        let made = Arc::new(T::default());
+        extensions.push(Arc::clone(&made) as Arc<dyn Any + Send + Sync>);
+        made
     }
 
     /// Runs one purge pass now (the background thread does this every `purge_interval`).

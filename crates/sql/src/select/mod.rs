@@ -92,7 +92,7 @@ fn handles(tables: &[Table], bound: &[BoundTable]) -> Vec<Table> {
 
 /// Binds a query against the catalog's `tables`.
 pub(crate) fn bind(s: &Session, tables: &[Table], q: &ast::Query) -> Result<BoundQuery, SqlError> {
-    let database = s.database.as_deref();
+    let database = s.database().map(|d| &**d);
     bind_in(s, tables, q, database)
 }
 
@@ -148,7 +148,7 @@ pub(crate) fn run(
             window,
         );
     }
-    let db = s.database.clone().ok_or_else(SqlError::no_database)?;
+    let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
     // SERIALIZABLE: a plain SELECT in a transaction reads FOR SHARE, as InnoDB's does.
     let lock = bound
         .lock
@@ -169,18 +169,19 @@ pub(crate) fn read(
     let select = select_of(q)?;
     let window = limit_offset(q, params)?;
     let mark = trx.lock_mark();
-    let access = TxnAccess::new(db, &bound.tables, trx, lock, s.watch.clone()).waiting(bound.wait);
+    let access =
+        TxnAccess::new(db, &bound.tables, trx, lock, s.watch().clone()).waiting(bound.wait);
     let usable = usable_rows(q, select, &bound.select, window);
     let plan = Planner::new(&access)
-        .mode(s.planner)
+        .mode(s.settings().planner)
         .limit(usable)
         .optimize(Arc::clone(&bound.select), params)
         .map_err(|e| plan_failure(&access, e))?;
     let wanted = rows_wanted(&plan, usable);
-    s.no_index_used |= scans_without_index(&plan);
+    s.scanned_without_index(scans_without_index(&plan));
     let run =
         execute_first(&plan, &access, params, wanted).map_err(|e| plan_failure(&access, e))?;
-    s.shared
+    s.shared()
         .counters
         .rows_examined
         .fetch_add(run.examined.iter().sum(), AtomicOrdering::Relaxed);
@@ -209,14 +210,14 @@ pub(crate) fn explain(
     q: &ast::Query,
     params: &[Value],
 ) -> Result<Response, SqlError> {
-    let db = s.database.clone().ok_or_else(SqlError::no_database)?;
+    let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
     let (_, tables) = s.tables();
     s.with_trx(|s, trx| {
-        let access = TxnAccess::new(&db, &tables, trx, None, s.watch.clone());
+        let access = TxnAccess::new(&db, &tables, trx, None, s.watch().clone());
         let bound = bind_query(&access, q, Some(&*s)).map_err(|e| plan_failure(&access, e))?;
         let usable = usable_rows(q, select_of(q)?, &bound, limit_offset(q, params)?);
         let plan = Planner::new(&access)
-            .mode(s.planner)
+            .mode(s.settings().planner)
             .limit(usable)
             .optimize(Arc::new(bound), params)
             .map_err(|e| plan_failure(&access, e))?;

@@ -225,7 +225,7 @@ pub(super) fn bind_projection(
             .collect::<Result<_, _>>()?,
         GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
     };
-    if s.sql_mode.only_full_group_by && (!group_by.is_empty() || !pb.aggs.is_empty()) {
+    if s.settings().sql_mode.only_full_group_by && (!group_by.is_empty() || !pb.aggs.is_empty()) {
         super::group_by::full_group_by(s, tables, &cols, &group_by)?;
     }
     if select.having.is_some() {
@@ -309,7 +309,7 @@ pub(super) fn project(
     sort(&mut out, order);
     let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
     let result = super::limit::window(out.into_iter().map(|(r, _)| r).collect(), distinct, window);
-    s.shared
+    s.shared()
         .counters
         .rows_sent
         .fetch_add(result.len() as u64, AtomicOrdering::Relaxed);

@@ -36,13 +36,13 @@ impl Session {
 
     /// The session's idle and network timeouts.
     pub fn timeouts(&self) -> Timeouts {
-        self.timeouts
+        self.settings.timeouts
     }
 
     /// The client said it is interactive: it waits `interactive_timeout` for a command, as
     /// MySQL's `wait_timeout` then starts.
     pub fn make_interactive(&mut self) {
-        self.timeouts.wait = self.timeouts.interactive;
+        self.settings.timeouts.wait = self.settings.timeouts.interactive;
     }
 
     /// `mysql_kill()` (`COM_PROCESS_KILL`): `KILL CONNECTION id` from this session's user.

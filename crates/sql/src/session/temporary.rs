@@ -50,6 +50,7 @@ impl Session {
         };
         let table = self.temporary.remove(i);
         self.shared
+            .catalog
             .meta
             .lock()
             .remove(&crate::dml::meta_key(&table));

@@ -16,7 +16,7 @@ pub fn shared() -> Arc<Shared> {
 
 /// A session of root in `waterline`, over `shared`.
 pub fn session_of(shared: &Arc<Shared>) -> Session {
-    Session::new(Arc::clone(shared), "root", Some("waterline")).unwrap()
+    Session::connect(Arc::clone(shared), "root", Some("waterline")).unwrap()
 }
 
 /// A session over a fresh engine.
