@@ -32,6 +32,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
+use waterline::txn::ReadOptions;
 
 use common::{CounterFile, group, per_thread, rounds, save};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -234,7 +235,9 @@ fn batched_reads(c: &mut Criterion) {
                         let mut sum = 0;
                         for key in keys {
                             sum += trx
-                                .get_with(&table, key, |row| row[2].as_int().unwrap_or(0))
+                                .get_with(&table, key, ReadOptions::default(), |row| {
+                                    row[2].as_int().unwrap_or(0)
+                                })
                                 .expect("a read succeeds")
                                 .expect("the row exists");
                         }

@@ -10,6 +10,7 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::Arc;
+use waterline_txn::copy_row;
 
 use waterline_planner::bind::BoundTable;
 use waterline_planner::exec::Storage;
@@ -17,7 +18,7 @@ use waterline_planner::exec::Storage;
 use crate::control::Watch;
 use waterline_planner::{Catalog, IndexId, PlanError, TableStats};
 use waterline_txn::{
-    Isolation, Key, KeyRange, LockMark, LockMode, LockWait, Row, ScanOptions, Table, TableSchema,
+    Isolation, Key, KeyRange, LockMark, LockMode, LockWait, ReadOptions, Row, Table, TableSchema,
     Transaction, TxnError,
 };
 
@@ -85,12 +86,12 @@ impl<'t> TxnAccess<'t> {
         PlanError::Catalog(message)
     }
 
-    fn options(&self, limit: Option<usize>) -> ScanOptions {
-        ScanOptions {
+    fn options(&self, limit: Option<usize>) -> ReadOptions<'static> {
+        ReadOptions {
             limit,
-            reverse: false,
             lock: self.lock,
             wait: self.wait,
+            ..ReadOptions::default()
         }
     }
 
@@ -102,14 +103,12 @@ impl<'t> TxnAccess<'t> {
         limit: Option<usize>,
     ) -> Result<Vec<Row>, PlanError> {
         let mut trx = self.trx.borrow_mut();
-        let rows = match index {
-            IndexId::Primary => trx.scan_with(table, range, self.options(limit)),
-            IndexId::Secondary(n) => {
-                let name = &table.schema().indexes[n].name;
-                trx.scan_index(table, name, range, self.options(limit))
-            }
+        let schema = table.schema();
+        let options = match index {
+            IndexId::Primary => self.options(limit),
+            IndexId::Secondary(n) => self.options(limit).on_index(&schema.indexes[n].name),
         };
-        rows.map(|r| r.into_iter().map(|(_, row)| row).collect())
+        trx.scan_with(table, range, options, |_, row| copy_row(row))
             .map_err(|e| self.fail(e))
     }
 }
@@ -162,8 +161,18 @@ impl Catalog for TxnAccess<'_> {
             let mut trx = self.trx.borrow_mut();
             let row = match self.lock {
                 None => trx.get(t, key.clone()),
-                Some(LockMode::Exclusive) => trx.get_for_update(t, key.clone()),
-                Some(LockMode::Shared) => trx.get_for_share(t, key.clone()),
+                Some(LockMode::Exclusive) => trx.get_with(
+                    t,
+                    key.clone(),
+                    ReadOptions::locking(LockMode::Exclusive),
+                    copy_row,
+                ),
+                Some(LockMode::Shared) => trx.get_with(
+                    t,
+                    key.clone(),
+                    ReadOptions::locking(LockMode::Shared),
+                    copy_row,
+                ),
             };
             return row.map_err(|e| self.fail(e));
         }

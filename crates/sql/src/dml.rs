@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use waterline_txn::{copy_keyed_row, copy_row};
 
 use sqlparser::ast::{
     self, AssignmentTarget, Expr as Ast, FromTable, SetExpr, TableFactor, TableObject,
@@ -12,7 +13,7 @@ use waterline_planner::bind::{Binder, BoundSelect, BoundTable, object_name};
 use waterline_planner::exec::execute;
 use waterline_planner::{Access, Env, Expr, IndexId, Planner};
 use waterline_txn::{
-    Isolation, Key, KeyRange, LockMode, Row, ScanOptions, Table, Transaction, Value,
+    Isolation, Key, KeyRange, LockMode, ReadOptions, Row, Table, Transaction, Value,
 };
 
 use crate::access::TxnAccess;
@@ -276,7 +277,15 @@ fn delete_conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<u
     let mut doomed: Vec<Key> = Vec::new();
     if let Some(pk) = &schema.primary_key {
         let key: Key = pk.iter().map(|&c| row[c].clone()).collect();
-        if trx.get_for_update(table, key.clone())?.is_some() {
+        if trx
+            .get_with(
+                table,
+                key.clone(),
+                ReadOptions::locking(LockMode::Exclusive),
+                copy_row,
+            )?
+            .is_some()
+        {
             doomed.push(key);
         }
     }
@@ -286,11 +295,16 @@ fn delete_conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<u
             continue;
         }
         let key: Key = index.columns.iter().map(|&c| row[c].clone()).collect();
-        let options = ScanOptions {
+        let options = ReadOptions {
             lock: Some(LockMode::Exclusive),
-            ..ScanOptions::default()
+            ..ReadOptions::default()
         };
-        for (pk, _) in trx.scan_index(table, &index.name, KeyRange::Prefix(key), options)? {
+        for (pk, _) in trx.scan_with(
+            table,
+            KeyRange::Prefix(key),
+            options.on_index(&index.name),
+            copy_keyed_row,
+        )? {
             if !doomed.contains(&pk) {
                 doomed.push(pk);
             }
@@ -354,7 +368,12 @@ fn target_rows(
     for (key, _) in rows {
         s.watch().check()?;
         let mark = trx.lock_mark();
-        match trx.get_for_update(table, key.clone())? {
+        match trx.get_with(
+            table,
+            key.clone(),
+            ReadOptions::locking(LockMode::Exclusive),
+            copy_row,
+        )? {
             Some(row) if selects(filter, &row, params)? => kept.push((key, row)),
             _ => {
                 trx.unlock_rows_since(mark, table, |_| false);
@@ -379,12 +398,12 @@ fn candidates(
         // No primary key: only the hidden row id finds a row again; read them all with it.
         s.scanned_without_index(true);
         let lock = (!semi_consistent).then_some(LockMode::Exclusive);
-        let options = ScanOptions {
+        let options = ReadOptions {
             lock,
-            ..ScanOptions::default()
+            ..ReadOptions::default()
         };
         let mut out = Vec::new();
-        for (key, row) in trx.scan_with(table, KeyRange::All, options)? {
+        for (key, row) in trx.scan_with(table, KeyRange::All, options, copy_keyed_row)? {
             s.watch().check()?;
             if selects(filter, &row, params)? {
                 out.push((key, row));

@@ -1,6 +1,6 @@
 //! The native backend: the five transactions written against waterline's typed API
-//! (`Transaction::get`, `get_for_update`, `scan_index`, `update`, `insert`, `delete`), in
-//! process, with no SQL in the way. It is the upper bound of what the engine can do for
+//! (`Transaction::get`, `get_with` and `scan_with` with their `ReadOptions`, `update`,
+//! `insert`, `delete`), in process, with no SQL in the way. It is the upper bound of what the engine can do for
 //! this workload, and the place to read how each transaction touches the tables.
 //!
 //! ## The order of the steps
@@ -31,11 +31,12 @@
 use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
+use waterline_txn::copy_keyed_row;
 
 use smallvec::SmallVec;
 
 use waterline_txn::{
-    Decimal, Engine, Isolation, Key, KeyRange, LockMode, LockWait, Row, ScanOptions, Table,
+    Decimal, Engine, Isolation, Key, KeyRange, LockMode, LockWait, ReadOptions, Row, Table,
     Transaction, Value, copy_row,
 };
 
@@ -218,11 +219,16 @@ impl NativeDb {
         trx.prefetch(&self.stock, lines.iter().map(|l| [l.supply_w_id, l.i_id]));
         // W_TAX, D_TAX and C_DISCOUNT are read for the order's total, which the spec shows on
         // the terminal; there is no terminal here, so the total is not computed.
-        trx.get_with(&self.warehouse, [w_id], |w| w[col::W_TAX].clone())?
-            .ok_or_else(|| missing("warehouse"))?;
-        trx.get_with(&self.customer, [w_id, d_id, c_id], |c| {
-            c[col::C_DISCOUNT].clone()
+        trx.get_with(&self.warehouse, [w_id], ReadOptions::default(), |w| {
+            w[col::W_TAX].clone()
         })?
+        .ok_or_else(|| missing("warehouse"))?;
+        trx.get_with(
+            &self.customer,
+            [w_id, d_id, c_id],
+            ReadOptions::default(),
+            |c| c[col::C_DISCOUNT].clone(),
+        )?
         .ok_or_else(|| missing("customer"))?;
         match self.order {
             StepOrder::Spec => {
@@ -303,7 +309,9 @@ impl NativeDb {
         line: &Line,
     ) -> Result<Option<Stocked>, Failure> {
         let (w_id, d_id) = (input.w_id, input.d_id);
-        let price = trx.get_with(&self.item, [line.i_id], |i| cents_of(&i[col::I_PRICE]))?;
+        let price = trx.get_with(&self.item, [line.i_id], ReadOptions::default(), |i| {
+            cents_of(&i[col::I_PRICE])
+        })?;
         let Some(price) = price else {
             return Ok(None);
         };
@@ -375,11 +383,10 @@ impl NativeDb {
                     Value::Int(d_id),
                     Value::from(last.as_str()),
                 ]);
-                let mut keys = trx.scan_index_map(
+                let mut keys = trx.scan_with(
                     &self.customer,
-                    "idx_customer",
                     KeyRange::Prefix(prefix),
-                    ScanOptions::default(),
+                    ReadOptions::default().on_index("idx_customer"),
                     |key, _| key.clone(),
                 )?;
                 if keys.is_empty() {
@@ -482,26 +489,28 @@ impl NativeDb {
         } = input;
         let key = self.find_customer(trx, w_id, d_id, customer)?;
         let c_id = trx
-            .get_with(&self.customer, key, |row| int_of(&row[col::C_ID]))?
+            .get_with(&self.customer, key, ReadOptions::default(), |row| {
+                int_of(&row[col::C_ID])
+            })?
             .ok_or_else(|| missing("customer"))??;
-        let last = trx.scan_index_map(
+        let last = trx.scan_with(
             &self.orders,
-            "idx_orders",
             KeyRange::Prefix(Key::from([w_id, d_id, c_id])),
-            ScanOptions {
+            (ReadOptions {
                 limit: Some(1),
                 reverse: true,
-                ..ScanOptions::default()
-            },
+                ..ReadOptions::default()
+            })
+            .on_index("idx_orders"),
             |_, order| int_of(&order[col::O_ID]),
         )?;
         if let Some(o_id) = last.into_iter().next() {
             let o_id = o_id?;
             // The spec shows each line's item, supplier, quantity, amount and delivery date.
-            let lines = trx.scan_map(
+            let lines = trx.scan_with(
                 &self.order_line,
                 KeyRange::Prefix(Key::from([w_id, d_id, o_id])),
-                ScanOptions::default(),
+                ReadOptions::default(),
                 |_, line| copy_row(&line[col::OL_I_ID..=col::OL_AMOUNT]),
             )?;
             debug_assert!(!lines.is_empty());
@@ -521,15 +530,16 @@ impl NativeDb {
                 // A locking read: it sees the newest rows, so an order a concurrent
                 // Delivery already took is passed over, not found again; and one it is
                 // taking is skipped or waited for (see `DeliveryClaim`).
-                ScanOptions {
+                ReadOptions {
                     limit: Some(1),
                     lock: Some(LockMode::Exclusive),
                     wait: match self.claim {
                         DeliveryClaim::SkipLocked => LockWait::SkipLocked,
                         DeliveryClaim::Wait => LockWait::Wait,
                     },
-                    ..ScanOptions::default()
+                    ..ReadOptions::default()
                 },
+                copy_keyed_row,
             )?;
             let Some((key, row)) = oldest.into_iter().next() else {
                 continue; // nothing to deliver in this district
@@ -576,7 +586,7 @@ impl NativeDb {
             threshold,
         } = input;
         let next = trx
-            .get_with(&self.district, [w_id, d_id], |d| {
+            .get_with(&self.district, [w_id, d_id], ReadOptions::default(), |d| {
                 int_of(&d[col::D_NEXT_O_ID])
             })?
             .ok_or_else(|| missing("district"))??;
@@ -589,10 +599,10 @@ impl NativeDb {
         // then the set cost a growing vector of several kilobytes per StockLevel.
         let mut items = BTreeSet::new();
         let mut bad = None;
-        trx.scan_map(
+        trx.scan_with(
             &self.order_line,
             range,
-            ScanOptions::default(),
+            ReadOptions::default(),
             |_, line| match int_of(&line[col::OL_I_ID]) {
                 Ok(i_id) => {
                     items.insert(i_id);
@@ -610,7 +620,9 @@ impl NativeDb {
             trx.prefetch(&self.stock, chunk.iter().map(|&i_id| [w_id, i_id]));
             for &i_id in chunk {
                 let quantity =
-                    trx.get_with(&self.stock, [w_id, i_id], |s| int_of(&s[col::S_QUANTITY]))?;
+                    trx.get_with(&self.stock, [w_id, i_id], ReadOptions::default(), |s| {
+                        int_of(&s[col::S_QUANTITY])
+                    })?;
                 if let Some(quantity) = quantity {
                     low += i64::from(quantity? < threshold);
                 }

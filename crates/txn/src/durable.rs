@@ -42,7 +42,7 @@ use crate::redo::Entry;
 use crate::schema::TableSchema;
 use crate::stats::Counter;
 use crate::table::Table;
-use crate::trx::ScanOptions;
+use crate::trx::{ReadOptions, copy_keyed_row};
 
 /// Rows per image entry when writing a checkpoint (and per transaction when loading one).
 const IMAGE_CHUNK_ROWS: usize = 1024;
@@ -505,11 +505,11 @@ fn visible_rows<'a>(
                 KeyRange::Between(std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded)
             }
         };
-        let options = ScanOptions {
+        let options = ReadOptions {
             limit: Some(IMAGE_CHUNK_ROWS),
-            ..ScanOptions::default()
+            ..ReadOptions::default()
         };
-        let rows = match trx.scan_with(table, range, options) {
+        let rows = match trx.scan_with(table, range, options, copy_keyed_row) {
             Ok(rows) => rows,
             Err(error) => {
                 done = true;

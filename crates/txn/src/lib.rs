@@ -86,7 +86,7 @@ pub use error::{Interruption, TxnError};
 pub use lock::{DataLock, DataLockWait, LockMode, LockWait};
 pub use stats::{Counter, Stats, StatsSnapshot};
 pub use table::{Table, TableId};
-pub use trx::{LockMark, Savepoint, ScanOptions, Transaction};
+pub use trx::{LockMark, ReadOptions, Savepoint, Transaction, copy_keyed_row};
 pub use trx_sys::{TrxInfo, TrxSys};
 pub use waterline_types::{
     Column, ColumnType, DIVE, DateTime, Decimal, INLINE_KEY_BYTES, IndexDef, IndexStats, Key,

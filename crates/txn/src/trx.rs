@@ -10,7 +10,7 @@
 //!
 //! Writes always act on the newest committed version, under an exclusive row lock (so
 //! `update_with(|row| balance - 10)` never loses an update); consistent reads go through the
-//! view; locking reads ([`Transaction::get_for_update`], [`ScanOptions::lock`]) lock first and
+//! view; locking reads ([`ReadOptions::lock`]) lock first and
 //! then read the newest version, as `SELECT ... FOR UPDATE` does.
 
 use std::sync::Arc;
@@ -44,9 +44,21 @@ mod gaps;
 mod locks;
 mod scan;
 
-/// How a scan walks and whether it locks.
+/// How a read finds its rows and whether it locks them ([`Transaction::get_with`],
+/// [`Transaction::scan_with`]). The default is a consistent read of the primary key,
+/// ascending, without a limit.
+///
+/// ```
+/// use waterline_txn::{LockMode, ReadOptions};
+///
+/// let newest_three = ReadOptions::default().reverse().limit(3);
+/// let by_name_for_update = ReadOptions::locking(LockMode::Exclusive).on_index("by_name");
+/// # let _ = (newest_three, by_name_for_update);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ScanOptions {
+pub struct ReadOptions<'a> {
+    /// Walk this secondary index instead of the primary key (scans only).
+    pub index: Option<&'a str>,
     /// Stop after this many rows.
     pub limit: Option<usize>,
     /// Walk from the high end, descending (a limit counts from there).
@@ -55,6 +67,51 @@ pub struct ScanOptions {
     pub lock: Option<LockMode>,
     /// With `lock`: what to do with a row another transaction holds (NOWAIT, SKIP LOCKED).
     pub wait: LockWait,
+}
+
+impl<'a> ReadOptions<'a> {
+    /// A locking read: `SELECT ... FOR SHARE` (`Shared`) or `FOR UPDATE` (`Exclusive`).
+    pub fn locking(mode: LockMode) -> ReadOptions<'a> {
+        ReadOptions {
+            lock: Some(mode),
+            ..ReadOptions::default()
+        }
+    }
+
+    /// Through secondary index `name`.
+    pub fn on_index(self, name: &'a str) -> ReadOptions<'a> {
+        ReadOptions {
+            index: Some(name),
+            ..self
+        }
+    }
+
+    /// At most `n` rows.
+    pub fn limit(self, n: usize) -> ReadOptions<'a> {
+        ReadOptions {
+            limit: Some(n),
+            ..self
+        }
+    }
+
+    /// Descending.
+    pub fn reverse(self) -> ReadOptions<'a> {
+        ReadOptions {
+            reverse: true,
+            ..self
+        }
+    }
+
+    /// With a lock: NOWAIT or SKIP LOCKED instead of waiting.
+    pub fn wait(self, wait: LockWait) -> ReadOptions<'a> {
+        ReadOptions { wait, ..self }
+    }
+}
+
+/// A row and its key, copied out of a read (what [`Transaction::scan`] returns): pass it to
+/// [`Transaction::scan_with`] to keep the rows whole.
+pub fn copy_keyed_row(key: &Key, row: &[Value]) -> (Key, Row) {
+    (key.clone(), copy_row(row))
 }
 
 thread_local! {
@@ -357,22 +414,38 @@ impl Transaction {
 
     /// The row with primary key `key`, as this transaction's view sees it.
     pub fn get(&mut self, table: &Table, key: impl Into<Key>) -> Result<Option<Row>, TxnError> {
-        self.get_with(table, key, copy_row)
+        self.get_with(table, key, ReadOptions::default(), copy_row)
     }
 
-    /// `f` of the row with primary key `key`, as this transaction's view sees it: a read
-    /// that needs a few columns need not copy the row (a STOCK row has eleven strings).
+    /// `f` of the row with primary key `key`, read as `options` say: through this
+    /// transaction's view, or (with `options.lock`, as `SELECT ... FOR UPDATE` does) locked
+    /// and newest. `f` gets the row in place: a read that needs a few columns need not copy
+    /// the row (a STOCK row has eleven strings); pass [`copy_row`] to keep it whole.
+    /// `options.index`, `limit` and `reverse` are for scans and must be left unset.
     pub fn get_with<R>(
         &mut self,
         table: &Table,
         key: impl Into<Key>,
+        options: ReadOptions<'_>,
         f: impl FnOnce(&[Value]) -> R,
     ) -> Result<Option<R>, TxnError> {
+        if let Some(index) = options.index {
+            return Err(TxnError::Config(format!(
+                "a read by primary key goes through no index (`{index}`): scan it instead"
+            )));
+        }
         let key = table.check_primary_key(key.into())?;
         self.statement(|trx| {
-            let me = trx.id;
-            let view = trx.read_view();
-            let version = table.record(&key).and_then(|r| r.visible_version(view, me));
+            let version = match options.lock {
+                None => {
+                    let me = trx.id;
+                    let view = trx.read_view();
+                    table.record(&key).and_then(|r| r.visible_version(view, me))
+                }
+                Some(mode) => trx
+                    .lock_record(table, &key, mode)?
+                    .and_then(|(_, version)| version),
+            };
             Ok(version.and_then(|v| v.row().map(f)))
         })
     }
@@ -388,38 +461,6 @@ impl Transaction {
     pub fn prefetch<K: Into<Key>>(&self, table: &Table, keys: impl IntoIterator<Item = K>) {
         let hashes: SmallVec<[u64; 32]> = keys.into_iter().map(|k| hash_of(&k.into())).collect();
         table.prefetch(&hashes);
-    }
-
-    /// `SELECT ... FOR UPDATE`: locks the row exclusively, then reads its newest version.
-    pub fn get_for_update(
-        &mut self,
-        table: &Table,
-        key: impl Into<Key>,
-    ) -> Result<Option<Row>, TxnError> {
-        self.get_locked(table, key.into(), LockMode::Exclusive)
-    }
-
-    /// `SELECT ... FOR SHARE`: locks the row shared, then reads its newest version.
-    pub fn get_for_share(
-        &mut self,
-        table: &Table,
-        key: impl Into<Key>,
-    ) -> Result<Option<Row>, TxnError> {
-        self.get_locked(table, key.into(), LockMode::Shared)
-    }
-
-    fn get_locked(
-        &mut self,
-        table: &Table,
-        key: Key,
-        mode: LockMode,
-    ) -> Result<Option<Row>, TxnError> {
-        let key = table.check_primary_key(key)?;
-        self.statement(|trx| {
-            let found = trx.lock_record(table, &key, mode)?;
-            let newest = found.and_then(|(_, version)| version);
-            Ok(newest.and_then(|v| v.row().map(copy_row)))
-        })
     }
 
     /// Inserts `row`; returns its primary key (or hidden row id).
@@ -565,7 +606,7 @@ impl Transaction {
 
     /// `SELECT ... FOR UPDATE` and `UPDATE` in one step: locks the row with primary key `key`
     /// exclusively, hands a copy of its newest version to `f` to change, and writes it back
-    /// (same key), once: what [`Transaction::get_for_update`] then
+    /// (same key), once: what a locking [`Transaction::get_with`] then
     /// [`Transaction::update`] do with two lookups and two copies. `Ok(None)` if there is no
     /// such row. If `f` fails, nothing is written (the lock stays) and its error is returned.
     ///

@@ -4,10 +4,11 @@
 use std::ops::Bound;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
+use waterline_txn::{copy_keyed_row, copy_row};
 
 use waterline_txn::{
     Column, ColumnType, CommitPipeline, CommitTicket, Counter, Decimal, Engine, EngineConfig,
-    Isolation, Key, KeyRange, LockMode, LockWait, RedoRecord, ScanOptions, SnapshotKind, Table,
+    Isolation, Key, KeyRange, LockMode, LockWait, ReadOptions, RedoRecord, SnapshotKind, Table,
     TableSchema, TrxId, TxnError, Value,
 };
 
@@ -84,7 +85,12 @@ fn secondary_hits_are_rechecked_against_the_visible_version() {
     let by_last = |trx: &mut waterline_txn::Transaction, last: &str| {
         let range = KeyRange::Prefix(Key::from(vec![1.into(), last.into()]));
         let rows = trx
-            .scan_index(&t, "by_last", range, ScanOptions::default())
+            .scan_with(
+                &t,
+                range,
+                ReadOptions::default().on_index("by_last"),
+                copy_keyed_row,
+            )
             .unwrap();
         rows.into_iter()
             .map(|(_, r)| r[1].as_int().unwrap())
@@ -120,17 +126,24 @@ fn secondary_hits_are_rechecked_against_the_visible_version() {
     // With no old view left, purge drops the stale entry; answers do not change.
     assert!(engine.purge().versions >= 1);
     assert_eq!(by_last(&mut new, "ABLE"), vec![3]);
-    let locked = ScanOptions {
+    let locked = ReadOptions {
         lock: Some(LockMode::Shared),
-        ..ScanOptions::default()
+        ..ReadOptions::default()
     };
     let range = KeyRange::Prefix(Key::from(vec![1.into(), "BAKER".into()]));
     assert_eq!(
-        new.scan_index(&t, "by_last", range, locked).unwrap().len(),
+        new.scan_with(&t, range, locked.on_index("by_last"), copy_keyed_row)
+            .unwrap()
+            .len(),
         2
     );
     assert!(matches!(
-        new.scan_index(&t, "nope", KeyRange::All, ScanOptions::default()),
+        new.scan_with(
+            &t,
+            KeyRange::All,
+            ReadOptions::default().on_index("nope"),
+            copy_keyed_row
+        ),
         Err(TxnError::NoSuchIndex { .. })
     ));
 }
@@ -161,7 +174,9 @@ fn prefetch_is_only_a_hint() {
         .unwrap();
     other.commit().unwrap();
     // What the lookups then read is what they would have read without it.
-    let last = trx.get_with(&t, Key::from([1, 7]), |row| row[2].clone());
+    let last = trx.get_with(&t, Key::from([1, 7]), ReadOptions::default(), |row| {
+        row[2].clone()
+    });
     assert_eq!(last.unwrap(), Some("BAKER".into()));
     assert_eq!(trx.get(&t, Key::from([1, 55])).unwrap(), None);
     trx.commit().unwrap();
@@ -218,13 +233,13 @@ fn modify_writes_once_and_get_with_reads_without_a_copy() {
     })
     .unwrap();
     assert_eq!(
-        trx.get_with(&t, Key::from([1, 2]), balance)
+        trx.get_with(&t, Key::from([1, 2]), ReadOptions::default(), balance)
             .unwrap()
             .as_deref(),
         Some("20.00")
     );
     assert_eq!(
-        trx.get_with(&t, Key::from([1, 1]), balance)
+        trx.get_with(&t, Key::from([1, 1]), ReadOptions::default(), balance)
             .unwrap()
             .as_deref(),
         Some("11.00"),
@@ -232,11 +247,11 @@ fn modify_writes_once_and_get_with_reads_without_a_copy() {
     );
     let by_last = |trx: &mut waterline_txn::Transaction, last: &str| {
         let prefix = Key::from(vec![1.into(), last.into()]);
-        let rows = trx.scan_index(
+        let rows = trx.scan_with(
             &t,
-            "by_last",
             KeyRange::Prefix(prefix),
-            ScanOptions::default(),
+            ReadOptions::default().on_index("by_last"),
+            copy_keyed_row,
         );
         rows.unwrap()
             .into_iter()
@@ -260,13 +275,15 @@ fn modify_writes_once_and_get_with_reads_without_a_copy() {
     assert_eq!(by_last(&mut reader, "BAKER"), vec![Key::from([1, 2])]);
     assert_eq!(
         reader
-            .get_with(&t, Key::from([1, 2]), balance)
+            .get_with(&t, Key::from([1, 2]), ReadOptions::default(), balance)
             .unwrap()
             .as_deref(),
         Some("21.00")
     );
     assert_eq!(
-        reader.get_with(&t, Key::from([1, 9]), balance).unwrap(),
+        reader
+            .get_with(&t, Key::from([1, 9]), ReadOptions::default(), balance)
+            .unwrap(),
         None
     );
 }
@@ -293,21 +310,24 @@ fn scans_walk_ranges_in_order_forwards_and_backwards_with_limits() {
     }
     let keys = |rows: Vec<(Key, Vec<Value>)>| rows.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
     let w2 = KeyRange::Prefix(Key::one(2));
-    let last_two = ScanOptions {
+    let last_two = ReadOptions {
         limit: Some(2),
         reverse: true,
-        ..ScanOptions::default()
+        ..ReadOptions::default()
     };
     assert_eq!(
-        keys(trx.scan_with(&t, w2.clone(), last_two).unwrap()),
+        keys(
+            trx.scan_with(&t, w2.clone(), last_two, copy_keyed_row)
+                .unwrap()
+        ),
         vec![Key::from([2, 5]), Key::from([2, 4])]
     );
-    let first = ScanOptions {
+    let first = ReadOptions {
         limit: Some(1),
-        ..ScanOptions::default()
+        ..ReadOptions::default()
     };
     assert_eq!(
-        keys(trx.scan_with(&t, w2, first).unwrap()),
+        keys(trx.scan_with(&t, w2, first, copy_keyed_row).unwrap()),
         vec![Key::from([2, 1])]
     );
     let between = KeyRange::Between(
@@ -320,18 +340,18 @@ fn scans_walk_ranges_in_order_forwards_and_backwards_with_limits() {
         trx.scan(&t, KeyRange::Prefix(Key::one(2))).unwrap().len(),
         4
     );
-    // scan_map hands each row to the caller in place, with the same order, limit and view.
+    // scan_with hands each row to the caller in place, with the same order, limit and view.
     let ids = |key: &Key, row: &[Value]| (key.values()[1].as_int(), row[1].as_int());
     assert_eq!(
-        trx.scan_map(&t, KeyRange::Prefix(Key::one(2)), last_two, ids)
+        trx.scan_with(&t, KeyRange::Prefix(Key::one(2)), last_two, ids)
             .unwrap(),
         vec![(Some(5), Some(5)), (Some(4), Some(4))]
     );
     let all = trx
-        .scan_map(
+        .scan_with(
             &t,
             KeyRange::Prefix(Key::one(2)),
-            ScanOptions::default(),
+            ReadOptions::default(),
             ids,
         )
         .unwrap();
@@ -341,12 +361,12 @@ fn scans_walk_ranges_in_order_forwards_and_backwards_with_limits() {
     );
     trx.commit().unwrap();
     let mut other = engine.begin_with(Isolation::RepeatableRead);
-    let locked = ScanOptions {
+    let locked = ReadOptions {
         lock: Some(LockMode::Exclusive),
-        ..ScanOptions::default()
+        ..ReadOptions::default()
     };
     let ids = other
-        .scan_map(&t, KeyRange::Prefix(Key::one(3)), locked, |_, row| {
+        .scan_with(&t, KeyRange::Prefix(Key::one(3)), locked, |_, row| {
             row[1].as_int()
         })
         .unwrap();
@@ -743,11 +763,11 @@ fn skip_locked_consumers_take_every_entry_once() {
         trx.insert(&queue, vec![id.into()]).unwrap();
     }
     trx.commit().unwrap();
-    let claim = ScanOptions {
+    let claim = ReadOptions {
         limit: Some(1),
         lock: Some(LockMode::Exclusive),
         wait: LockWait::SkipLocked,
-        ..ScanOptions::default()
+        ..ReadOptions::default()
     };
     let consumers: Vec<_> = (0..4)
         .map(|_| {
@@ -756,8 +776,10 @@ fn skip_locked_consumers_take_every_entry_once() {
                 let mut taken = Vec::new();
                 for claims in 1.. {
                     let mut trx = engine.begin_with(Isolation::ReadCommitted);
-                    let Some((key, row)) =
-                        trx.scan_with(&queue, KeyRange::All, claim).unwrap().pop()
+                    let Some((key, row)) = trx
+                        .scan_with(&queue, KeyRange::All, claim, copy_keyed_row)
+                        .unwrap()
+                        .pop()
                     else {
                         // Nothing unclaimed: done once the queue is empty, not merely held.
                         let left = trx.scan(&queue, KeyRange::All).unwrap().len();
@@ -815,12 +837,26 @@ fn an_interrupt_ends_a_lock_wait_and_leaves_the_transaction() {
     setup.insert(&t, vec![2.into()]).unwrap();
     setup.commit().unwrap();
     let mut holder = engine.begin_with(Isolation::RepeatableRead);
-    holder.get_for_update(&t, Key::one(1)).unwrap();
+    holder
+        .get_with(
+            &t,
+            Key::one(1),
+            ReadOptions::locking(LockMode::Exclusive),
+            copy_row,
+        )
+        .unwrap();
 
     let flag = Arc::new(AtomicBool::new(false));
     let mut waiter = engine.begin_with(Isolation::RepeatableRead);
     waiter.set_interrupt(Arc::clone(&flag));
-    waiter.get_for_update(&t, Key::one(2)).unwrap();
+    waiter
+        .get_with(
+            &t,
+            Key::one(2),
+            ReadOptions::locking(LockMode::Exclusive),
+            copy_row,
+        )
+        .unwrap();
     let killer = {
         let flag = Arc::clone(&flag);
         std::thread::spawn(move || {
@@ -829,7 +865,12 @@ fn an_interrupt_ends_a_lock_wait_and_leaves_the_transaction() {
         })
     };
     let started = std::time::Instant::now();
-    let waited = waiter.get_for_update(&t, Key::one(1));
+    let waited = waiter.get_with(
+        &t,
+        Key::one(1),
+        ReadOptions::locking(LockMode::Exclusive),
+        copy_row,
+    );
     killer.join().unwrap();
     assert_eq!(waited, Err(TxnError::Interrupted(Interruption::Query)));
     assert!(
@@ -839,12 +880,27 @@ fn an_interrupt_ends_a_lock_wait_and_leaves_the_transaction() {
     );
     assert!(waiter.is_active(), "only the statement ends");
     assert_eq!(
-        waiter.get_for_update(&t, Key::one(1)),
+        waiter.get_with(
+            &t,
+            Key::one(1),
+            ReadOptions::locking(LockMode::Exclusive),
+            copy_row
+        ),
         Err(TxnError::Interrupted(Interruption::Query)),
         "the flag stays set until its owner clears it"
     );
     flag.store(false, Ordering::Release);
     holder.commit().unwrap();
-    assert!(waiter.get_for_update(&t, Key::one(1)).unwrap().is_some());
+    assert!(
+        waiter
+            .get_with(
+                &t,
+                Key::one(1),
+                ReadOptions::locking(LockMode::Exclusive),
+                copy_row
+            )
+            .unwrap()
+            .is_some()
+    );
     waiter.commit().unwrap();
 }

@@ -3,8 +3,9 @@
 
 mod common;
 
+use waterline_txn::copy_keyed_row;
 use waterline_txn::{
-    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, ScanOptions, Table,
+    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, ReadOptions, Table,
     TableSchema, TxnError, Value,
 };
 
@@ -33,11 +34,11 @@ fn by_k(engine: &Engine, table: &str, k: i64) -> Vec<i64> {
     let table = engine.table(table).unwrap();
     let mut trx = engine.begin_with(Isolation::ReadCommitted);
     let rows = trx
-        .scan_index(
+        .scan_with(
             &table,
-            "k_1",
             KeyRange::Prefix(Key::one(k)),
-            ScanOptions::default(),
+            ReadOptions::default().on_index("k_1"),
+            copy_keyed_row,
         )
         .unwrap();
     let mut ids: Vec<i64> = rows.iter().map(|(_, r)| r[0].as_int().unwrap()).collect();

@@ -8,6 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use waterline_txn::{ReadOptions, copy_keyed_row};
 
 use tempfile::TempDir;
 use waterline_txn::{
@@ -125,11 +126,11 @@ fn commits_survive_a_restart_for_every_snapshot_kind_and_flush_policy() {
         assert_eq!(key, Key::one(61));
         let account = engine.table("account").unwrap();
         let by_owner = trx
-            .scan_index(
+            .scan_with(
                 &account,
-                "by_owner",
                 KeyRange::Prefix(Key::one("o1")),
-                Default::default(),
+                ReadOptions::default().on_index("by_owner"),
+                copy_keyed_row,
             )
             .unwrap();
         assert!(!by_owner.is_empty());

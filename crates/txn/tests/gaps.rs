@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use waterline_txn::{
-    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, Rng, ScanOptions,
+    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, ReadOptions, Rng,
     Table, TableSchema, Transaction, TxnError, Value,
 };
+use waterline_txn::{copy_keyed_row, copy_row};
 
 fn engine(timeout: Duration) -> (Engine, Table) {
     engine_with(EngineConfig {
@@ -68,11 +69,11 @@ fn between(lo: i64, hi: i64) -> KeyRange {
     KeyRange::Between(Bound::Included(Key::one(lo)), Bound::Included(Key::one(hi)))
 }
 
-fn for_update(reverse: bool) -> ScanOptions {
-    ScanOptions {
+fn for_update(reverse: bool) -> ReadOptions<'static> {
+    ReadOptions {
         lock: Some(LockMode::Exclusive),
         reverse,
-        ..ScanOptions::default()
+        ..ReadOptions::default()
     }
 }
 
@@ -103,7 +104,7 @@ fn a_gap_lock_keeps_a_dead_entry_in_the_index_until_it_is_released() {
     assert!(delete.delete(&t, Key::one(20)).unwrap());
     delete.commit().unwrap();
     let mut reader = engine.begin_with(Isolation::RepeatableRead);
-    let rows = reader.scan_with(&t, between(15, 25), for_update(false));
+    let rows = reader.scan_with(&t, between(15, 25), for_update(false), copy_keyed_row);
     assert!(rows.unwrap().is_empty());
     engine.purge();
     assert_eq!(t.approximate_rows(), 3, "the locked entry 20 stays");
@@ -132,9 +133,19 @@ fn an_insert_takes_back_a_dead_entry_a_gap_lock_kept() {
     delete.commit().unwrap();
     // A lock on the gap below 30 only: an insert of 20 itself need not wait.
     let mut reader = engine.begin_with(Isolation::RepeatableRead);
-    assert!(reader.get_for_update(&t, Key::one(25)).unwrap().is_none());
+    assert!(
+        reader
+            .get_with(
+                &t,
+                Key::one(25),
+                ReadOptions::locking(LockMode::Exclusive),
+                copy_row
+            )
+            .unwrap()
+            .is_none()
+    );
     let mut holder = engine.begin_with(Isolation::RepeatableRead);
-    let rows = holder.scan_with(&t, between(15, 19), for_update(false));
+    let rows = holder.scan_with(&t, between(15, 19), for_update(false), copy_keyed_row);
     assert!(rows.unwrap().is_empty(), "locks the gap below 20");
     engine.purge();
     assert_eq!(t.approximate_rows(), 3);
@@ -159,7 +170,7 @@ fn a_descending_walk_locks_the_gap_above_its_range() {
     let (engine, t) = engine(Duration::ZERO);
     load(&engine, &t, &[10, 20, 30]);
     let mut reader = engine.begin_with(Isolation::RepeatableRead);
-    let rows = reader.scan_with(&t, between(12, 22), for_update(true));
+    let rows = reader.scan_with(&t, between(12, 22), for_update(true), copy_keyed_row);
     assert_eq!(ids(rows.unwrap()), [20]);
     assert!(insert_waits(&engine, &t, 25), "above 20, below 30: locked");
     assert!(insert_waits(&engine, &t, 15), "below 20: locked");
@@ -173,7 +184,16 @@ fn an_inserter_keeps_its_gap_lock_on_both_sides_of_its_new_row() {
     let (engine, t) = engine(Duration::ZERO);
     load(&engine, &t, &[10, 20]);
     let mut trx = engine.begin_with(Isolation::RepeatableRead);
-    assert!(trx.get_for_update(&t, Key::one(15)).unwrap().is_none());
+    assert!(
+        trx.get_with(
+            &t,
+            Key::one(15),
+            ReadOptions::locking(LockMode::Exclusive),
+            copy_row
+        )
+        .unwrap()
+        .is_none()
+    );
     trx.insert(&t, row(15)).unwrap();
     assert!(insert_waits(&engine, &t, 12), "below the new row");
     assert!(insert_waits(&engine, &t, 17), "above it");
@@ -212,7 +232,12 @@ fn a_walk_through_a_secondary_index_locks_its_gaps() {
     for reverse in [false, true] {
         let mut reader = engine.begin_with(Isolation::RepeatableRead);
         let options = for_update(reverse);
-        let rows = reader.scan_index(&s, "by_grp", KeyRange::Prefix(Key::one(20)), options);
+        let rows = reader.scan_with(
+            &s,
+            KeyRange::Prefix(Key::one(20)),
+            options.on_index("by_grp"),
+            copy_keyed_row,
+        );
         let mut found = ids(rows.unwrap());
         found.sort();
         assert_eq!(found, [2, 3]);
@@ -270,7 +295,12 @@ fn an_entry_of_a_write_that_gave_up_goes_to_purge() {
     load.commit().unwrap();
     let mut reader = engine.begin_with(Isolation::RepeatableRead);
     let range = KeyRange::Prefix(Key::one(200));
-    let rows = reader.scan_index(&w, "by_b", range, for_update(false));
+    let rows = reader.scan_with(
+        &w,
+        range,
+        for_update(false).on_index("by_b"),
+        copy_keyed_row,
+    );
     assert_eq!(ids(rows.unwrap()), [2]);
     // by_a's entry (30, 3) goes in; by_b's (200, 3) finds the gap above 200 locked.
     assert!(write_waits(&engine, &w, row(3, 30, 200)));
@@ -294,7 +324,7 @@ fn with_gap_locks_off_repeatable_read_locks_records_only() {
     });
     load(&engine, &t, &[10, 20, 30]);
     let mut reader = engine.begin_with(Isolation::RepeatableRead);
-    let rows = reader.scan_with(&t, between(10, 20), for_update(false));
+    let rows = reader.scan_with(&t, between(10, 20), for_update(false), copy_keyed_row);
     assert_eq!(ids(rows.unwrap()), [10, 20]);
     assert!(
         !insert_waits(&engine, &t, 15),
@@ -336,11 +366,21 @@ fn a_unique_search_locks_a_live_row_alone() {
     let by_code = |trx: &mut Transaction, code: i64| {
         let range = KeyRange::Prefix(Key::one(code));
         ids(trx
-            .scan_index(&u, "by_code", range, for_update(false))
+            .scan_with(
+                &u,
+                range,
+                for_update(false).on_index("by_code"),
+                copy_keyed_row,
+            )
             .unwrap())
     };
     assert_eq!(by_code(&mut reader, 200), [20]);
-    let by_id = reader.scan_with(&u, KeyRange::Prefix(Key::one(30)), for_update(false));
+    let by_id = reader.scan_with(
+        &u,
+        KeyRange::Prefix(Key::one(30)),
+        for_update(false),
+        copy_keyed_row,
+    );
     assert_eq!(ids(by_id.unwrap()), [30]);
     assert!(
         !write_waits(&engine, &u, new(15, 150)),
@@ -367,9 +407,19 @@ fn read_committed_takes_no_gap_locks() {
     let (engine, t) = engine(Duration::ZERO);
     load(&engine, &t, &[10, 20, 30]);
     let mut reader = engine.begin_with(Isolation::ReadCommitted);
-    let rows = reader.scan_with(&t, between(10, 20), for_update(false));
+    let rows = reader.scan_with(&t, between(10, 20), for_update(false), copy_keyed_row);
     assert_eq!(ids(rows.unwrap()), [10, 20]);
-    assert!(reader.get_for_update(&t, Key::one(25)).unwrap().is_none());
+    assert!(
+        reader
+            .get_with(
+                &t,
+                Key::one(25),
+                ReadOptions::locking(LockMode::Exclusive),
+                copy_row
+            )
+            .unwrap()
+            .is_none()
+    );
     assert!(!insert_waits(&engine, &t, 15));
     assert!(!insert_waits(&engine, &t, 26));
     reader.commit().unwrap();
@@ -402,9 +452,14 @@ fn a_repeated_locking_walk_sees_no_phantom_under_concurrency() {
                     let mut trx = engine.begin_with(Isolation::RepeatableRead);
                     let walk = |trx: &mut Transaction| {
                         let rows = if by_grp {
-                            trx.scan_index(s, "by_grp", between(lo, hi), for_update(reverse))
+                            trx.scan_with(
+                                s,
+                                between(lo, hi),
+                                for_update(reverse).on_index("by_grp"),
+                                copy_keyed_row,
+                            )
                         } else {
-                            trx.scan_with(s, between(lo, hi), for_update(reverse))
+                            trx.scan_with(s, between(lo, hi), for_update(reverse), copy_keyed_row)
                         };
                         rows.map(|rows| {
                             let mut rows: Vec<Vec<Value>> =
@@ -467,16 +522,27 @@ fn read_committed_gives_back_the_rows_a_statement_locked_but_did_not_select() {
     ] {
         let mut trx = engine.begin_with(isolation);
         // Held before the statement: stays, selected or not.
-        trx.get_for_update(&t, Key::one(1)).unwrap();
+        trx.get_with(
+            &t,
+            Key::one(1),
+            ReadOptions::locking(LockMode::Exclusive),
+            copy_row,
+        )
+        .unwrap();
         let mark = trx.lock_mark();
-        let read = trx.scan_with(&t, KeyRange::All, for_update(false));
+        let read = trx.scan_with(&t, KeyRange::All, for_update(false), copy_keyed_row);
         assert_eq!(ids(read.unwrap()), [1, 2, 3, 4]);
         // The statement selected row 3.
         let gone = trx.unlock_rows_since(mark, &t, |key| *key == Key::one(3));
         assert_eq!(gone, if released { 2 } else { 0 }, "{isolation:?}");
         for (id, free) in [(1, false), (2, released), (3, false), (4, released)] {
             let mut other = engine.begin_with(Isolation::ReadCommitted);
-            let got = other.get_for_update(&t, Key::one(id));
+            let got = other.get_with(
+                &t,
+                Key::one(id),
+                ReadOptions::locking(LockMode::Exclusive),
+                copy_row,
+            );
             assert_eq!(got.is_ok(), free, "{isolation:?}: row {id}");
             other.rollback();
         }

@@ -9,9 +9,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use waterline_txn::copy_keyed_row;
 
 use waterline_txn::{
-    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, ScanOptions, TableSchema,
+    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, ReadOptions, TableSchema,
 };
 
 const ROWS: i64 = 8;
@@ -76,7 +77,12 @@ fn updates_of_other_columns_never_hide_a_row_from_an_index_scan() {
             let mut trx = engine.begin_with(isolation);
             let prefix = KeyRange::Prefix(Key::one("same"));
             let rows = trx
-                .scan_index(&table, "by_name", prefix, ScanOptions::default())
+                .scan_with(
+                    &table,
+                    prefix,
+                    ReadOptions::default().on_index("by_name"),
+                    copy_keyed_row,
+                )
                 .unwrap();
             assert_eq!(
                 rows.len() as i64,

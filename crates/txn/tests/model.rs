@@ -24,10 +24,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::time::Duration;
+use waterline_txn::{copy_keyed_row, copy_row};
 
 use proptest::prelude::*;
 use waterline_txn::{
-    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, ScanOptions,
+    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, ReadOptions,
     SnapshotKind, Table, TableSchema, Transaction, TxnError, Value, ViewClose,
 };
 
@@ -320,7 +321,9 @@ fn run(
             Op::Read(_, k) => {
                 // Odd keys through `get_with`, which hands out the row without a copy.
                 let got = if k % 2 == 1 {
-                    let value = trx.get_with(&t, Key::one(k), |r| r[1].as_int().unwrap());
+                    let value = trx.get_with(&t, Key::one(k), ReadOptions::default(), |r| {
+                        r[1].as_int().unwrap()
+                    });
                     value.unwrap()
                 } else {
                     value_of(trx.get(&t, Key::one(k)).unwrap())
@@ -337,7 +340,12 @@ fn run(
                 prop_assert_eq!(got, model.view(i), "{}", ctx());
             }
             Op::ReadForUpdate(_, k) => {
-                let result = trx.get_for_update(&t, Key::one(k));
+                let result = trx.get_with(
+                    &t,
+                    Key::one(k),
+                    ReadOptions::locking(LockMode::Exclusive),
+                    copy_row,
+                );
                 if model.locked_by_other(i, k) {
                     prop_assert!(is_timeout(&result), "{}: {:?}", ctx(), result);
                 } else {
@@ -346,11 +354,11 @@ fn run(
                 }
             }
             Op::ScanForUpdate(_) => {
-                let options = ScanOptions {
+                let options = ReadOptions {
                     lock: Some(LockMode::Exclusive),
-                    ..ScanOptions::default()
+                    ..ReadOptions::default()
                 };
-                let result = trx.scan_with(&t, all.clone(), options);
+                let result = trx.scan_with(&t, all.clone(), options, copy_keyed_row);
                 match model.scan_for_update(i) {
                     Err(()) => prop_assert!(is_timeout(&result), "{}: {:?}", ctx(), result),
                     Ok(want) => {

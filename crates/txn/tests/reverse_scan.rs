@@ -3,10 +3,11 @@
 //! clustered index and on a secondary one, with and without row locks.
 
 use std::ops::Bound;
+use waterline_txn::copy_keyed_row;
 
 use proptest::prelude::*;
 use waterline_txn::{
-    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, ScanOptions,
+    Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, ReadOptions,
     TableSchema, Value,
 };
 
@@ -70,16 +71,16 @@ proptest! {
             }
         }
 
-        let forward = ScanOptions { limit: None, reverse: false, lock, ..ScanOptions::default() };
-        let backward = ScanOptions { limit, reverse: true, lock, ..ScanOptions::default() };
+        let forward = ReadOptions { limit: None, reverse: false, lock, ..ReadOptions::default() };
+        let backward = ReadOptions { limit, reverse: true, lock, ..ReadOptions::default() };
         let expect = |mut all: Vec<(Key, Vec<Value>)>| {
             all.reverse();
             all.truncate(limit.unwrap_or(usize::MAX));
             all
         };
-        let all = trx.scan_with(&table, range.clone(), forward).unwrap();
-        prop_assert_eq!(trx.scan_with(&table, range.clone(), backward).unwrap(), expect(all));
-        let all = trx.scan_index(&table, "by_c", range.clone(), forward).unwrap();
-        prop_assert_eq!(trx.scan_index(&table, "by_c", range, backward).unwrap(), expect(all));
+        let all = trx.scan_with(&table, range.clone(), forward, copy_keyed_row).unwrap();
+        prop_assert_eq!(trx.scan_with(&table, range.clone(), backward, copy_keyed_row).unwrap(), expect(all));
+        let all = trx.scan_with(&table, range.clone(), forward.on_index("by_c"), copy_keyed_row).unwrap();
+        prop_assert_eq!(trx.scan_with(&table, range, backward.on_index("by_c"), copy_keyed_row).unwrap(), expect(all));
     }
 }

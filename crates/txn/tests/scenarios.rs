@@ -39,10 +39,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
+use waterline_txn::{copy_keyed_row, copy_row};
 
 use waterline_txn::{
     Column, ColumnType, Counter, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode,
-    LockWait, ScanOptions, SnapshotKind, StatsSnapshot, Table, TableSchema, Transaction, TrxId,
+    LockWait, ReadOptions, SnapshotKind, StatsSnapshot, Table, TableSchema, Transaction, TrxId,
     TxnError, Value, ViewClose,
 };
 
@@ -195,28 +196,43 @@ fn step(
         )
     };
     Ok(match *words {
-        ["get", id] if serializable => one(trx.get_for_share(t, Key::one(value(id)))?),
+        ["get", id] if serializable => one(trx.get_with(
+            t,
+            Key::one(value(id)),
+            ReadOptions::locking(LockMode::Shared),
+            copy_row,
+        )?),
         ["scan", lo, hi] if serializable => {
-            let options = ScanOptions {
+            let options = ReadOptions {
                 lock: Some(LockMode::Shared),
-                ..ScanOptions::default()
+                ..ReadOptions::default()
             };
-            rows(trx.scan_with(t, between(lo, hi), options)?)
+            rows(trx.scan_with(t, between(lo, hi), options, copy_keyed_row)?)
         }
         ["get", id] => one(trx.get(t, Key::one(value(id)))?),
-        ["get_for_update", id] => one(trx.get_for_update(t, Key::one(value(id)))?),
-        ["get_for_share", id] => one(trx.get_for_share(t, Key::one(value(id)))?),
+        ["get_for_update", id] => one(trx.get_with(
+            t,
+            Key::one(value(id)),
+            ReadOptions::locking(LockMode::Exclusive),
+            copy_row,
+        )?),
+        ["get_for_share", id] => one(trx.get_with(
+            t,
+            Key::one(value(id)),
+            ReadOptions::locking(LockMode::Shared),
+            copy_row,
+        )?),
         ["scan"] => rows(trx.scan(t, KeyRange::All)?),
         ["scan", lo, hi] => rows(trx.scan(t, between(lo, hi))?),
         ["scan_for_update", lo, hi] => {
-            let options = ScanOptions {
+            let options = ReadOptions {
                 lock: Some(LockMode::Exclusive),
-                ..ScanOptions::default()
+                ..ReadOptions::default()
             };
-            rows(trx.scan_with(t, between(lo, hi), options)?)
+            rows(trx.scan_with(t, between(lo, hi), options, copy_keyed_row)?)
         }
         [kind @ ("scan_skip_locked" | "scan_nowait"), lo, hi, limit] => {
-            let options = ScanOptions {
+            let options = ReadOptions {
                 lock: Some(LockMode::Exclusive),
                 wait: if kind == "scan_nowait" {
                     LockWait::NoWait
@@ -224,9 +240,9 @@ fn step(
                     LockWait::SkipLocked
                 },
                 limit: (limit != "all").then(|| limit.parse().expect("a row count")),
-                ..ScanOptions::default()
+                ..ReadOptions::default()
             };
-            rows(trx.scan_with(t, between(lo, hi), options)?)
+            rows(trx.scan_with(t, between(lo, hi), options, copy_keyed_row)?)
         }
         ["insert", id, v] => trx
             .insert(t, vec![value(id), value(v), Value::Null])

@@ -177,7 +177,7 @@ impl Transaction {
         &mut self,
         walk: &Walk<'_>,
         columns: Option<&Vec<usize>>,
-        options: ScanOptions,
+        options: ReadOptions<'_>,
         mode: LockMode,
         f: &mut dyn FnMut(&Key, &[Value]) -> T,
     ) -> Result<Vec<T>, TxnError> {
@@ -204,7 +204,7 @@ impl Transaction {
     pub(super) fn lock_walk(
         &mut self,
         walk: &Walk<'_>,
-        options: ScanOptions,
+        options: ReadOptions<'_>,
         mode: LockMode,
         take: &mut dyn FnMut(&IndexEntry, Option<Version>) -> bool,
     ) -> Result<(), TxnError> {

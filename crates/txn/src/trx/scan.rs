@@ -4,82 +4,30 @@
 use super::*;
 
 impl Transaction {
-    /// The rows whose primary key lies in `range`, ascending.
+    /// The rows whose primary key lies in `range`, ascending, as this transaction's view
+    /// sees them. [`Transaction::scan_with`] does the rest: an index, a limit, descending,
+    /// locking, and no copy.
     pub fn scan(&mut self, table: &Table, range: KeyRange) -> Result<Vec<(Key, Row)>, TxnError> {
-        self.scan_with(table, range, ScanOptions::default())
+        self.scan_with(table, range, ReadOptions::default(), copy_keyed_row)
     }
 
-    /// The rows whose primary key lies in `range`, as `options` say.
-    pub fn scan_with(
+    /// `f` of each row whose key lies in `range`, as `options` say: the primary key, or the
+    /// key in secondary index `options.index` (every hit rechecked against the row version
+    /// this transaction reads); ascending or descending; up to `options.limit` rows;
+    /// consistent, or locked and newest. `f` gets the primary key and the row in place: a
+    /// scan that needs a few columns need not copy its rows (StockLevel reads one column of
+    /// two hundred ORDER_LINE rows; the customer by last name copies no C_DATA). Pass
+    /// [`copy_keyed_row`] to keep them whole.
+    pub fn scan_with<T>(
         &mut self,
         table: &Table,
         range: KeyRange,
-        options: ScanOptions,
-    ) -> Result<Vec<(Key, Row)>, TxnError> {
-        self.scan_map(table, range, options, |key, row| {
-            (key.clone(), copy_row(row))
-        })
-    }
-
-    /// `f` of each row whose primary key lies in `range`, as `options` say: a scan that
-    /// needs a few columns need not copy its rows (StockLevel reads one column of two
-    /// hundred ORDER_LINE rows).
-    pub fn scan_map<T>(
-        &mut self,
-        table: &Table,
-        range: KeyRange,
-        options: ScanOptions,
+        options: ReadOptions<'_>,
         mut f: impl FnMut(&Key, &[Value]) -> T,
     ) -> Result<Vec<T>, TxnError> {
-        let range = range.try_map(|k| table.check_primary_key(k))?;
-        self.statement(|trx| {
-            if let Some(mode) = options.lock
-                && trx.locks_gaps()
-            {
-                let walk = Walk {
-                    table,
-                    index: None,
-                    range: &range,
-                };
-                return trx.lock_walk_rows(&walk, None, options, mode, &mut f);
-            }
-            let candidate = |(pk, record)| (None, pk, Some(record));
-            if options.reverse {
-                let candidates = table.keys_in_rev(&range).map(candidate);
-                trx.read_candidates(table, candidates, None, options, &mut f)
-            } else {
-                let candidates = table.keys_in(&range).map(candidate);
-                trx.read_candidates(table, candidates, None, options, &mut f)
-            }
-        })
-    }
-
-    /// The rows whose key in secondary index `index` lies in `range`, in index order. Every
-    /// hit is rechecked against the row version this transaction sees.
-    pub fn scan_index(
-        &mut self,
-        table: &Table,
-        index: &str,
-        range: KeyRange,
-        options: ScanOptions,
-    ) -> Result<Vec<(Key, Row)>, TxnError> {
-        self.scan_index_map(table, index, range, options, |key, row| {
-            (key.clone(), copy_row(row))
-        })
-    }
-
-    /// `f` of each row (with its primary key) whose key in secondary index `index` lies in
-    /// `range`, in index order, as [`Transaction::scan_index`] finds them: a walk that needs
-    /// only the primary keys need not copy its rows (TPC-C's customer by last name copies
-    /// no C_DATA).
-    pub fn scan_index_map<T>(
-        &mut self,
-        table: &Table,
-        index: &str,
-        range: KeyRange,
-        options: ScanOptions,
-        mut f: impl FnMut(&Key, &[Value]) -> T,
-    ) -> Result<Vec<T>, TxnError> {
+        let Some(index) = options.index else {
+            return self.scan_primary(table, range, options, &mut f);
+        };
         let schema = table.schema();
         let position = schema
             .indexes
@@ -113,6 +61,36 @@ impl Transaction {
         })
     }
 
+    fn scan_primary<T>(
+        &mut self,
+        table: &Table,
+        range: KeyRange,
+        options: ReadOptions<'_>,
+        f: &mut dyn FnMut(&Key, &[Value]) -> T,
+    ) -> Result<Vec<T>, TxnError> {
+        let range = range.try_map(|k| table.check_primary_key(k))?;
+        self.statement(|trx| {
+            if let Some(mode) = options.lock
+                && trx.locks_gaps()
+            {
+                let walk = Walk {
+                    table,
+                    index: None,
+                    range: &range,
+                };
+                return trx.lock_walk_rows(&walk, None, options, mode, f);
+            }
+            let candidate = |(pk, record)| (None, pk, Some(record));
+            if options.reverse {
+                let candidates = table.keys_in_rev(&range).map(candidate);
+                trx.read_candidates(table, candidates, None, options, f)
+            } else {
+                let candidates = table.keys_in(&range).map(candidate);
+                trx.read_candidates(table, candidates, None, options, f)
+            }
+        })
+    }
+
     /// Reads `(index key of a secondary index walk, primary key, record if the walk has it)`
     /// candidates: with the view, or locked and newest (looked up again after the lock), and
     /// returns `f` of each row read. With `columns`, a row counts only if its values there
@@ -122,7 +100,7 @@ impl Transaction {
         table: &Table,
         candidates: impl Iterator<Item = (Option<Key>, Key, Option<RecordRef>)>,
         columns: Option<&Vec<usize>>,
-        options: ScanOptions,
+        options: ReadOptions<'_>,
         f: &mut dyn FnMut(&Key, &[Value]) -> T,
     ) -> Result<Vec<T>, TxnError> {
         let still_matches = |index_key: &Option<Key>, row: &[Value]| match (columns, index_key) {
