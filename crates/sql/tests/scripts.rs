@@ -13,7 +13,10 @@
 //! ```
 //!
 //! A statement is one quoted string; its prefix names the session that runs it (sessions
-//! are made on first use, as root in database `waterline`, all over one engine). Sessions
+//! are made on first use, as root in database `waterline`, all over one engine).
+//! `prepare NAME "SQL"` prepares a statement (`?` for parameters) as a client's
+//! COM_STMT_PREPARE does, and `execute NAME [VALUE...]` runs it with those parameters (an
+//! integer, NULL, or a string). Sessions
 //! take turns on one thread: a statement that would wait for a row lock another session
 //! holds waits `innodb_lock_wait_timeout` (1 second in the scripts) and answers 1205, as it
 //! would in MySQL.
@@ -25,11 +28,13 @@ use std::sync::Arc;
 
 use waterline_sql::types::text_in;
 use waterline_sql::{Response, Session, SessionConfig, Shared};
-use waterline_txn::{Engine, EngineConfig};
+use waterline_txn::{Engine, EngineConfig, Value};
 
 struct Runner {
     shared: Arc<Shared>,
     sessions: BTreeMap<String, Session>,
+    /// Prepared statements by session and name.
+    prepared: BTreeMap<(String, String), u32>,
 }
 
 impl Runner {
@@ -42,6 +47,7 @@ impl Runner {
         Runner {
             shared: Shared::new(Arc::new(engine), SessionConfig::default()),
             sessions: BTreeMap::new(),
+            prepared: BTreeMap::new(),
         }
     }
 }
@@ -112,12 +118,9 @@ impl goldenscript::Runner for Runner {
         command: &goldenscript::Command,
         context: &goldenscript::Context,
     ) -> Result<String, Box<dyn Error>> {
-        if !command.args.is_empty() {
-            return Err("a statement is one quoted string".into());
-        }
         let who = context.prefix.clone().unwrap_or_default();
         let shared = &self.shared;
-        let session = match self.sessions.entry(who) {
+        let session = match self.sessions.entry(who.clone()) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::btree_map::Entry::Vacant(e) => {
                 let mut session = shared.session();
@@ -125,7 +128,36 @@ impl goldenscript::Runner for Runner {
                 e.insert(session)
             }
         };
-        Ok(answer(session.execute(&command.name)))
+        let mut args = Vec::new();
+        for arg in &command.args {
+            match arg {
+                goldenscript::Argument::Positional(value) => args.push(value.as_str()),
+                other => return Err(format!("unexpected argument {other}").into()),
+            }
+        }
+        match (command.name.as_str(), args.as_slice()) {
+            ("prepare", [name, sql]) => Ok(match session.prepare(sql) {
+                Ok((id, params, _)) => {
+                    self.prepared.insert((who, name.to_string()), id);
+                    format!("prepared, {params} parameters\n")
+                }
+                Err(e) => answer(Err(e)),
+            }),
+            ("execute", [name, values @ ..]) => {
+                let id = self.prepared.get(&(who, name.to_string())).ok_or("not prepared")?;
+                let params: Vec<Value> = values
+                    .iter()
+                    .map(|v| match (v.parse::<i64>(), *v) {
+                        (Ok(n), _) => Value::Int(n),
+                        (_, "NULL") => Value::Null,
+                        _ => Value::from(*v),
+                    })
+                    .collect();
+                Ok(answer(session.execute_prepared(*id, &params)))
+            }
+            (sql, []) => Ok(answer(session.execute(sql))),
+            _ => Err("a statement is one quoted string, or prepare/execute".into()),
+        }
     }
 }
 
