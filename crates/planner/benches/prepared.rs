@@ -40,7 +40,7 @@ const STATEMENTS: [(&str, &str); 3] = [
 ];
 
 fn prepared(c: &mut Criterion) {
-    let catalog = common::tpcc(common::Scale::STANDARD_DISTRICT);
+    let catalog = common::tpcc(common::STANDARD_DISTRICT);
     let planner = Planner::new(&catalog);
     let mut group = c.benchmark_group("prepared");
     for (name, sql) in STATEMENTS {

@@ -24,7 +24,7 @@ const STOCK_LEVEL_JOIN: &str = "SELECT ol_i_id FROM district JOIN order_line \
      WHERE d_w_id = ? AND d_id = ?";
 
 fn stock_level(c: &mut Criterion) {
-    let catalog = common::tpcc(common::Scale::STANDARD_DISTRICT);
+    let catalog = common::tpcc(common::STANDARD_DISTRICT);
     let params = [Value::Int(1), Value::Int(4)];
     let mut group = c.benchmark_group("stock_level");
     group.bench_function("parse", |b| {

@@ -17,7 +17,7 @@ use waterline_planner::explain::{explain, table};
 use waterline_planner::{MemCatalog, Plan, Planner, PlannerMode, TableMap};
 use waterline_types::Value;
 
-use common::{Scale, tpcc};
+use common::{STANDARD_DISTRICT, Scale, tpcc};
 
 /// BenchmarkSQL's StockLevel join (the inner part of its `stmtStockLevelSelectLow`).
 const STOCK_LEVEL_JOIN: &str = "SELECT ol_i_id FROM district JOIN order_line \
@@ -50,7 +50,7 @@ fn lines_of_district(catalog: &MemCatalog, district: i64) -> u64 {
 
 #[test]
 fn stock_level_join_keeps_its_range_only_when_fixed() {
-    let catalog = tpcc(Scale::STANDARD_DISTRICT);
+    let catalog = tpcc(STANDARD_DISTRICT);
     for sql in [STOCK_LEVEL_JOIN, STOCK_LEVEL_COMMA] {
         for district in [1, 7] {
             let params = [Value::Int(1), Value::Int(district)];
@@ -98,7 +98,7 @@ fn stock_level_join_keeps_its_range_only_when_fixed() {
 fn trace_shows_the_books_param_comp_values() {
     let catalog = tpcc(Scale {
         customers: 100,
-        ..Scale::STANDARD_DISTRICT
+        ..STANDARD_DISTRICT
     });
     let fixed = plan(&catalog, PlannerMode::Fixed, STOCK_LEVEL_JOIN, 1);
     let legacy = plan(&catalog, PlannerMode::Legacy8027, STOCK_LEVEL_JOIN, 1);

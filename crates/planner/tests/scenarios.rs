@@ -19,8 +19,9 @@
 //! To regenerate after a deliberate change, then review the diff:
 //! `UPDATE_GOLDENFILES=1 cargo test -p waterline-planner --test scenarios && git diff crates/planner/tests/scenarios`
 //!
-//! The data: TPC-C at `Scale::SMALL` (2 warehouses, 300 orders per district), and `t1`
-//! (`a` primary key, index `k_bc (b, c)`, `d` nullable and unindexed), 1,000 rows.
+//! The data: TPC-C's initial database from `waterline-tpcc-data` at `SMALL` (2 warehouses,
+//! 300 orders per district), and `t1` (`a` primary key, index `k_bc (b, c)`, `d` nullable and
+//! unindexed), 1,000 rows.
 
 mod common;
 
@@ -33,12 +34,12 @@ use waterline_planner::explain::{explain, table};
 use waterline_planner::{MemCatalog, Planner, PlannerMode};
 use waterline_types::{Column, ColumnType, TableSchema, Value};
 
-use common::{Scale, tpcc};
+use common::{SMALL, tpcc};
 
 fn catalog() -> &'static MemCatalog {
     static CATALOG: OnceLock<MemCatalog> = OnceLock::new();
     CATALOG.get_or_init(|| {
-        let mut catalog = tpcc(Scale::SMALL);
+        let mut catalog = tpcc(SMALL);
         let t1 = TableSchema::new(
             "t1",
             vec![

@@ -144,7 +144,10 @@ impl goldenscript::Runner for Runner {
                 Err(e) => answer(Err(e)),
             }),
             ("execute", [name, values @ ..]) => {
-                let id = self.prepared.get(&(who, name.to_string())).ok_or("not prepared")?;
+                let id = self
+                    .prepared
+                    .get(&(who, name.to_string()))
+                    .ok_or("not prepared")?;
                 let params: Vec<Value> = values
                     .iter()
                     .map(|v| match (v.parse::<i64>(), *v) {

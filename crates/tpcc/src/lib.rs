@@ -36,10 +36,10 @@ pub mod load;
 pub mod native;
 pub mod plot;
 pub mod process;
-pub mod random;
+pub use waterline_tpcc_data::random;
 pub mod report;
 pub mod run;
-pub mod schema;
+pub use waterline_tpcc_data::schema;
 pub mod sql;
 
 pub use backend::{BackendKind, Settings, Target};

@@ -122,7 +122,7 @@ impl NativeDb {
     /// Creates the nine tables in `engine`.
     pub fn create(engine: Arc<Engine>, isolation: Isolation) -> Result<NativeDb, Error> {
         for def in &TABLES {
-            engine.create_table(def.schema()?)?;
+            engine.create_table(def.schema().map_err(waterline_txn::TxnError::from)?)?;
         }
         NativeDb::open(engine, isolation)
     }

@@ -8,7 +8,7 @@
 //! `idx_customer (c_w_id, c_d_id, c_last, c_first)` and `idx_orders (o_w_id, o_d_id, o_c_id,
 //! o_id)`, as BenchmarkSQL creates them.
 
-use waterline_txn::{Column, ColumnType, TableSchema, TxnError};
+use waterline_types::{Column, ColumnType, SchemaError, TableSchema};
 
 /// How many rows the database has (spec 1.2 and 4.3.3.1; the spec's values by default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -296,7 +296,7 @@ pub mod col {
 
 impl TableDef {
     /// The engine's schema for this table.
-    pub fn schema(&self) -> Result<TableSchema, TxnError> {
+    pub fn schema(&self) -> Result<TableSchema, SchemaError> {
         let columns = self
             .columns
             .iter()
