@@ -1,0 +1,124 @@
+//! The session's transaction: opened by BEGIN or by the first statement that needs one (at
+//! the isolation SET TRANSACTION chose), each statement run as one engine statement, and
+//! committed after the statement when autocommit made it the statement's own.
+
+use std::sync::atomic::Ordering;
+
+use waterline_txn::Transaction;
+
+use super::{Response, Session};
+use crate::error::SqlError;
+
+impl Session {
+    /// Runs `f` as one statement of the session's transaction, opening one if none is open
+    /// and committing it after if it is the statement's own (autocommit).
+    pub(crate) fn with_trx<R>(
+        &mut self,
+        f: impl FnOnce(&mut Self, &mut Transaction) -> Result<R, SqlError>,
+    ) -> Result<R, SqlError> {
+        let own = self.trx.is_none() && self.settings.autocommit;
+        let mut trx = match self.trx.take() {
+            Some(t) => t,
+            None => self.begin_trx(),
+        };
+        let savepoint = trx.savepoint();
+        let mut inner = None;
+        let outcome = trx.statement(|t| {
+            inner = Some(f(self, t));
+            Ok(())
+        });
+        let result = match (outcome, inner) {
+            (Err(e), _) => Err(SqlError::from(e)),
+            (Ok(()), Some(Err(e))) => {
+                if trx.is_active() {
+                    trx.rollback_to(savepoint);
+                }
+                Err(e)
+            }
+            (Ok(()), Some(Ok(r))) => Ok(r),
+            (Ok(()), None) => Err(SqlError::other("statement did not run")),
+        };
+        match &result {
+            Err(e)
+                if e.ends_transaction(self.shared.config.rollback_on_timeout)
+                    || !trx.is_active() =>
+            {
+                self.shared
+                    .counters
+                    .implicit_rollbacks
+                    .fetch_add(1, Ordering::Relaxed);
+                trx.rollback();
+            }
+            Err(_) if own => trx.rollback(),
+            Ok(_) if own => trx.commit().map_err(SqlError::from)?,
+            _ => {
+                self.trx = Some(trx);
+            }
+        }
+        result
+    }
+
+    /// BEGIN for async callers: ends the open transaction as BEGIN does (committing it),
+    /// then begins one, waiting for the engine's admission permit without blocking the
+    /// thread (BEGIN through [`Session::execute`] blocks it). A client that runs sessions as
+    /// tokio tasks needs this: a worker thread blocked waiting for a permit could be the
+    /// one the permit's holder needs to finish.
+    pub async fn begin_async(&mut self) -> Result<(), SqlError> {
+        self.shared
+            .counters
+            .questions
+            .fetch_add(1, Ordering::Relaxed);
+        self.commit()?;
+        self.trx_level = self
+            .settings
+            .next_isolation
+            .take()
+            .unwrap_or(self.settings.isolation);
+        let mut trx = self
+            .shared
+            .engine
+            .begin_async(self.trx_level.engine())
+            .await;
+        trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
+        trx.set_interrupt(self.control.stop_flag());
+        self.trx = Some(trx);
+        Ok(())
+    }
+
+    /// Whether a plain SELECT now reads `FOR SHARE`: in a SERIALIZABLE transaction, open
+    /// or about to open with autocommit off (an autocommit SELECT stays a consistent read).
+    pub(crate) fn serializable_read(&self) -> bool {
+        let level = match self.trx {
+            Some(_) => self.trx_level,
+            None if !self.settings.autocommit => self
+                .settings
+                .next_isolation
+                .unwrap_or(self.settings.isolation),
+            None => return false,
+        };
+        level == crate::vars::Level::Serializable
+    }
+
+    pub(super) fn begin_trx(&mut self) -> Transaction {
+        self.trx_level = self
+            .settings
+            .next_isolation
+            .take()
+            .unwrap_or(self.settings.isolation);
+        let mut trx = self.shared.engine.begin_with(self.trx_level.engine());
+        trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
+        trx.set_interrupt(self.control.stop_flag());
+        trx
+    }
+
+    /// COMMIT (and implicit commits): ends the open transaction.
+    pub(crate) fn commit(&mut self) -> Result<Response, SqlError> {
+        match self.trx.take() {
+            Some(trx) => trx
+                .commit()
+                .map(|()| Response::done(0))
+                .map_err(SqlError::from),
+            None => Ok(Response::done(0)),
+        }
+    }
+}
