@@ -14,6 +14,9 @@
 //!
 //! Every experiment is a list of `waterline tpcc` flags (its own, then the user's after
 //! `--`), so anything `tpcc` can vary, a lab run can too.
+//!
+//! Why one file of this length: one function per experiment, in the table's order, each a list
+//! of `tpcc` flags; reading them side by side is the point.
 
 use std::fmt::Write as _;
 use std::fs;

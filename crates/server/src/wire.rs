@@ -19,10 +19,13 @@
 //! see; and `Out` (`writer.rs`), the `AsyncWrite` it writes to, which sends each reply with one `send` when
 //! opensrv flushes. The filter runs COM_STMT_EXECUTE itself, on the session it shares with
 //! opensrv's backend (see `binary.rs`): the statement the protocol is busiest with skips
-//! opensrv's copies and async writers. A poll never returns `Pending`: the thread waits in `recv` as MySQL's
-//! one-thread-per-connection does, with no event loop or in-memory pipe between client and
-//! opensrv. The filter's own replies go straight to the socket: opensrv has flushed its last
+//! opensrv's copies and async writers. A poll never returns `Pending`: the thread waits in
+//! `recv` as MySQL's one-thread-per-connection does, with no event loop or in-memory pipe
+//! between client and opensrv. The filter's own replies go straight to the socket: opensrv has flushed its last
 //! reply before it asks for the next command, so the two never interleave.
+//!
+//! Why one file of this length: the filter reads and writes the same packets in both
+//! directions; each packet it fixes is a row of the table above and an arm of one match.
 
 use std::io::{self, BufReader, Read, Write};
 use std::pin::Pin;

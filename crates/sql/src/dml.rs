@@ -1,5 +1,8 @@
 //! INSERT, UPDATE and DELETE over the session's transaction. Each statement is one engine
 //! statement: if any row fails, every change of the statement is undone.
+//!
+//! Why one file of this length: INSERT, UPDATE and DELETE share the binding, the row checks and
+//! the statement rollback above; each is one function.
 
 use std::collections::HashSet;
 use std::sync::Arc;

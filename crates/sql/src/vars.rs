@@ -1,5 +1,9 @@
 //! System variables (`@@name`, SET, SHOW VARIABLES) and SHOW STATUS, which reports the
 //! engine's own counters next to the server's.
+//!
+//! Why one file of this length: every variable waterline knows is read in one match and set in
+//! another, so a variable's value, its SET and its range sit a few lines apart; the session's
+//! `Settings` and SHOW STATUS's counters are here with them.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -1,6 +1,9 @@
 //! The engine: configuration, catalog, transaction system, lock table, commit pipeline, and
 //! purge: the background thread, and the steps committing threads take while the running
 //! transactions fill the CPUs.
+//!
+//! Why one file of this length: the engine wires the parts (catalog, trx-sys, lock table,
+//! commit pipeline, purge, admission) and owns their lives; each part is its own module.
 
 use std::any::Any;
 use std::cell::Cell;

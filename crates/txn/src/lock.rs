@@ -80,6 +80,11 @@
 //! a writer of that row that InnoDB would not; and past a range's end a walk takes a gap lock
 //! on the next entry where InnoDB takes a next-key lock (the same inserts wait, fewer
 //! writers).
+//!
+//! Why one file of this length: the lock kinds, their compatibility, the wait and grant
+//! protocol and the deadlock search change together (a new kind of lock touches all four), and
+//! this page explains them as one mechanism; the `data_locks` view and the tests close the
+//! file.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;

@@ -10,8 +10,12 @@
 //!
 //! Writes always act on the newest committed version, under an exclusive row lock (so
 //! `update_with(|row| balance - 10)` never loses an update); consistent reads go through the
-//! view; locking reads ([`ReadOptions::lock`]) lock first and
-//! then read the newest version, as `SELECT ... FOR UPDATE` does.
+//! view; locking reads ([`ReadOptions::lock`]) lock first and then read the newest version,
+//! as `SELECT ... FOR UPDATE` does.
+//!
+//! Why one file of this length: a transaction's life (statements, savepoints, reads by key,
+//! writes, commit, rollback) over its undo and lock lists; range reads are in `trx/scan.rs`,
+//! next-key locking in `trx/gaps.rs`, the release of unselected rows in `trx/locks.rs`.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;

@@ -1,5 +1,9 @@
 //! The embedded API's less travelled paths: tables without a primary key, secondary index
 //! rechecks, ordered and limited scans, bad input, and the commit seam.
+//!
+//! Why one file of this length: each test is a short walk through one corner of `Transaction`
+//! over the same small tables; split by topic, the files would share every helper and say
+//! nothing more.
 
 use std::ops::Bound;
 use std::sync::{Arc, Condvar, Mutex};

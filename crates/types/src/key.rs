@@ -35,6 +35,9 @@
 //! 16-byte read of the copy (moving the key into a lock list or an index entry) spans
 //! several of those stores, which the processor cannot forward, and waits for them to reach
 //! the cache (see `copy_row` in `value.rs` for the same stall on values).
+//!
+//! Why one file of this length: the encoding and the decoding are mirrors (every byte one
+//! writes the other reads back) and are read together, with the property tests that check them.
 
 use std::cmp::Ordering;
 use std::fmt;
