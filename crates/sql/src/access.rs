@@ -1,4 +1,7 @@
-//! The planner's view of the engine: [`Catalog`] and [`Storage`] over one transaction.
+//! The planner's view of the engine: [`Catalog`] and [`Storage`] over one transaction, and a
+//! catalog of schemas only (`SchemaCatalog`, for PREPARE, which binds but reads nothing);
+//! with what the statements ask of a plan (the engine's error behind a planner error,
+//! whether it read a table without an index).
 //!
 //! Everything goes through the transaction, so const tables read while planning see the same
 //! snapshot (and take the same locks, for `FOR UPDATE`) as the rows the plan reads later.
@@ -16,6 +19,7 @@ use waterline_planner::bind::BoundTable;
 use waterline_planner::exec::Storage;
 
 use crate::control::Watch;
+use crate::error::SqlError;
 use waterline_planner::{Catalog, IndexId, PlanError, TableStats};
 use waterline_txn::{
     Isolation, Key, KeyRange, LockMark, LockMode, LockWait, ReadOptions, Row, Table, TableSchema,
@@ -237,4 +241,54 @@ pub(crate) fn unlock_unselected(
             .collect();
         trx.unlock_rows_since(mark, table, |key| selected.contains(key));
     }
+}
+
+/// Schemas without data: binds queries, estimates nothing (PREPARE binds, reads nothing).
+pub(crate) struct SchemaCatalog<'a> {
+    pub(crate) database: &'a str,
+    pub(crate) tables: &'a [Table],
+}
+
+impl Catalog for SchemaCatalog<'_> {
+    fn database(&self) -> &str {
+        self.database
+    }
+    fn table(&self, table: &str) -> Option<Arc<TableSchema>> {
+        self.tables
+            .iter()
+            .find(|t| t.name().eq_ignore_ascii_case(table))
+            .map(Table::shared_schema)
+    }
+    fn stats(&self, _: &str) -> TableStats {
+        TableStats::default()
+    }
+    fn records_in_range(&self, _: &str, _: IndexId, _: &KeyRange) -> u64 {
+        0
+    }
+    fn rec_per_key(&self, _: &str, _: IndexId, _: usize) -> f64 {
+        1.0
+    }
+    fn read_unique(&self, _: &str, _: IndexId, _: &Key) -> Result<Option<Row>, PlanError> {
+        Ok(None)
+    }
+}
+
+/// The planner error as the client should see it: the engine's error if one caused it.
+pub(crate) fn plan_failure(access: &TxnAccess<'_>, e: PlanError) -> SqlError {
+    match access.take_failure() {
+        Some(txn) => SqlError::from(txn),
+        None => SqlError::from(e),
+    }
+}
+
+/// Whether `plan` reads a table whole, by its rows or a whole index (EXPLAIN's ALL and
+/// index): MySQL's SERVER_QUERY_NO_INDEX_USED.
+pub(crate) fn scans_without_index(plan: &waterline_planner::Plan) -> bool {
+    plan.impossible.is_none()
+        && plan.tables.iter().any(|t| {
+            matches!(
+                t.access,
+                waterline_planner::Access::All | waterline_planner::Access::Index { .. }
+            )
+        })
 }

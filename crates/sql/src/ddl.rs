@@ -1,48 +1,15 @@
-//! CREATE TABLE and CREATE DATABASE; a catalog of schemas only (for PREPARE, which binds but
-//! reads nothing).
-
-use std::sync::Arc;
+//! CREATE TABLE, CREATE INDEX, DROP TABLE and CREATE DATABASE.
 
 use sqlparser::ast::{self, ColumnOption, Expr as Ast, TableConstraint};
 use sqlparser::tokenizer::Token;
+use waterline_planner::Env;
 use waterline_planner::bind::{Binder, object_name};
-use waterline_planner::{Catalog, Env, IndexId, PlanError, TableStats};
-use waterline_txn::{Column, IndexDef, Key, KeyRange, Row, Table, TableSchema};
+use waterline_txn::{Column, IndexDef, TableSchema};
 
 use crate::error::SqlError;
 use crate::session::{Response, Session};
 use crate::shared::TableMeta;
 use crate::types::{column_type, store};
-
-/// Schemas without data: binds queries, estimates nothing.
-pub(crate) struct SchemaCatalog<'a> {
-    pub(crate) database: &'a str,
-    pub(crate) tables: &'a [Table],
-}
-
-impl Catalog for SchemaCatalog<'_> {
-    fn database(&self) -> &str {
-        self.database
-    }
-    fn table(&self, table: &str) -> Option<Arc<TableSchema>> {
-        self.tables
-            .iter()
-            .find(|t| t.name().eq_ignore_ascii_case(table))
-            .map(Table::shared_schema)
-    }
-    fn stats(&self, _: &str) -> TableStats {
-        TableStats::default()
-    }
-    fn records_in_range(&self, _: &str, _: IndexId, _: &KeyRange) -> u64 {
-        0
-    }
-    fn rec_per_key(&self, _: &str, _: IndexId, _: usize) -> f64 {
-        1.0
-    }
-    fn read_unique(&self, _: &str, _: IndexId, _: &Key) -> Result<Option<Row>, PlanError> {
-        Ok(None)
-    }
-}
 
 fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>, SqlError> {
     cols.iter()
@@ -201,7 +168,7 @@ pub(crate) fn create_table(
         s.shared().engine.create_table(schema)?
     };
     s.shared().catalog.meta.lock().insert(
-        crate::dml::meta_key(&table),
+        crate::shared::meta_key(&table),
         TableMeta {
             defaults,
             auto_increment,

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use waterline_txn::{copy_keyed_row, copy_row};
 
 use sqlparser::ast::{
-    self, AssignmentTarget, Expr as Ast, FromTable, SetExpr, TableFactor, TableObject,
+    self, AssignmentTarget, Expr as Ast, FromTable, SetExpr, Statement, TableFactor, TableObject,
 };
 use waterline_planner::bind::{Binder, BoundSelect, BoundTable, object_name};
 use waterline_planner::exec::execute;
@@ -19,11 +19,10 @@ use waterline_txn::{
     Isolation, Key, KeyRange, LockMode, ReadOptions, Row, Table, Transaction, Value,
 };
 
-use crate::access::TxnAccess;
+use crate::access::{TxnAccess, plan_failure};
 use crate::error::SqlError;
-use crate::select::plan_failure;
-use crate::session::{Response, Session};
-use crate::shared::TableMeta;
+use crate::session::{Bound, Response, Session};
+use crate::shared::{TableMeta, meta_key};
 use crate::types::store;
 
 /// The database and the handle of table `name`, from the catalog's `tables`.
@@ -49,7 +48,7 @@ fn bind_filter(
     table: &Table,
     selection: Option<&Ast>,
 ) -> Result<Arc<BoundSelect>, SqlError> {
-    let catalog = crate::ddl::SchemaCatalog {
+    let catalog = crate::access::SchemaCatalog {
         database: db,
         tables: std::slice::from_ref(table),
     };
@@ -61,16 +60,6 @@ fn single_table(from: &ast::TableWithJoins) -> Result<&ast::ObjectName, SqlError
     match &from.relation {
         TableFactor::Table { name, .. } if from.joins.is_empty() => Ok(name),
         _ => Err(SqlError::unsupported("a multi-table UPDATE or DELETE")),
-    }
-}
-
-/// Where the server keeps `table`'s metadata: under its name, or for a temporary table
-/// (which may share a base table's name) under its id.
-pub(crate) fn meta_key(table: &Table) -> String {
-    if table.is_temporary() {
-        format!("#temporary-{}", table.id().0)
-    } else {
-        table.name().to_ascii_lowercase()
     }
 }
 
@@ -121,7 +110,7 @@ pub(crate) struct BoundInsert {
     replace: bool,
     rows: Vec<Vec<Option<Expr>>>,
     /// Whether a value is a session value of this moment (NOW()): then it is not kept.
-    pub(crate) volatile: bool,
+    volatile: bool,
 }
 
 /// Binds INSERT INTO t [(columns)] VALUES (...), (...).
@@ -435,7 +424,7 @@ fn candidates(
         access
     };
     let run = execute(&plan, &access, params).map_err(|e| plan_failure(&access, e))?;
-    s.scanned_without_index(crate::select::scans_without_index(&plan));
+    s.scanned_without_index(crate::access::scans_without_index(&plan));
     s.shared()
         .counters
         .rows_examined
@@ -474,7 +463,7 @@ pub(crate) struct BoundUpdate {
     set_params: usize,
     filter: Arc<BoundSelect>,
     /// Whether SET holds a session value of this moment (NOW()): then it is not kept.
-    pub(crate) volatile: bool,
+    volatile: bool,
 }
 
 /// Binds UPDATE t SET c = expr, ... [WHERE ...].
@@ -590,10 +579,33 @@ pub(crate) struct BoundDelete {
     filter: Arc<BoundSelect>,
 }
 
-impl BoundDelete {
-    /// Whether WHERE holds a session value of this moment (NOW()): then it is not kept.
-    pub(crate) fn volatile(&self) -> bool {
+impl Bound for BoundDelete {
+    fn volatile(&self) -> bool {
         self.filter.volatile
+    }
+
+    fn run(&self, s: &mut Session, _: &Statement, params: &[Value]) -> Result<Response, SqlError> {
+        delete(s, self, params)
+    }
+}
+
+impl Bound for BoundInsert {
+    fn volatile(&self) -> bool {
+        self.volatile
+    }
+
+    fn run(&self, s: &mut Session, _: &Statement, params: &[Value]) -> Result<Response, SqlError> {
+        insert(s, self, params)
+    }
+}
+
+impl Bound for BoundUpdate {
+    fn volatile(&self) -> bool {
+        self.volatile
+    }
+
+    fn run(&self, s: &mut Session, _: &Statement, params: &[Value]) -> Result<Response, SqlError> {
+        update(s, self, params)
     }
 }
 

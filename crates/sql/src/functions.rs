@@ -67,7 +67,7 @@ pub(crate) fn session_value(s: &Session, e: &Ast) -> Result<Option<Value>, SqlEr
                 }
                 "SYSDATE" => Some(Value::DateTime(s.now(fsp, true))),
                 "UTC_TIMESTAMP" => Some(Value::DateTime(waterline_txn::DateTime(
-                    crate::vars::truncate_fsp(s.statement_began(), fsp),
+                    crate::settings::truncate_fsp(s.statement_began(), fsp),
                 ))),
                 "UNIX_TIMESTAMP" => Some(Value::Int(s.statement_began().div_euclid(1_000_000))),
                 _ => None,

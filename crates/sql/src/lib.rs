@@ -23,6 +23,7 @@
 mod access;
 mod control;
 mod ddl;
+mod dispatch;
 mod dml;
 pub mod error;
 mod functions;
@@ -30,6 +31,7 @@ mod parse;
 mod perf_schema;
 mod select;
 mod session;
+mod settings;
 mod shared;
 pub mod types;
 mod vars;

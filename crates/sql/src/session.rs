@@ -10,8 +10,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use sqlparser::ast::{self, Statement};
-use waterline_txn::{Table, Transaction, Value};
+use waterline_txn::{Table, Transaction};
 
 use crate::error::SqlError;
 use crate::shared::Shared;
@@ -23,7 +22,7 @@ mod statement;
 mod temporary;
 mod transaction;
 
-pub(crate) use prepared::Prepared;
+pub(crate) use prepared::{Binding, Bound, Prepared};
 pub use response::{
     Response, ResultColumn, SERVER_QUERY_NO_INDEX_USED, SERVER_STATUS_AUTOCOMMIT,
     SERVER_STATUS_IN_TRANS,
@@ -37,9 +36,9 @@ pub struct Session {
     /// The database in use (`USE`), shared with each statement that reads it.
     database: Option<Arc<str>>,
     /// The session's variables (`SET`; `vars.rs` owns them).
-    settings: crate::vars::Settings,
+    settings: crate::settings::Settings,
     /// The level the open transaction began at.
-    trx_level: crate::vars::Level,
+    trx_level: crate::settings::Level,
     /// When the running statement first asked for the time (UTC microseconds; 0: not yet):
     /// NOW() is this, however often a statement calls it, as in MySQL (SYSDATE() reads the
     /// clock). Read from the clock only by a statement that needs it.
@@ -110,8 +109,8 @@ impl Session {
         Ok(Session {
             watch: crate::control::Watch::new(&control, None),
             control,
-            settings: crate::vars::Settings::new(&shared),
-            trx_level: crate::vars::Level::Engine(shared.config.isolation),
+            settings: crate::settings::Settings::new(&shared),
+            trx_level: crate::settings::Level::Engine(shared.config.isolation),
             connection_id,
             user: user.to_owned(),
             database: database.map(Arc::from),
@@ -130,12 +129,12 @@ impl Session {
     }
 
     /// The session's variables.
-    pub(crate) fn settings(&self) -> &crate::vars::Settings {
+    pub(crate) fn settings(&self) -> &crate::settings::Settings {
         &self.settings
     }
 
     /// The session's variables, to change (`SET`).
-    pub(crate) fn settings_mut(&mut self) -> &mut crate::vars::Settings {
+    pub(crate) fn settings_mut(&mut self) -> &mut crate::settings::Settings {
         &mut self.settings
     }
 
@@ -171,6 +170,16 @@ impl Session {
     /// The first AUTO_INCREMENT value the last INSERT generated.
     pub(crate) fn set_last_insert_id(&mut self, id: u64) {
         self.last_insert_id = id;
+    }
+
+    /// The warnings the last statement left (SHOW WARNINGS).
+    pub(crate) fn warnings(&self) -> &[(String, u16, String)] {
+        &self.warnings
+    }
+
+    /// A statement starts with no warnings.
+    pub(crate) fn clear_warnings(&mut self) {
+        self.warnings.clear();
     }
 
     /// Adds a warning (`level` is `Note` or `Warning`) to the statement's.
@@ -214,18 +223,18 @@ impl Session {
     /// the clock's time (SYSDATE()), with `fsp` fractional digits.
     pub(crate) fn now(&self, fsp: u8, live: bool) -> waterline_txn::DateTime {
         let utc = if live {
-            crate::vars::utc_micros()
+            crate::settings::utc_micros()
         } else {
             self.statement_began()
         };
         let local = utc + self.settings.time_zone.offset_secs * 1_000_000;
-        waterline_txn::DateTime(crate::vars::truncate_fsp(local, fsp))
+        waterline_txn::DateTime(crate::settings::truncate_fsp(local, fsp))
     }
 
     /// When the running statement began, in UTC microseconds (its first look at the clock).
     pub(crate) fn statement_began(&self) -> i64 {
         if self.statement_began.get() == 0 {
-            self.statement_began.set(crate::vars::utc_micros());
+            self.statement_began.set(crate::settings::utc_micros());
         }
         self.statement_began.get()
     }
@@ -235,39 +244,12 @@ impl Session {
         u16::try_from(self.warnings.len()).unwrap_or(u16::MAX)
     }
 
-    /// Runs one SQL statement.
-    pub fn execute(&mut self, sql: &str) -> Result<Response, SqlError> {
-        self.start_statement()?;
-        self.forget_stale_bindings();
-        if sql.len() > self.shared.config.max_allowed_packet {
-            return Err(SqlError::new(
-                1153,
-                "08S01",
-                "Got a packet bigger than 'max_allowed_packet' bytes",
-            ));
-        }
-        let statement = match crate::parse::one(sql)? {
-            crate::parse::Parsed::Statement(s) => s,
-            crate::parse::Parsed::Special(special) => return self.special(special),
-        };
-        // A `?` is a placeholder only in a prepared statement: in text, a syntax error.
-        if crate::parse::count_params(&statement) > 0 {
-            return Err(SqlError::parse(
-                "a '?' placeholder outside a prepared statement",
-            ));
-        }
-        if let Statement::Query(_) = *statement {
-            self.limit_select(crate::parse::max_execution_time_hint(sql));
-        }
-        self.run(&statement, &[])
-    }
-
     /// COM_RESET_CONNECTION: the session as a new one starts, in the same database and for
     /// the same user: its transaction rolled back, its variables back to their defaults,
     /// its prepared statements gone.
     pub fn reset(&mut self) {
         self.abort();
-        self.settings = crate::vars::Settings::new(&self.shared);
+        self.settings = crate::settings::Settings::new(&self.shared);
         self.last_insert_id = 0;
         self.warnings.clear();
         self.prepared.clear();
@@ -285,169 +267,6 @@ impl Session {
         self.database.as_deref().unwrap_or("")
     }
 
-    fn run(&mut self, statement: &Statement, params: &[Value]) -> Result<Response, SqlError> {
-        self.warnings.clear();
-        if let Statement::Query(q) = statement
-            && let Some(view) = crate::perf_schema::view_of(q, self.database.as_deref())?
-        {
-            return crate::perf_schema::read(self, q, view, params);
-        }
-        if let Some(binding) = self.bind(statement)? {
-            return self.run_bound(statement, &binding.bound, params);
-        }
-        match statement {
-            Statement::Explain { statement, .. } => match statement.as_ref() {
-                Statement::Query(q) => crate::select::explain(self, q, params),
-                other => Err(SqlError::unsupported(format!("EXPLAIN {other}"))),
-            },
-            Statement::StartTransaction { .. } => {
-                self.commit()?;
-                self.trx = Some(self.begin_trx());
-                Ok(Response::done(0))
-            }
-            Statement::Commit { .. } => self.commit(),
-            Statement::Rollback {
-                savepoint: None, ..
-            } => {
-                self.abort();
-                Ok(Response::done(0))
-            }
-            Statement::CreateTable(create) => {
-                // CREATE TEMPORARY TABLE does not end the transaction, as in MySQL.
-                if !create.temporary {
-                    self.commit()?;
-                }
-                crate::ddl::create_table(self, create)
-            }
-            Statement::CreateIndex(create) => {
-                self.commit()?;
-                crate::ddl::create_index(self, create)
-            }
-            Statement::Drop {
-                object_type: ast::ObjectType::Table,
-                if_exists,
-                names,
-                temporary,
-                ..
-            } => {
-                // DROP TEMPORARY TABLE does not end the transaction, as in MySQL.
-                if !temporary {
-                    self.commit()?;
-                }
-                crate::ddl::drop_tables(self, names, *if_exists, *temporary)
-            }
-            Statement::CreateDatabase {
-                db_name,
-                if_not_exists,
-                ..
-            } => crate::ddl::create_database(self, db_name, *if_not_exists),
-            Statement::Use(u) => self.use_database(u),
-            Statement::Set(set) => crate::vars::set(self, set, params),
-            Statement::Kill { modifier, id } => self.kill(*modifier, *id),
-            Statement::ShowDatabases { show_options, .. }
-            | Statement::ShowSchemas { show_options, .. } => {
-                let pattern = like_pattern(show_options)?;
-                let rows = self
-                    .shared
-                    .databases()
-                    .into_iter()
-                    .filter(|d| pattern.as_ref().is_none_or(|p| crate::vars::like(p, d)))
-                    .map(|d| vec![Value::from(d)])
-                    .collect();
-                let column = match &pattern {
-                    Some(p) => format!("Database ({p})"),
-                    None => "Database".into(),
-                };
-                Ok(Response::text(&[&column], rows))
-            }
-            Statement::ShowTables {
-                full, show_options, ..
-            } => self.show_tables(*full, show_options),
-            Statement::ShowVariables { filter, .. } => {
-                crate::vars::show_variables(self, filter.as_ref())
-            }
-            Statement::ShowStatus { filter, .. } => crate::vars::show_status(self, filter.as_ref()),
-            other => Err(SqlError::unsupported(statement_kind(other))),
-        }
-    }
-
-    /// SHOW [FULL] TABLES [FROM db] [LIKE 'pattern'].
-    fn show_tables(
-        &self,
-        full: bool,
-        options: &ast::ShowStatementOptions,
-    ) -> Result<Response, SqlError> {
-        let db = match &options.show_in {
-            Some(ast::ShowStatementIn {
-                parent_name: Some(name),
-                ..
-            }) => {
-                let name = waterline_planner::bind::object_name(name)?;
-                if !self.shared.has_database(&name) {
-                    return Err(SqlError::unknown_database(&name));
-                }
-                Arc::from(name.as_str())
-            }
-            _ => self.database.clone().ok_or_else(SqlError::no_database)?,
-        };
-        if options.starts_with.is_some() || options.limit.is_some() {
-            return Err(SqlError::unsupported(
-                "SHOW TABLES with STARTS WITH or LIMIT",
-            ));
-        }
-        let pattern = match &options.filter_position {
-            None => None,
-            Some(
-                ast::ShowStatementFilterPosition::Infix(f)
-                | ast::ShowStatementFilterPosition::Suffix(f),
-            ) => match f {
-                ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::NoKeyword(p) => {
-                    Some(p.clone())
-                }
-                other => return Err(SqlError::unsupported(format!("SHOW TABLES {other}"))),
-            },
-        };
-        let mut names: Vec<String> = self
-            .shared
-            .engine
-            .tables()
-            .iter()
-            .map(|t| t.name().to_owned())
-            .filter(|n| pattern.as_ref().is_none_or(|p| crate::vars::like(p, n)))
-            .collect();
-        names.sort();
-        let rows = names
-            .into_iter()
-            .map(|n| {
-                let mut row = vec![Value::from(n)];
-                if full {
-                    row.push(Value::from("BASE TABLE"));
-                }
-                row
-            })
-            .collect();
-        let column = match &pattern {
-            Some(p) => format!("Tables_in_{db} ({p})"),
-            None => format!("Tables_in_{db}"),
-        };
-        if full {
-            Ok(Response::text(&[&column, "Table_type"], rows))
-        } else {
-            Ok(Response::text(&[&column], rows))
-        }
-    }
-
-    fn use_database(&mut self, u: &ast::Use) -> Result<Response, SqlError> {
-        let name = match u {
-            ast::Use::Object(name) | ast::Use::Database(name) | ast::Use::Schema(name) => {
-                waterline_planner::bind::object_name(name).map_err(SqlError::from)?
-            }
-            other => return Err(SqlError::unsupported(other)),
-        };
-        self.select_database(&name)?;
-        Ok(Response::done(0))
-    }
-
     /// `USE name` (and COM_INIT_DB).
     pub fn select_database(&mut self, name: &str) -> Result<(), SqlError> {
         if !self.shared.has_database(name) {
@@ -455,36 +274,6 @@ impl Session {
         }
         self.database = Some(Arc::from(name));
         Ok(())
-    }
-
-    fn special(&mut self, special: crate::parse::Special) -> Result<Response, SqlError> {
-        use crate::parse::Special;
-        match special {
-            Special::ShowWarnings => {
-                let rows = self
-                    .warnings
-                    .iter()
-                    .map(|(level, code, msg)| {
-                        vec![
-                            Value::from(level.as_str()),
-                            Value::Int(i64::from(*code)),
-                            Value::from(msg.as_str()),
-                        ]
-                    })
-                    .collect();
-                Ok(Response::text(&["Level", "Code", "Message"], rows))
-            }
-            Special::Ignored => Ok(Response::done(0)),
-            Special::Shutdown => {
-                self.shared.request_shutdown(&self.user)?;
-                Ok(Response::done(0))
-            }
-        }
-    }
-
-    /// The columns a query will return, for COM_STMT_PREPARE (planned, not run).
-    fn describe(&mut self, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
-        crate::select::describe(self, q)
     }
 }
 
@@ -494,31 +283,4 @@ impl Drop for Session {
         self.drop_all_temporary();
         self.shared.controls.unregister(self.connection_id);
     }
-}
-
-/// The LIKE pattern of a SHOW statement, if it has one (MySQL names the listed column after
-/// it); STARTS WITH, LIMIT and WHERE are refused.
-fn like_pattern(options: &ast::ShowStatementOptions) -> Result<Option<String>, SqlError> {
-    if options.starts_with.is_some() || options.limit.is_some() {
-        return Err(SqlError::unsupported("SHOW with STARTS WITH or LIMIT"));
-    }
-    match &options.filter_position {
-        None => Ok(None),
-        Some(
-            ast::ShowStatementFilterPosition::Infix(f)
-            | ast::ShowStatementFilterPosition::Suffix(f),
-        ) => match f {
-            ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::NoKeyword(p) => {
-                Ok(Some(p.clone()))
-            }
-            other => Err(SqlError::unsupported(format!("SHOW ... {other}"))),
-        },
-    }
-}
-
-/// A statement's kind, for "doesn't yet support" messages.
-fn statement_kind(s: &Statement) -> String {
-    let text = s.to_string();
-    let words: Vec<&str> = text.split_whitespace().take(3).collect();
-    words.join(" ")
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use waterline_planner::PlannerMode;
-use waterline_txn::{Engine, Isolation, Value};
+use waterline_txn::{Engine, Isolation, Table, Value};
 
 /// A user allowed to connect, with a plain-text password checked by mysql_native_password.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,6 +105,16 @@ pub struct TableMeta {
     pub auto_increment: Option<usize>,
     /// The next AUTO_INCREMENT value (0: not known yet; found from the table's largest value).
     pub next_id: i64,
+}
+
+/// Where the server keeps `table`'s metadata: under its name, or for a temporary table
+/// (which may share a base table's name) under its id.
+pub(crate) fn meta_key(table: &Table) -> String {
+    if table.is_temporary() {
+        format!("#temporary-{}", table.id().0)
+    } else {
+        table.name().to_ascii_lowercase()
+    }
 }
 
 /// Status counters (SHOW STATUS).

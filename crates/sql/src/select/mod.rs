@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
 use smallvec::SmallVec;
-use sqlparser::ast::{self, SetExpr};
+use sqlparser::ast::{self, SetExpr, Statement};
 use waterline_planner::bind::{BoundSelect, BoundTable, bind_query};
 use waterline_planner::exec::execute_first;
 use waterline_planner::explain::{COLUMNS, explain as explain_rows};
-use waterline_planner::{Env, PlanError, Planner};
+use waterline_planner::{Env, Planner};
 use waterline_txn::{LockMode, LockWait, Row, Table, Value};
 
 mod aggregate;
@@ -26,9 +26,9 @@ use limit::{limit_offset, rows_wanted, usable_rows};
 pub(crate) use project::describe;
 use project::{Projection, bind_projection, project};
 
-use crate::access::{TxnAccess, unlock_unselected};
+use crate::access::{TxnAccess, plan_failure, scans_without_index, unlock_unselected};
 use crate::error::SqlError;
-use crate::session::{Response, Session};
+use crate::session::{Bound, Response, Session};
 
 fn env<'r>(slots: &'r [Option<&'r Row>], params: &'r [Value]) -> Env<'r> {
     Env {
@@ -50,14 +50,6 @@ fn select_of(q: &ast::Query) -> Result<&ast::Select, SqlError> {
     }
 }
 
-/// The planner error as the client should see it: the engine's error if one caused it.
-pub(crate) fn plan_failure(access: &TxnAccess<'_>, e: PlanError) -> SqlError {
-    match access.take_failure() {
-        Some(txn) => SqlError::from(txn),
-        None => SqlError::from(e),
-    }
-}
-
 /// A SELECT bound against the catalog: the handles of its tables, the planner's bound form,
 /// and its select list. A prepared statement keeps one between executions.
 #[derive(Debug)]
@@ -70,10 +62,21 @@ pub(crate) struct BoundQuery {
     wait: LockWait,
 }
 
-impl BoundQuery {
-    /// Whether it holds a value of this moment (NOW(), @@autocommit): then it is not kept.
-    pub(crate) fn volatile(&self) -> bool {
+impl Bound for BoundQuery {
+    fn volatile(&self) -> bool {
         self.projection.volatile || self.select.volatile
+    }
+
+    fn run(
+        &self,
+        s: &mut Session,
+        statement: &Statement,
+        params: &[Value],
+    ) -> Result<Response, SqlError> {
+        match statement {
+            Statement::Query(q) => run(s, q, self, params),
+            _ => Err(SqlError::other("a query's binding for another statement")),
+        }
     }
 }
 
@@ -117,7 +120,11 @@ pub(crate) fn bind_in(
         BoundSelect::default()
     } else {
         let database = database.ok_or_else(SqlError::no_database)?;
-        bind_query(&crate::ddl::SchemaCatalog { database, tables }, q, Some(s))?
+        bind_query(
+            &crate::access::SchemaCatalog { database, tables },
+            q,
+            Some(s),
+        )?
     };
     let projection = bind_projection(s, &bound.tables, q, select)?;
     Ok(BoundQuery {
@@ -190,18 +197,6 @@ pub(crate) fn read(
         unlock_unselected(trx, mark, &bound.tables, &bound.select.tables, &run.rows);
     }
     project(s, &bound.projection, select, run.rows, params, window)
-}
-
-/// Whether `plan` reads a table whole, by its rows or a whole index (EXPLAIN's ALL and
-/// index): MySQL's SERVER_QUERY_NO_INDEX_USED.
-pub(crate) fn scans_without_index(plan: &waterline_planner::Plan) -> bool {
-    plan.impossible.is_none()
-        && plan.tables.iter().any(|t| {
-            matches!(
-                t.access,
-                waterline_planner::Access::All | waterline_planner::Access::Index { .. }
-            )
-        })
 }
 
 /// EXPLAIN of a query (planned in the session's transaction, not run).

@@ -339,7 +339,7 @@ pub(super) fn project(
 pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
     let select = select_of(q)?;
     let (_, tables) = s.tables();
-    let catalog = crate::ddl::SchemaCatalog {
+    let catalog = crate::access::SchemaCatalog {
         database: s.database_name(),
         tables: &tables,
     };

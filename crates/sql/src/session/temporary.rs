@@ -53,7 +53,7 @@ impl Session {
             .catalog
             .meta
             .lock()
-            .remove(&crate::dml::meta_key(&table));
+            .remove(&crate::shared::meta_key(&table));
         self.temporary_changes += 1;
         true
     }

@@ -96,10 +96,10 @@ impl Session {
                 .unwrap_or(self.settings.isolation),
             None => return false,
         };
-        level == crate::vars::Level::Serializable
+        level == crate::settings::Level::Serializable
     }
 
-    pub(super) fn begin_trx(&mut self) -> Transaction {
+    fn begin_trx(&mut self) -> Transaction {
         self.trx_level = self
             .settings
             .next_isolation
@@ -109,6 +109,13 @@ impl Session {
         trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
         trx.set_interrupt(self.control.stop_flag());
         trx
+    }
+
+    /// START TRANSACTION (BEGIN): commits the open transaction, if any, and opens one.
+    pub(crate) fn start_transaction(&mut self) -> Result<(), SqlError> {
+        self.commit()?;
+        self.trx = Some(self.begin_trx());
+        Ok(())
     }
 
     /// COMMIT (and implicit commits): ends the open transaction.

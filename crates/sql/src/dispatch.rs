@@ -1,0 +1,374 @@
+//! From SQL text to an answer: a statement is parsed, then (a SELECT, INSERT, UPDATE or
+//! DELETE) bound against the catalog and run from its binding, or run as what it is (DDL,
+//! transaction control, SET, SHOW, USE, KILL). Prepared statements keep their binding
+//! between executions. This is the top of the crate: it knows every kind of statement, and
+//! none of them knows it.
+
+use std::sync::Arc;
+
+use sqlparser::ast::{self, Statement};
+use waterline_txn::Value;
+
+use crate::error::SqlError;
+use crate::session::{Binding, Bound, Prepared, Response, ResultColumn, Session};
+
+impl Session {
+    /// Runs one SQL statement.
+    pub fn execute(&mut self, sql: &str) -> Result<Response, SqlError> {
+        self.start_statement()?;
+        self.forget_stale_bindings();
+        if sql.len() > self.shared().config.max_allowed_packet {
+            return Err(SqlError::new(
+                1153,
+                "08S01",
+                "Got a packet bigger than 'max_allowed_packet' bytes",
+            ));
+        }
+        let statement = match crate::parse::one(sql)? {
+            crate::parse::Parsed::Statement(s) => s,
+            crate::parse::Parsed::Special(special) => return self.special(special),
+        };
+        // A `?` is a placeholder only in a prepared statement: in text, a syntax error.
+        if crate::parse::count_params(&statement) > 0 {
+            return Err(SqlError::parse(
+                "a '?' placeholder outside a prepared statement",
+            ));
+        }
+        if let Statement::Query(_) = *statement {
+            self.limit_select(crate::parse::max_execution_time_hint(sql));
+        }
+        self.run(&statement, &[])
+    }
+
+    /// Prepares a statement: its id, its parameter count, and (for a SELECT) its columns.
+    pub fn prepare(&mut self, sql: &str) -> Result<(u32, usize, Vec<ResultColumn>), SqlError> {
+        let statement = match crate::parse::one(sql)? {
+            crate::parse::Parsed::Statement(s) => s,
+            crate::parse::Parsed::Special(_) => {
+                return Err(SqlError::new(
+                    1295,
+                    "HY000",
+                    "This command is not supported in the prepared statement protocol yet",
+                ));
+            }
+        };
+        let params = crate::parse::count_params(&statement);
+        let preparable = matches!(
+            *statement,
+            Statement::Query(_)
+                | Statement::Insert(_)
+                | Statement::Update(_)
+                | Statement::Delete(_)
+                | Statement::Set(_)
+                | Statement::StartTransaction { .. }
+                | Statement::Commit { .. }
+                | Statement::Rollback { .. }
+        );
+        if !preparable {
+            return Err(SqlError::new(
+                1295,
+                "HY000",
+                "This command is not supported in the prepared statement protocol yet",
+            ));
+        }
+        if let Statement::Query(q) = statement.as_ref()
+            && crate::perf_schema::view_of(q, self.database().map(|d| &**d))?.is_some()
+        {
+            return Err(SqlError::new(
+                1295,
+                "HY000",
+                "This command is not supported in the prepared statement protocol yet",
+            ));
+        }
+        let columns = match statement.as_ref() {
+            Statement::Query(q) => self.describe(q)?,
+            _ => Vec::new(),
+        };
+        let id = self.keep_prepared(Prepared {
+            statement: Arc::from(statement),
+            params,
+            binding: None,
+            hint: crate::parse::max_execution_time_hint(sql),
+        });
+        Ok((id, params, columns))
+    }
+
+    /// Runs prepared statement `id` with `params`.
+    pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<Response, SqlError> {
+        self.start_statement()?;
+        self.forget_stale_bindings();
+        let prepared = self
+            .prepared(id)
+            .ok_or_else(|| SqlError::unknown_statement(id, "EXECUTE"))?;
+        if params.len() != prepared.params {
+            return Err(SqlError::new(
+                1210,
+                "HY000",
+                "Incorrect arguments to EXECUTE",
+            ));
+        }
+        if let Statement::Query(_) = *prepared.statement {
+            self.limit_select(prepared.hint);
+        }
+        let binding = match prepared.binding {
+            Some(b) if b.is_current(self) => b,
+            _ => match self.bind(&prepared.statement)? {
+                Some(b) => {
+                    let b = Arc::new(b);
+                    if !b.bound.volatile() {
+                        self.keep_binding(id, Arc::clone(&b));
+                    }
+                    b
+                }
+                None => return self.run(&prepared.statement, params),
+            },
+        };
+        self.clear_warnings();
+        binding.bound.run(self, &prepared.statement, params)
+    }
+
+    /// Binds `statement` against the catalog if it is a SELECT, INSERT, UPDATE or DELETE.
+    fn bind(&self, statement: &Statement) -> Result<Option<Binding>, SqlError> {
+        if !matches!(
+            statement,
+            Statement::Query(_)
+                | Statement::Insert(_)
+                | Statement::Update(_)
+                | Statement::Delete(_)
+        ) {
+            return Ok(None);
+        }
+        let (version, tables) = self.tables();
+        let bound: Box<dyn Bound> = match statement {
+            Statement::Query(q) => Box::new(crate::select::bind(self, &tables, q)?),
+            Statement::Insert(i) => Box::new(crate::dml::bind_insert(self, &tables, i)?),
+            Statement::Update(u) => Box::new(crate::dml::bind_update(self, &tables, u)?),
+            Statement::Delete(d) => Box::new(crate::dml::bind_delete(self, &tables, d)?),
+            _ => return Ok(None),
+        };
+        Ok(Some(Binding {
+            version,
+            database: self.database().cloned(),
+            bound,
+        }))
+    }
+
+    fn run(&mut self, statement: &Statement, params: &[Value]) -> Result<Response, SqlError> {
+        self.clear_warnings();
+        if let Statement::Query(q) = statement
+            && let Some(view) = crate::perf_schema::view_of(q, self.database().map(|d| &**d))?
+        {
+            return crate::perf_schema::read(self, q, view, params);
+        }
+        if let Some(binding) = self.bind(statement)? {
+            return binding.bound.run(self, statement, params);
+        }
+        match statement {
+            Statement::Explain { statement, .. } => match statement.as_ref() {
+                Statement::Query(q) => crate::select::explain(self, q, params),
+                other => Err(SqlError::unsupported(format!("EXPLAIN {other}"))),
+            },
+            Statement::StartTransaction { .. } => {
+                self.start_transaction()?;
+                Ok(Response::done(0))
+            }
+            Statement::Commit { .. } => self.commit(),
+            Statement::Rollback {
+                savepoint: None, ..
+            } => {
+                self.abort();
+                Ok(Response::done(0))
+            }
+            Statement::CreateTable(create) => {
+                // CREATE TEMPORARY TABLE does not end the transaction, as in MySQL.
+                if !create.temporary {
+                    self.commit()?;
+                }
+                crate::ddl::create_table(self, create)
+            }
+            Statement::CreateIndex(create) => {
+                self.commit()?;
+                crate::ddl::create_index(self, create)
+            }
+            Statement::Drop {
+                object_type: ast::ObjectType::Table,
+                if_exists,
+                names,
+                temporary,
+                ..
+            } => {
+                // DROP TEMPORARY TABLE does not end the transaction, as in MySQL.
+                if !temporary {
+                    self.commit()?;
+                }
+                crate::ddl::drop_tables(self, names, *if_exists, *temporary)
+            }
+            Statement::CreateDatabase {
+                db_name,
+                if_not_exists,
+                ..
+            } => crate::ddl::create_database(self, db_name, *if_not_exists),
+            Statement::Use(u) => self.use_database(u),
+            Statement::Set(set) => crate::vars::set(self, set, params),
+            Statement::Kill { modifier, id } => self.kill(*modifier, *id),
+            Statement::ShowDatabases { show_options, .. }
+            | Statement::ShowSchemas { show_options, .. } => {
+                let pattern = like_pattern(show_options)?;
+                let rows = self
+                    .shared()
+                    .databases()
+                    .into_iter()
+                    .filter(|d| pattern.as_ref().is_none_or(|p| crate::vars::like(p, d)))
+                    .map(|d| vec![Value::from(d)])
+                    .collect();
+                let column = match &pattern {
+                    Some(p) => format!("Database ({p})"),
+                    None => "Database".into(),
+                };
+                Ok(Response::text(&[&column], rows))
+            }
+            Statement::ShowTables {
+                full, show_options, ..
+            } => self.show_tables(*full, show_options),
+            Statement::ShowVariables { filter, .. } => {
+                crate::vars::show_variables(self, filter.as_ref())
+            }
+            Statement::ShowStatus { filter, .. } => crate::vars::show_status(self, filter.as_ref()),
+            other => Err(SqlError::unsupported(statement_kind(other))),
+        }
+    }
+
+    /// SHOW [FULL] TABLES [FROM db] [LIKE 'pattern'].
+    fn show_tables(
+        &self,
+        full: bool,
+        options: &ast::ShowStatementOptions,
+    ) -> Result<Response, SqlError> {
+        let db = match &options.show_in {
+            Some(ast::ShowStatementIn {
+                parent_name: Some(name),
+                ..
+            }) => {
+                let name = waterline_planner::bind::object_name(name)?;
+                if !self.shared().has_database(&name) {
+                    return Err(SqlError::unknown_database(&name));
+                }
+                Arc::from(name.as_str())
+            }
+            _ => self.database().cloned().ok_or_else(SqlError::no_database)?,
+        };
+        if options.starts_with.is_some() || options.limit.is_some() {
+            return Err(SqlError::unsupported(
+                "SHOW TABLES with STARTS WITH or LIMIT",
+            ));
+        }
+        let pattern = match &options.filter_position {
+            None => None,
+            Some(
+                ast::ShowStatementFilterPosition::Infix(f)
+                | ast::ShowStatementFilterPosition::Suffix(f),
+            ) => match f {
+                ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::NoKeyword(p) => {
+                    Some(p.clone())
+                }
+                other => return Err(SqlError::unsupported(format!("SHOW TABLES {other}"))),
+            },
+        };
+        let mut names: Vec<String> = self
+            .shared()
+            .engine
+            .tables()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .filter(|n| pattern.as_ref().is_none_or(|p| crate::vars::like(p, n)))
+            .collect();
+        names.sort();
+        let rows = names
+            .into_iter()
+            .map(|n| {
+                let mut row = vec![Value::from(n)];
+                if full {
+                    row.push(Value::from("BASE TABLE"));
+                }
+                row
+            })
+            .collect();
+        let column = match &pattern {
+            Some(p) => format!("Tables_in_{db} ({p})"),
+            None => format!("Tables_in_{db}"),
+        };
+        if full {
+            Ok(Response::text(&[&column, "Table_type"], rows))
+        } else {
+            Ok(Response::text(&[&column], rows))
+        }
+    }
+
+    fn use_database(&mut self, u: &ast::Use) -> Result<Response, SqlError> {
+        let name = match u {
+            ast::Use::Object(name) | ast::Use::Database(name) | ast::Use::Schema(name) => {
+                waterline_planner::bind::object_name(name).map_err(SqlError::from)?
+            }
+            other => return Err(SqlError::unsupported(other)),
+        };
+        self.select_database(&name)?;
+        Ok(Response::done(0))
+    }
+
+    fn special(&mut self, special: crate::parse::Special) -> Result<Response, SqlError> {
+        use crate::parse::Special;
+        match special {
+            Special::ShowWarnings => {
+                let rows = self
+                    .warnings()
+                    .iter()
+                    .map(|(level, code, msg)| {
+                        vec![
+                            Value::from(level.as_str()),
+                            Value::Int(i64::from(*code)),
+                            Value::from(msg.as_str()),
+                        ]
+                    })
+                    .collect();
+                Ok(Response::text(&["Level", "Code", "Message"], rows))
+            }
+            Special::Ignored => Ok(Response::done(0)),
+            Special::Shutdown => {
+                self.shared().request_shutdown(self.user())?;
+                Ok(Response::done(0))
+            }
+        }
+    }
+
+    /// The columns a query will return, for COM_STMT_PREPARE (planned, not run).
+    fn describe(&mut self, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
+        crate::select::describe(self, q)
+    }
+}
+
+/// The LIKE pattern of a SHOW statement, if it has one (MySQL names the listed column after
+/// it); STARTS WITH, LIMIT and WHERE are refused.
+fn like_pattern(options: &ast::ShowStatementOptions) -> Result<Option<String>, SqlError> {
+    if options.starts_with.is_some() || options.limit.is_some() {
+        return Err(SqlError::unsupported("SHOW with STARTS WITH or LIMIT"));
+    }
+    match &options.filter_position {
+        None => Ok(None),
+        Some(
+            ast::ShowStatementFilterPosition::Infix(f)
+            | ast::ShowStatementFilterPosition::Suffix(f),
+        ) => match f {
+            ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::NoKeyword(p) => {
+                Ok(Some(p.clone()))
+            }
+            other => Err(SqlError::unsupported(format!("SHOW ... {other}"))),
+        },
+    }
+}
+
+/// A statement's kind, for "doesn't yet support" messages.
+fn statement_kind(s: &Statement) -> String {
+    let text = s.to_string();
+    let words: Vec<&str> = text.split_whitespace().take(3).collect();
+    words.join(" ")
+}
