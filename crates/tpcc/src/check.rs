@@ -18,7 +18,8 @@ use crate::Error;
 use crate::client::Failure;
 use crate::native::NativeDb;
 use crate::schema::table;
-use crate::sql::{SqlConn, cents_of, int_of};
+use crate::sql::SqlConn;
+use crate::values::{cents_of, int_of};
 
 /// What the conditions compare, for one district.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

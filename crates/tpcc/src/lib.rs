@@ -41,6 +41,7 @@ pub mod report;
 pub mod run;
 pub use waterline_tpcc_data::schema;
 pub mod sql;
+pub mod values;
 
 pub use backend::{BackendKind, Settings, Target};
 pub use driver::{DriverOptions, Limit, Measurement, OnThreadStart, Runtime};

@@ -40,8 +40,8 @@ use waterline_txn::copy_keyed_row;
 use smallvec::SmallVec;
 
 use waterline_txn::{
-    Decimal, Engine, Isolation, Key, KeyRange, LockMode, LockWait, ReadOptions, Row, Table,
-    Transaction, Value, copy_row,
+    Engine, Isolation, Key, KeyRange, LockMode, LockWait, ReadOptions, Row, Table, Transaction,
+    Value, copy_row,
 };
 
 use crate::Error;
@@ -51,7 +51,7 @@ use crate::input::{
 };
 use crate::load::{Sink, cents};
 use crate::schema::{DISTRICTS, TABLES, TableDef, col};
-use crate::sql::{cents_of, int_of};
+use crate::values::{bad_credit_data, cents_of, int_of};
 
 /// StockLevel's STOCK lookups prefetched at a time: enough misses to overlap, few enough
 /// that the first chunk's lines are still cached when it is read.
@@ -664,22 +664,6 @@ fn fnv(mut hash: u64, bytes: &[u8]) -> u64 {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     hash
-}
-
-/// A bad-credit customer's C_DATA after a payment (spec 2.5.2.2): the payment's ids and
-/// amount in front of the old data, cut to 500 characters.
-pub fn bad_credit_data(ids: [i64; 5], amount_cents: i64, old: &str) -> String {
-    let [c, cd, cw, d, w] = ids;
-    let amount = Decimal::new(amount_cents.into(), 2).map_or_else(String::new, |d| d.to_string());
-    let mut data = format!("{c} {cd} {cw} {d} {w} {amount} | {old}");
-    if data.len() > 500 {
-        let mut end = 500;
-        while !data.is_char_boundary(end) {
-            end -= 1;
-        }
-        data.truncate(end);
-    }
-    data
 }
 
 /// Loads rows through the engine's API: one transaction per batch.

@@ -12,8 +12,8 @@ use crate::Error;
 use crate::client::{AsyncClient, Close, Failure, OnThread, Outcome};
 use crate::input::{CustomerRef, Delivery, Input, NewOrder, OrderStatus, Payment};
 use crate::load::{Sink, cents};
-use crate::native::bad_credit_data;
 use crate::schema::{DISTRICTS, TABLES, TableDef};
+use crate::values::{bad_credit_data, cents_of, int_of};
 
 /// A connection that runs SQL. Its calls are async, so that the five transactions are
 /// written once for tokio tasks (waiting for a server's replies, or for the engine's
@@ -36,44 +36,6 @@ pub trait SqlConn: Close + Send {
     ) -> impl Future<Output = Result<u64, Failure>> + Send;
     /// Runs `sql` as text, without parameters (COMMIT, DDL, loading INSERTs).
     fn text(&mut self, sql: &str) -> impl Future<Output = Result<(), Failure>> + Send;
-}
-
-/// A value as an integer (text from a MySQL server is parsed).
-pub fn int_of(v: &Value) -> Result<i64, Failure> {
-    match v {
-        Value::Int(n) => Some(*n),
-        Value::Str(s) => s.trim().parse().ok(),
-        Value::Decimal(d) => d.rescale(0).and_then(|d| i64::try_from(d.units()).ok()),
-        Value::Double(x) => Some(*x as i64),
-        _ => None,
-    }
-    .ok_or_else(|| Failure::Fatal(format!("not an integer: {v}")))
-}
-
-/// A money value as hundredths (DECIMAL, or a MySQL server's decimal text).
-pub fn cents_of(v: &Value) -> Result<i64, Failure> {
-    let parsed = match v {
-        Value::Int(n) => Some(n * 100),
-        Value::Decimal(d) => d.rescale(2).and_then(|d| i64::try_from(d.units()).ok()),
-        Value::Str(s) => parse_cents(s.trim()),
-        Value::Double(x) => Some((x * 100.0).round() as i64),
-        _ => None,
-    };
-    parsed.ok_or_else(|| Failure::Fatal(format!("not an amount: {v}")))
-}
-
-fn parse_cents(s: &str) -> Option<i64> {
-    let (negative, digits) = match s.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, s),
-    };
-    let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
-    let frac = format!("{frac:0<2}");
-    if frac.len() > 2 && frac[2..].bytes().any(|b| b != b'0') {
-        return None;
-    }
-    let n = whole.parse::<i64>().ok()? * 100 + frac[..2].parse::<i64>().ok()?;
-    Some(if negative { -n } else { n })
 }
 
 fn int(n: i64) -> Value {
@@ -474,24 +436,5 @@ impl<C: SqlConn> Sink for SqlSink<C> {
         }
         self.0.run(async |conn| conn.text(&sql).await)?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn decimal_text_becomes_cents() {
-        for (text, expected) in [
-            ("12.34", Some(1234)),
-            ("-10.00", Some(-1000)),
-            ("5", Some(500)),
-            ("0.5", Some(50)),
-            ("1.2300", Some(123)),
-            ("1.234", None),
-        ] {
-            assert_eq!(parse_cents(text), expected, "{text}");
-        }
     }
 }

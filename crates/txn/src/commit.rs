@@ -22,7 +22,7 @@ use waterline_readview::TrxId;
 
 use crate::error::TxnError;
 use crate::key::Key;
-use crate::table::TableId;
+use crate::table_id::TableId;
 use crate::trx::Ending;
 use crate::value::Row;
 

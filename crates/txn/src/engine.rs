@@ -29,7 +29,8 @@ use crate::purge::History;
 use crate::redo::Entry;
 use crate::schema::{IndexDef, TableSchema};
 use crate::stats::{Counter, Stats, StatsSnapshot};
-use crate::table::{Table, TableId};
+use crate::table::Table;
+use crate::table_id::TableId;
 use crate::trx::Transaction;
 use crate::trx_sys::TrxSys;
 

@@ -74,6 +74,7 @@ mod spare;
 mod stats;
 use waterline_sync as sync;
 mod table;
+mod table_id;
 mod trx;
 mod trx_sys;
 mod version;
@@ -85,7 +86,8 @@ pub use engine::{Engine, PurgeReport};
 pub use error::{Interruption, TxnError};
 pub use lock::{DataLock, DataLockWait, LockMode, LockWait};
 pub use stats::{Counter, Stats, StatsSnapshot};
-pub use table::{Table, TableId};
+pub use table::Table;
+pub use table_id::TableId;
 pub use trx::{LockMark, ReadOptions, Savepoint, Transaction, copy_keyed_row};
 pub use trx_sys::{TrxInfo, TrxSys};
 pub use waterline_types::{

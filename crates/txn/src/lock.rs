@@ -101,7 +101,7 @@ use crate::error::{Interruption, TxnError};
 use crate::hash_index::{HashedMap, hash_of, shard_of};
 use crate::key::Key;
 use crate::stats::{Counter, Stats};
-use crate::table::TableId;
+use crate::table_id::TableId;
 
 /// Lock modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -22,7 +22,7 @@ use crate::commit::RedoRecord;
 use crate::error::TxnError;
 use crate::key::Key;
 use crate::schema::{Column, ColumnType, IndexDef, TableSchema};
-use crate::table::TableId;
+use crate::table_id::TableId;
 use crate::value::{DateTime, Decimal, Row, Value};
 
 /// One log or image entry.

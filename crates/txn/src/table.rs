@@ -23,6 +23,7 @@ use crate::index_stats::{DIVE, IndexStats, StatsSlot};
 use crate::key::Key;
 use crate::lock::{LockManager, gap_lock};
 use crate::schema::{TableSchema, project};
+use crate::table_id::TableId;
 use crate::value::Value;
 use crate::version::{Chain, RecordRef};
 
@@ -42,16 +43,6 @@ pub(crate) fn entry_name(entry: &IndexEntry) -> Key {
         name.push(&value);
     }
     name
-}
-
-/// A table's id (its position in the catalog).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TableId(pub u32);
-
-impl std::fmt::Display for TableId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "table#{}", self.0)
-    }
 }
 
 /// A bound on secondary keys as a bound on `(secondary key, primary key)` entries: an
