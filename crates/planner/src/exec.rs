@@ -1,9 +1,11 @@
-//! A reference executor: runs a plan's access paths as a nested-loop join over any
+//! The executor: runs a plan's access paths as a nested-loop join over any
 //! [`Storage`], checking each table's conditions, and counts the rows it reads per table.
 //!
-//! It exists so that a plan's estimates can be compared with what the plan really reads (the
-//! regression test), and so that "a range never loses a row" can be property-tested. The
-//! server runs plans over transactions with its own executor.
+//! `waterline-sql` runs every SELECT, UPDATE and DELETE through it over a transaction (its
+//! `Storage` is the transaction), then groups, aggregates, projects, sorts and cuts the rows
+//! (`crates/sql/src/select/`). The planner's tests run it over the in-memory catalog, to
+//! compare a plan's estimates with what it really reads and to property-test that a range
+//! never loses a row.
 
 use waterline_types::{Key, KeyRange, Row, Value};
 
