@@ -3,9 +3,9 @@
 use waterline_planner::Expr;
 use waterline_planner::bind::BoundTable;
 
-use super::project::{OutCol, PExpr};
 use crate::error::SqlError;
 use crate::session::Session;
+use waterline_planner::exec::SelectExpr;
 
 /// ONLY_FULL_GROUP_BY: every column a grouped query's select list reads outside an aggregate
 /// is grouped, or belongs to a table whose whole primary key is grouped (so it has one
@@ -13,7 +13,7 @@ use crate::session::Session;
 pub(super) fn full_group_by(
     s: &Session,
     tables: &[BoundTable],
-    cols: &[OutCol],
+    exprs: &[SelectExpr],
     group_by: &[Expr],
 ) -> Result<(), SqlError> {
     let grouped: Vec<(usize, usize)> = group_by
@@ -31,9 +31,9 @@ pub(super) fn full_group_by(
                 .as_ref()
                 .is_some_and(|pk| pk.iter().all(|&k| grouped.contains(&(t, k))))
     };
-    for (i, col) in cols.iter().enumerate() {
+    for (i, expr) in exprs.iter().enumerate() {
         let mut loose = None;
-        col.expr.scalars(&mut |e| {
+        expr.scalars(&mut |e| {
             if group_by.contains(e) {
                 return;
             }
@@ -81,18 +81,4 @@ pub(super) fn full_group_by(
         });
     }
     Ok(())
-}
-
-impl PExpr {
-    /// `f` of each scalar part (outside aggregates).
-    fn scalars(&self, f: &mut impl FnMut(&Expr)) {
-        match self {
-            PExpr::Scalar(e) => f(e),
-            PExpr::Agg(_) => {}
-            PExpr::Arith(_, a, b) => {
-                a.scalars(f);
-                b.scalars(f);
-            }
-        }
-    }
 }

@@ -1,8 +1,6 @@
 //! DISTINCT and LIMIT / OFFSET, the last steps: what the statement's window keeps, and how
 //! many rows the executor may stop after when the plan gives them in order.
 
-use std::collections::HashSet;
-
 use sqlparser::ast::{self, Expr as Ast, GroupByExpr, SelectItem};
 use waterline_planner::bind::{Binder, BoundSelect};
 use waterline_txn::Value;
@@ -111,20 +109,4 @@ pub(super) fn usable_rows(
 /// district instead of all of the district's NEW_ORDER rows.
 pub(super) fn rows_wanted(plan: &waterline_planner::Plan, usable: Option<usize>) -> Option<usize> {
     usable.filter(|_| plan.ordered_by_index && !plan.backward)
-}
-
-/// The rows DISTINCT and the window `(limit, offset)` keep, in order.
-pub(super) fn window(
-    mut rows: Vec<Vec<Value>>,
-    distinct: bool,
-    (limit, offset): (Option<usize>, usize),
-) -> Vec<Vec<Value>> {
-    if distinct {
-        let mut seen = HashSet::new();
-        rows.retain(|r| seen.insert(r.clone()));
-    }
-    rows.into_iter()
-        .skip(offset)
-        .take(limit.unwrap_or(usize::MAX))
-        .collect()
 }

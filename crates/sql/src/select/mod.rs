@@ -1,14 +1,14 @@
-//! SELECT: plan with the planner over the session's transaction, read with the planner's
-//! executor, then the steps a query's rows go through, one a file, in this order:
-//! `aggregate.rs` (GROUP BY and COUNT, SUM, MIN, MAX, AVG, COUNT(DISTINCT)), `project.rs`
-//! (the select list, and the step that calls the others), `sort.rs` (ORDER BY without an
-//! index), `limit.rs` (DISTINCT, LIMIT and OFFSET). `group_by.rs` checks ONLY_FULL_GROUP_BY
-//! at bind time. Also EXPLAIN, and SELECT without FROM.
+//! SELECT: bound against the catalog (the planner binds FROM and WHERE, `project.rs` the
+//! select list, GROUP BY and ORDER BY into the executor's `Output`; `aggregate.rs` finds the
+//! aggregate calls, `group_by.rs` checks ONLY_FULL_GROUP_BY, `limit.rs` reads LIMIT and
+//! OFFSET and how many rows the plan may stop at), planned over the session's transaction,
+//! and run by the planner's executor, whose steps (read, filter and join, group, aggregate,
+//! project, sort, limit) are one file each in `waterline_planner::exec`. Also EXPLAIN, and
+//! SELECT without FROM.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
-use smallvec::SmallVec;
 use sqlparser::ast::{self, SetExpr, Statement};
 use waterline_planner::bind::{BoundSelect, BoundTable, bind_query};
 use waterline_planner::exec::execute_first;
@@ -20,7 +20,6 @@ mod aggregate;
 mod group_by;
 mod limit;
 mod project;
-mod sort;
 
 use limit::{limit_offset, rows_wanted, usable_rows};
 pub(crate) use project::describe;
@@ -35,12 +34,6 @@ fn env<'r>(slots: &'r [Option<&'r Row>], params: &'r [Value]) -> Env<'r> {
         rows: slots,
         params,
     }
-}
-
-/// A joined row as the planner's expressions read it, one slot per table: on the stack up
-/// to four tables (every column of every row sent evaluates against one).
-fn slots(row: &[Row]) -> SmallVec<[Option<&Row>; 4]> {
-    row.iter().map(Some).collect()
 }
 
 fn select_of(q: &ast::Query) -> Result<&ast::Select, SqlError> {
@@ -146,14 +139,7 @@ pub(crate) fn run(
     let select = select_of(q)?;
     let window = limit_offset(q, params)?;
     if select.from.is_empty() {
-        return project(
-            s,
-            &bound.projection,
-            select,
-            vec![Vec::new()],
-            params,
-            window,
-        );
+        return project(s, &bound.projection, vec![Vec::new()], params, window);
     }
     let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
     // SERIALIZABLE: a plain SELECT in a transaction reads FOR SHARE, as InnoDB's does.
@@ -196,7 +182,7 @@ pub(crate) fn read(
     if lock.is_some() {
         unlock_unselected(trx, mark, &bound.tables, &bound.select.tables, &run.rows);
     }
-    project(s, &bound.projection, select, run.rows, params, window)
+    project(s, &bound.projection, run.rows, params, window)
 }
 
 /// EXPLAIN of a query (planned in the session's transaction, not run).

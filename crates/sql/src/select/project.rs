@@ -1,7 +1,6 @@
 //! The select list: binding it (aggregates here, every other expression by the planner's
-//! binder), and the step that turns the executor's joined rows into the result set, calling
-//! the other steps in the order a query goes through them: [`super::aggregate`] (or one
-//! output row per joined row), [`super::sort`], then [`super::limit`].
+//! binder) into the executor's [`Output`], with GROUP BY and ORDER BY; and the result set's
+//! columns (names, tables, types) around the rows the executor's steps make.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering as AtomicOrdering;
@@ -11,23 +10,15 @@ use sqlparser::ast::{
 };
 use waterline_planner::Expr;
 use waterline_planner::bind::{Binder, BoundTable, bind_query};
-use waterline_planner::value::{ArithOp, arith};
+use waterline_planner::exec::{Agg, AggFunc, Output, SelectExpr, SortKey};
+use waterline_planner::value::ArithOp;
 use waterline_txn::{Row, Value};
 
-use super::aggregate::{Agg, AggFunc, aggregate, contains_aggregate, groups};
-use super::sort::{Keyed, SortKey, sort, source_keys};
-use super::{env, select_of, slots};
+use super::aggregate::{aggregate, contains_aggregate};
+use super::select_of;
 use crate::error::SqlError;
 use crate::session::{Response, ResultColumn, Session};
 use crate::types::{ColumnMeta, FieldType, value_field_type};
-
-/// A select-list expression: scalar parts over the row, aggregates over the group.
-#[derive(Clone, Debug)]
-pub(super) enum PExpr {
-    Scalar(Expr),
-    Agg(usize),
-    Arith(ArithOp, Box<PExpr>, Box<PExpr>),
-}
 
 #[derive(Clone, Debug)]
 pub(super) struct OutCol {
@@ -36,7 +27,6 @@ pub(super) struct OutCol {
     /// Its metadata, where the select list fixes it (a column, COUNT); else the first
     /// non-NULL value's type decides.
     pub(super) meta: Option<ColumnMeta>,
-    pub(super) expr: PExpr,
     /// The expression's SQL text, to match ORDER BY items.
     pub(super) text: String,
 }
@@ -56,7 +46,7 @@ impl<'b> ProjectionBinder<'b> {
         }
     }
 
-    fn bind(&mut self, e: &Ast) -> Result<PExpr, SqlError> {
+    fn bind(&mut self, e: &Ast) -> Result<SelectExpr, SqlError> {
         match e {
             Ast::Function(f) if aggregate(f).is_some() => {
                 let (func, args) = aggregate(f).expect("checked");
@@ -81,7 +71,7 @@ impl<'b> ProjectionBinder<'b> {
                     arg,
                     distinct,
                 });
-                Ok(PExpr::Agg(self.aggs.len() - 1))
+                Ok(SelectExpr::Agg(self.aggs.len() - 1))
             }
             Ast::Nested(inner) => self.bind(inner),
             Ast::BinaryOp { left, op, right } if contains_aggregate(e) => {
@@ -94,47 +84,23 @@ impl<'b> ProjectionBinder<'b> {
                         return Err(SqlError::unsupported(format!("{other} over an aggregate")));
                     }
                 };
-                Ok(PExpr::Arith(
+                Ok(SelectExpr::Arith(
                     op,
                     Box::new(self.bind(left)?),
                     Box::new(self.bind(right)?),
                 ))
             }
-            other => Ok(PExpr::Scalar(self.binder.expr(other, "field list")?)),
+            other => Ok(SelectExpr::Scalar(self.binder.expr(other, "field list")?)),
         }
     }
 }
 
-/// Evaluates a select-list expression for a group (`rows`, at least one unless the query has
-/// only aggregates and no rows).
-pub(super) fn eval(
-    p: &PExpr,
-    rows: &[&Vec<Row>],
-    aggs: &[Value],
-    params: &[Value],
-) -> Result<Value, SqlError> {
-    Ok(match p {
-        PExpr::Agg(i) => aggs[*i].clone(),
-        PExpr::Arith(op, a, b) => arith(
-            *op,
-            &eval(a, rows, aggs, params)?,
-            &eval(b, rows, aggs, params)?,
-        )?,
-        PExpr::Scalar(e) => match rows.first() {
-            Some(row) => e.eval(env(&slots(row), params))?,
-            // No row (an aggregate over nothing): scalars over columns are NULL.
-            None => e.eval(env(&[], params)).unwrap_or(Value::Null),
-        },
-    })
-}
-
-/// A select list bound: the output columns, GROUP BY, the ORDER BY keys and the aggregates.
+/// A select list bound: the output columns as the client sees them, and what the executor
+/// does after the join.
 #[derive(Clone, Debug)]
 pub(super) struct Projection {
     cols: Vec<OutCol>,
-    group_by: Vec<Expr>,
-    sort: Vec<(SortKey, bool)>,
-    aggs: Vec<Agg>,
+    output: Output,
     /// Whether it holds a session value (NOW(), @@autocommit) read while binding.
     pub(super) volatile: bool,
 }
@@ -148,7 +114,7 @@ pub(super) fn bind_projection(
 ) -> Result<Projection, SqlError> {
     let mut pb = ProjectionBinder::new(s, tables);
     // The first parameter after the select list: the planner numbered WHERE's after it too.
-    let mut cols = Vec::new();
+    let (mut cols, mut exprs) = (Vec::new(), Vec::new());
     for item in &select.projection {
         match item {
             SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
@@ -168,23 +134,23 @@ pub(super) fn bind_projection(
                             name: column.name.as_str().into(),
                             table: table.alias.as_str().into(),
                             meta: Some(ColumnMeta::of(column.ty)),
-                            expr: PExpr::Scalar(e),
                             text: column.name.clone(),
                         });
+                        exprs.push(SelectExpr::Scalar(e));
                     }
                 }
             }
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
                 let expr = pb.bind(e)?;
                 let (meta, table) = match &expr {
-                    PExpr::Scalar(Expr::Column(c)) => {
+                    SelectExpr::Scalar(Expr::Column(c)) => {
                         let t = &tables[c.table];
                         (
                             Some(ColumnMeta::of(t.schema.columns[c.column].ty)),
                             t.alias.as_str().into(),
                         )
                     }
-                    PExpr::Agg(i) if pb.aggs[*i].func == AggFunc::Count => {
+                    SelectExpr::Agg(i) if pb.aggs[*i].func == AggFunc::Count => {
                         (Some(ColumnMeta::computed(FieldType::LongLong)), "".into())
                     }
                     _ => (None, "".into()),
@@ -211,9 +177,9 @@ pub(super) fn bind_projection(
                     name: name.into(),
                     table,
                     meta,
-                    expr,
                     text,
                 });
+                exprs.push(expr);
             }
             other => return Err(SqlError::unsupported(other)),
         }
@@ -226,7 +192,7 @@ pub(super) fn bind_projection(
         GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
     };
     if s.settings().sql_mode.only_full_group_by && (!group_by.is_empty() || !pb.aggs.is_empty()) {
-        super::group_by::full_group_by(s, tables, &cols, &group_by)?;
+        super::group_by::full_group_by(s, tables, &exprs, &group_by)?;
     }
     if select.having.is_some() {
         return Err(SqlError::unsupported("HAVING"));
@@ -252,7 +218,7 @@ pub(super) fn bind_projection(
                     });
                     match by_name {
                         Some(i)
-                            if !matches!(cols[i].expr, PExpr::Scalar(Expr::Column(_)))
+                            if !matches!(exprs[i], SelectExpr::Scalar(Expr::Column(_)))
                                 || matches!(e, Ast::Identifier(_)) =>
                         {
                             SortKey::Out(i)
@@ -266,54 +232,34 @@ pub(super) fn bind_projection(
     }
     Ok(Projection {
         cols,
-        group_by,
-        sort,
-        aggs: pb.aggs,
+        output: Output {
+            exprs,
+            group_by,
+            aggs: pb.aggs,
+            sort,
+            distinct: matches!(select.distinct, Some(ast::Distinct::Distinct)),
+        },
         volatile: pb.binder.volatile,
     })
 }
 
-/// Projects, groups, sorts and limits (to `(limit, offset)`, from
-/// [`super::limit::limit_offset`]) the joined rows of a query.
+/// The result set of a query whose joined rows are `rows`: the executor groups, aggregates,
+/// projects, sorts and cuts them to `window` (`(limit, offset)`, from
+/// [`super::limit::limit_offset`]); this names their columns.
 pub(super) fn project(
     s: &Session,
     p: &Projection,
-    select: &ast::Select,
     rows: Vec<Vec<Row>>,
     params: &[Value],
     window: (Option<usize>, usize),
 ) -> Result<Response, SqlError> {
-    let Projection {
-        cols,
-        group_by,
-        sort: order,
-        aggs,
-        ..
-    } = p;
-    let keys = |row: Option<&&Vec<Row>>| source_keys(order, row, params);
-    // Each output row, with the source values its ORDER BY keys read.
-    let mut out: Vec<Keyed> = if !group_by.is_empty() || !aggs.is_empty() {
-        groups((cols, group_by, aggs), &rows, params, keys)?
-    } else {
-        let mut out = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let one = [row];
-            let values = cols
-                .iter()
-                .map(|c| eval(&c.expr, &one, &[], params))
-                .collect::<Result<Vec<_>, _>>()?;
-            out.push((values, keys(Some(&row))?));
-        }
-        out
-    };
-    sort(&mut out, order);
-    let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
-    let result = super::limit::window(out.into_iter().map(|(r, _)| r).collect(), distinct, window);
+    let result = p.output.finish(rows, params, window)?;
     s.shared()
         .counters
         .rows_sent
         .fetch_add(result.len() as u64, AtomicOrdering::Relaxed);
-    let columns = cols
+    let columns = p
+        .cols
         .iter()
         .enumerate()
         .map(|(i, c)| {
@@ -365,10 +311,10 @@ pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColu
             }
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
                 let meta = match pb.bind(e)? {
-                    PExpr::Scalar(Expr::Column(c)) => {
+                    SelectExpr::Scalar(Expr::Column(c)) => {
                         ColumnMeta::of(bound[c.table].schema.columns[c.column].ty)
                     }
-                    PExpr::Agg(i) if pb.aggs[i].func == AggFunc::Count => {
+                    SelectExpr::Agg(i) if pb.aggs[i].func == AggFunc::Count => {
                         ColumnMeta::computed(FieldType::LongLong)
                     }
                     _ => ColumnMeta::computed(FieldType::VarString),

@@ -1,23 +1,26 @@
-//! ORDER BY when the plan's index does not give the order ("Using filesort"): by output
-//! columns, or by source expressions read from each row (or group), NULLs first as MySQL
-//! sorts them.
+//! Sort: ORDER BY when the plan's index does not give the order ("Using filesort"), by
+//! output columns or by expressions over the source row (or the group's first row), NULLs
+//! first as MySQL sorts them, stably.
 
 use std::cmp::Ordering;
 
-use waterline_planner::Expr;
-use waterline_planner::value::sql_cmp;
-use waterline_txn::{Row, Value};
+use waterline_types::{Row, Value};
+
+use crate::PlanError;
+use crate::expr::Expr;
+use crate::value::sql_cmp;
 
 use super::{env, slots};
-use crate::error::SqlError;
 
 /// An output row, with the source values its ORDER BY keys read.
 pub(super) type Keyed = (Vec<Value>, Vec<Value>);
 
 /// An ORDER BY key: an output column, or an expression over the source row.
 #[derive(Clone, Debug)]
-pub(super) enum SortKey {
+pub enum SortKey {
+    /// Output column number `n` (from 0).
     Out(usize),
+    /// An expression over the source row.
     Src(Expr),
 }
 
@@ -26,20 +29,20 @@ pub(super) fn source_keys(
     sort: &[(SortKey, bool)],
     row: Option<&&Vec<Row>>,
     params: &[Value],
-) -> Result<Vec<Value>, SqlError> {
+) -> Result<Vec<Value>, PlanError> {
     sort.iter()
         .filter_map(|(k, _)| match k {
             SortKey::Src(e) => Some(e),
             SortKey::Out(_) => None,
         })
         .map(|e| match row {
-            Some(r) => e.eval(env(&slots(r), params)).map_err(SqlError::from),
+            Some(r) => e.eval(env(&slots(r), params)),
             None => Ok(Value::Null),
         })
         .collect()
 }
 
-/// Sorts `out` (rows with their source keys) by `sort`, stably.
+/// Sorts `out` (rows with their source keys) by `sort` (each key with `true` for DESC).
 pub(super) fn sort(out: &mut [Keyed], sort: &[(SortKey, bool)]) {
     if sort.is_empty() {
         return;
