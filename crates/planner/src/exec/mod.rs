@@ -106,3 +106,99 @@ fn env<'r>(slots: &'r [Option<&'r Row>], params: &'r [Value]) -> Env<'r> {
         params,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::ColumnRef;
+
+    fn column(n: usize) -> Expr {
+        Expr::Column(ColumnRef {
+            table: 0,
+            column: n,
+            name: format!("t.c{n}"),
+        })
+    }
+
+    /// `SELECT c0, COUNT(*), SUM(c1), SUM(c1) / COUNT(*) FROM t GROUP BY c0
+    /// ORDER BY 2 DESC, c0 LIMIT 2 OFFSET 1` over one table's joined rows.
+    #[test]
+    fn finish_groups_aggregates_projects_sorts_and_cuts() {
+        let rows: Vec<Vec<Row>> = [(1, 10), (2, 5), (1, 20), (3, 1), (2, 7), (1, 30)]
+            .into_iter()
+            .map(|(a, b)| vec![vec![Value::Int(a), Value::Int(b)]])
+            .collect();
+        let output = Output {
+            exprs: vec![
+                SelectExpr::Scalar(column(0)),
+                SelectExpr::Agg(0),
+                SelectExpr::Agg(1),
+                SelectExpr::Arith(
+                    crate::value::ArithOp::Div,
+                    Box::new(SelectExpr::Agg(1)),
+                    Box::new(SelectExpr::Agg(0)),
+                ),
+            ],
+            group_by: vec![column(0)],
+            aggs: vec![
+                Agg {
+                    func: AggFunc::Count,
+                    arg: None,
+                    distinct: false,
+                },
+                Agg {
+                    func: AggFunc::Sum,
+                    arg: Some(column(1)),
+                    distinct: false,
+                },
+            ],
+            sort: vec![(SortKey::Out(1), true), (SortKey::Src(column(0)), false)],
+            distinct: false,
+        };
+        let out = output.finish(rows, &[], (Some(2), 1)).unwrap();
+        let text: Vec<Vec<String>> = out
+            .iter()
+            .map(|r| r.iter().map(ToString::to_string).collect())
+            .collect();
+        // Groups by count: 1 (3 rows), 2 (2), 3 (1); the offset skips group 1.
+        assert_eq!(
+            text,
+            [["2", "2", "12", "6.0000"], ["3", "1", "1", "1.0000"]]
+        );
+    }
+
+    /// Aggregates over no rows are one row (COUNT 0, SUM NULL); without them, no rows.
+    #[test]
+    fn aggregates_over_nothing_are_one_row() {
+        let count = Output {
+            exprs: vec![SelectExpr::Agg(0), SelectExpr::Agg(1)],
+            aggs: vec![
+                Agg {
+                    func: AggFunc::Count,
+                    arg: None,
+                    distinct: false,
+                },
+                Agg {
+                    func: AggFunc::Sum,
+                    arg: Some(column(0)),
+                    distinct: false,
+                },
+            ],
+            ..Output::default()
+        };
+        assert_eq!(
+            count.finish(Vec::new(), &[], (None, 0)).unwrap(),
+            [[Value::Int(0), Value::Null]]
+        );
+        let plain = Output {
+            exprs: vec![SelectExpr::Scalar(column(0))],
+            distinct: true,
+            ..Output::default()
+        };
+        let rows = vec![vec![vec![Value::Int(7)]], vec![vec![Value::Int(7)]]];
+        assert_eq!(
+            plain.finish(rows, &[], (None, 0)).unwrap(),
+            [[Value::Int(7)]]
+        );
+    }
+}
