@@ -32,13 +32,12 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
-use waterline::txn::ReadOptions;
 
 use common::{CounterFile, group, per_thread, rounds, save};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use waterline::txn::{
-    Column, ColumnType, Counter, Engine, EngineConfig, Isolation, Key, Rng, SnapshotKind, Table,
-    TableSchema, Transaction, Value, ViewClose, copy_row,
+    Column, ColumnType, Counter, Engine, EngineConfig, Isolation, Key, ReadOptions, Rng,
+    SnapshotKind, Table, TableSchema, Transaction, Value, ViewClose, copy_row,
 };
 
 const THREADS: [usize; 4] = [2, 8, 64, 256];

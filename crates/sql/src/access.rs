@@ -13,18 +13,17 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::Arc;
-use waterline_txn::copy_row;
 
 use waterline_planner::bind::BoundTable;
 use waterline_planner::exec::Storage;
-
-use crate::control::Watch;
-use crate::error::SqlError;
 use waterline_planner::{Catalog, IndexId, PlanError, TableStats};
 use waterline_txn::{
     Isolation, Key, KeyRange, LockMark, LockMode, LockWait, ReadOptions, Row, Table, TableSchema,
-    Transaction, TxnError,
+    Transaction, TxnError, copy_row,
 };
+
+use crate::control::Watch;
+use crate::error::SqlError;
 
 /// A transaction seen as the planner's catalog and the executor's storage.
 pub struct TxnAccess<'t> {
@@ -165,18 +164,12 @@ impl Catalog for TxnAccess<'_> {
             let mut trx = self.trx.borrow_mut();
             let row = match self.lock {
                 None => trx.get(t, key.clone()),
-                Some(LockMode::Exclusive) => trx.get_with(
-                    t,
-                    key.clone(),
-                    ReadOptions::locking(LockMode::Exclusive),
-                    copy_row,
-                ),
-                Some(LockMode::Shared) => trx.get_with(
-                    t,
-                    key.clone(),
-                    ReadOptions::locking(LockMode::Shared),
-                    copy_row,
-                ),
+                Some(LockMode::Exclusive) => {
+                    trx.get_with(t, key.clone(), ReadOptions::FOR_UPDATE, copy_row)
+                }
+                Some(LockMode::Shared) => {
+                    trx.get_with(t, key.clone(), ReadOptions::FOR_SHARE, copy_row)
+                }
             };
             return row.map_err(|e| self.fail(e));
         }

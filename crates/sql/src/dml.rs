@@ -7,7 +7,6 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use waterline_txn::{copy_keyed_row, copy_row};
 
 use sqlparser::ast::{
     self, AssignmentTarget, Expr as Ast, FromTable, SetExpr, Statement, TableFactor, TableObject,
@@ -17,6 +16,7 @@ use waterline_planner::exec::execute;
 use waterline_planner::{Access, Env, Expr, IndexId, Planner};
 use waterline_txn::{
     Isolation, Key, KeyRange, LockMode, ReadOptions, Row, Table, Transaction, Value,
+    copy_keyed_row, copy_row,
 };
 
 use crate::access::{TxnAccess, plan_failure};
@@ -270,12 +270,7 @@ fn delete_conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<u
     if let Some(pk) = &schema.primary_key {
         let key: Key = pk.iter().map(|&c| row[c].clone()).collect();
         if trx
-            .get_with(
-                table,
-                key.clone(),
-                ReadOptions::locking(LockMode::Exclusive),
-                copy_row,
-            )?
+            .get_with(table, key.clone(), ReadOptions::FOR_UPDATE, copy_row)?
             .is_some()
         {
             doomed.push(key);
@@ -360,12 +355,7 @@ fn target_rows(
     for (key, _) in rows {
         s.watch().check()?;
         let mark = trx.lock_mark();
-        match trx.get_with(
-            table,
-            key.clone(),
-            ReadOptions::locking(LockMode::Exclusive),
-            copy_row,
-        )? {
+        match trx.get_with(table, key.clone(), ReadOptions::FOR_UPDATE, copy_row)? {
             Some(row) if selects(filter, &row, params)? => kept.push((key, row)),
             _ => {
                 trx.unlock_rows_since(mark, table, |_| false);

@@ -35,13 +35,12 @@
 use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
-use waterline_txn::copy_keyed_row;
 
 use smallvec::SmallVec;
 
 use waterline_txn::{
     Engine, Isolation, Key, KeyRange, LockMode, LockWait, ReadOptions, Row, Table, Transaction,
-    Value, copy_row,
+    Value, copy_keyed_row, copy_row,
 };
 
 use crate::Error;

@@ -56,7 +56,9 @@ mod scan;
 /// use waterline_txn::{LockMode, ReadOptions};
 ///
 /// let newest_three = ReadOptions::default().reverse().limit(3);
-/// let by_name_for_update = ReadOptions::locking(LockMode::Exclusive).on_index("by_name");
+/// let by_name_for_update = ReadOptions::FOR_UPDATE.on_index("by_name");
+/// let shared = ReadOptions::FOR_SHARE;
+/// assert_eq!(shared, ReadOptions::FOR_SHARE);
 /// # let _ = (newest_three, by_name_for_update);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -74,12 +76,24 @@ pub struct ReadOptions<'a> {
 }
 
 impl<'a> ReadOptions<'a> {
+    /// `SELECT ... FOR UPDATE`: lock each row read exclusively and read its newest version.
+    pub const FOR_UPDATE: ReadOptions<'a> = ReadOptions::const_locking(LockMode::Exclusive);
+    /// `SELECT ... FOR SHARE`: lock each row read shared and read its newest version.
+    pub const FOR_SHARE: ReadOptions<'a> = ReadOptions::const_locking(LockMode::Shared);
+
+    const fn const_locking(mode: LockMode) -> ReadOptions<'a> {
+        ReadOptions {
+            index: None,
+            limit: None,
+            reverse: false,
+            lock: Some(mode),
+            wait: LockWait::Wait,
+        }
+    }
+
     /// A locking read: `SELECT ... FOR SHARE` (`Shared`) or `FOR UPDATE` (`Exclusive`).
     pub fn locking(mode: LockMode) -> ReadOptions<'a> {
-        ReadOptions {
-            lock: Some(mode),
-            ..ReadOptions::default()
-        }
+        ReadOptions::const_locking(mode)
     }
 
     /// Through secondary index `name`.

@@ -8,12 +8,11 @@
 use std::ops::Bound;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
-use waterline_txn::{copy_keyed_row, copy_row};
 
 use waterline_txn::{
     Column, ColumnType, CommitPipeline, CommitTicket, Counter, Decimal, Engine, EngineConfig,
     Isolation, Key, KeyRange, LockMode, LockWait, ReadOptions, RedoRecord, SnapshotKind, Table,
-    TableSchema, TrxId, TxnError, Value,
+    TableSchema, TrxId, TxnError, Value, copy_keyed_row, copy_row,
 };
 
 fn config() -> EngineConfig {
@@ -842,24 +841,14 @@ fn an_interrupt_ends_a_lock_wait_and_leaves_the_transaction() {
     setup.commit().unwrap();
     let mut holder = engine.begin_with(Isolation::RepeatableRead);
     holder
-        .get_with(
-            &t,
-            Key::one(1),
-            ReadOptions::locking(LockMode::Exclusive),
-            copy_row,
-        )
+        .get_with(&t, Key::one(1), ReadOptions::FOR_UPDATE, copy_row)
         .unwrap();
 
     let flag = Arc::new(AtomicBool::new(false));
     let mut waiter = engine.begin_with(Isolation::RepeatableRead);
     waiter.set_interrupt(Arc::clone(&flag));
     waiter
-        .get_with(
-            &t,
-            Key::one(2),
-            ReadOptions::locking(LockMode::Exclusive),
-            copy_row,
-        )
+        .get_with(&t, Key::one(2), ReadOptions::FOR_UPDATE, copy_row)
         .unwrap();
     let killer = {
         let flag = Arc::clone(&flag);
@@ -869,12 +858,7 @@ fn an_interrupt_ends_a_lock_wait_and_leaves_the_transaction() {
         })
     };
     let started = std::time::Instant::now();
-    let waited = waiter.get_with(
-        &t,
-        Key::one(1),
-        ReadOptions::locking(LockMode::Exclusive),
-        copy_row,
-    );
+    let waited = waiter.get_with(&t, Key::one(1), ReadOptions::FOR_UPDATE, copy_row);
     killer.join().unwrap();
     assert_eq!(waited, Err(TxnError::Interrupted(Interruption::Query)));
     assert!(
@@ -884,12 +868,7 @@ fn an_interrupt_ends_a_lock_wait_and_leaves_the_transaction() {
     );
     assert!(waiter.is_active(), "only the statement ends");
     assert_eq!(
-        waiter.get_with(
-            &t,
-            Key::one(1),
-            ReadOptions::locking(LockMode::Exclusive),
-            copy_row
-        ),
+        waiter.get_with(&t, Key::one(1), ReadOptions::FOR_UPDATE, copy_row),
         Err(TxnError::Interrupted(Interruption::Query)),
         "the flag stays set until its owner clears it"
     );
@@ -897,12 +876,7 @@ fn an_interrupt_ends_a_lock_wait_and_leaves_the_transaction() {
     holder.commit().unwrap();
     assert!(
         waiter
-            .get_with(
-                &t,
-                Key::one(1),
-                ReadOptions::locking(LockMode::Exclusive),
-                copy_row
-            )
+            .get_with(&t, Key::one(1), ReadOptions::FOR_UPDATE, copy_row)
             .unwrap()
             .is_some()
     );

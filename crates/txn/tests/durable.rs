@@ -8,12 +8,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use waterline_txn::{ReadOptions, copy_keyed_row};
 
 use tempfile::TempDir;
 use waterline_txn::{
     Column, ColumnType, CommitConfig, Engine, EngineConfig, FlushPolicy, Isolation, Key, KeyRange,
-    Row, SnapshotKind, Table, TableSchema, Tail, TxnError, Value,
+    ReadOptions, Row, SnapshotKind, Table, TableSchema, Tail, TxnError, Value, copy_keyed_row,
 };
 
 fn temp_dir() -> TempDir {

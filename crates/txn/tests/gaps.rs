@@ -9,9 +9,8 @@ use std::time::Duration;
 
 use waterline_txn::{
     Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, ReadOptions, Rng,
-    Table, TableSchema, Transaction, TxnError, Value,
+    Table, TableSchema, Transaction, TxnError, Value, copy_keyed_row, copy_row,
 };
-use waterline_txn::{copy_keyed_row, copy_row};
 
 fn engine(timeout: Duration) -> (Engine, Table) {
     engine_with(EngineConfig {
@@ -135,12 +134,7 @@ fn an_insert_takes_back_a_dead_entry_a_gap_lock_kept() {
     let mut reader = engine.begin_with(Isolation::RepeatableRead);
     assert!(
         reader
-            .get_with(
-                &t,
-                Key::one(25),
-                ReadOptions::locking(LockMode::Exclusive),
-                copy_row
-            )
+            .get_with(&t, Key::one(25), ReadOptions::FOR_UPDATE, copy_row)
             .unwrap()
             .is_none()
     );
@@ -185,14 +179,9 @@ fn an_inserter_keeps_its_gap_lock_on_both_sides_of_its_new_row() {
     load(&engine, &t, &[10, 20]);
     let mut trx = engine.begin_with(Isolation::RepeatableRead);
     assert!(
-        trx.get_with(
-            &t,
-            Key::one(15),
-            ReadOptions::locking(LockMode::Exclusive),
-            copy_row
-        )
-        .unwrap()
-        .is_none()
+        trx.get_with(&t, Key::one(15), ReadOptions::FOR_UPDATE, copy_row)
+            .unwrap()
+            .is_none()
     );
     trx.insert(&t, row(15)).unwrap();
     assert!(insert_waits(&engine, &t, 12), "below the new row");
@@ -411,12 +400,7 @@ fn read_committed_takes_no_gap_locks() {
     assert_eq!(ids(rows.unwrap()), [10, 20]);
     assert!(
         reader
-            .get_with(
-                &t,
-                Key::one(25),
-                ReadOptions::locking(LockMode::Exclusive),
-                copy_row
-            )
+            .get_with(&t, Key::one(25), ReadOptions::FOR_UPDATE, copy_row)
             .unwrap()
             .is_none()
     );
@@ -522,13 +506,8 @@ fn read_committed_gives_back_the_rows_a_statement_locked_but_did_not_select() {
     ] {
         let mut trx = engine.begin_with(isolation);
         // Held before the statement: stays, selected or not.
-        trx.get_with(
-            &t,
-            Key::one(1),
-            ReadOptions::locking(LockMode::Exclusive),
-            copy_row,
-        )
-        .unwrap();
+        trx.get_with(&t, Key::one(1), ReadOptions::FOR_UPDATE, copy_row)
+            .unwrap();
         let mark = trx.lock_mark();
         let read = trx.scan_with(&t, KeyRange::All, for_update(false), copy_keyed_row);
         assert_eq!(ids(read.unwrap()), [1, 2, 3, 4]);
@@ -537,12 +516,7 @@ fn read_committed_gives_back_the_rows_a_statement_locked_but_did_not_select() {
         assert_eq!(gone, if released { 2 } else { 0 }, "{isolation:?}");
         for (id, free) in [(1, false), (2, released), (3, false), (4, released)] {
             let mut other = engine.begin_with(Isolation::ReadCommitted);
-            let got = other.get_with(
-                &t,
-                Key::one(id),
-                ReadOptions::locking(LockMode::Exclusive),
-                copy_row,
-            );
+            let got = other.get_with(&t, Key::one(id), ReadOptions::FOR_UPDATE, copy_row);
             assert_eq!(got.is_ok(), free, "{isolation:?}: row {id}");
             other.rollback();
         }

@@ -8,10 +8,10 @@
 use std::sync::Arc;
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
-use waterline_txn::{LockMode, ReadOptions, copy_row};
 
 use waterline_txn::{
-    Column, ColumnType, Counter, Engine, EngineConfig, Isolation, Key, Table, TableSchema, Value,
+    Column, ColumnType, Counter, Engine, EngineConfig, Isolation, Key, ReadOptions, Table,
+    TableSchema, Value, copy_row,
 };
 
 fn engine(boost: u8) -> (Arc<Engine>, Table) {
@@ -74,13 +74,8 @@ fn hold_and_wait(engine: &Arc<Engine>, table: &Table, boosting: bool) -> (i64, i
         let (engine, table) = (Arc::clone(engine), table.clone());
         std::thread::spawn(move || {
             let mut trx = engine.begin_with(Isolation::ReadCommitted);
-            trx.get_with(
-                &table,
-                Key::from([1]),
-                ReadOptions::locking(LockMode::Exclusive),
-                copy_row,
-            )
-            .unwrap();
+            trx.get_with(&table, Key::from([1]), ReadOptions::FOR_UPDATE, copy_row)
+                .unwrap();
             held_tx.send(tid()).unwrap();
             commit.recv().unwrap();
             trx.commit().unwrap();
@@ -94,13 +89,8 @@ fn hold_and_wait(engine: &Arc<Engine>, table: &Table, boosting: bool) -> (i64, i
         let (engine, table) = (Arc::clone(engine), table.clone());
         std::thread::spawn(move || {
             let mut trx = engine.begin_with(Isolation::ReadCommitted);
-            trx.get_with(
-                &table,
-                Key::from([1]),
-                ReadOptions::locking(LockMode::Exclusive),
-                copy_row,
-            )
-            .unwrap();
+            trx.get_with(&table, Key::from([1]), ReadOptions::FOR_UPDATE, copy_row)
+                .unwrap();
             trx.commit().unwrap();
         })
     };

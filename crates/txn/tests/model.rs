@@ -24,12 +24,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::time::Duration;
-use waterline_txn::{copy_keyed_row, copy_row};
 
 use proptest::prelude::*;
 use waterline_txn::{
     Column, ColumnType, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode, ReadOptions,
-    SnapshotKind, Table, TableSchema, Transaction, TxnError, Value, ViewClose,
+    SnapshotKind, Table, TableSchema, Transaction, TxnError, Value, ViewClose, copy_keyed_row,
+    copy_row,
 };
 
 const TRXS: usize = 3;
@@ -340,12 +340,7 @@ fn run(
                 prop_assert_eq!(got, model.view(i), "{}", ctx());
             }
             Op::ReadForUpdate(_, k) => {
-                let result = trx.get_with(
-                    &t,
-                    Key::one(k),
-                    ReadOptions::locking(LockMode::Exclusive),
-                    copy_row,
-                );
+                let result = trx.get_with(&t, Key::one(k), ReadOptions::FOR_UPDATE, copy_row);
                 if model.locked_by_other(i, k) {
                     prop_assert!(is_timeout(&result), "{}: {:?}", ctx(), result);
                 } else {

@@ -39,12 +39,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
-use waterline_txn::{copy_keyed_row, copy_row};
 
 use waterline_txn::{
     Column, ColumnType, Counter, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode,
     LockWait, ReadOptions, SnapshotKind, StatsSnapshot, Table, TableSchema, Transaction, TrxId,
-    TxnError, Value, ViewClose,
+    TxnError, Value, ViewClose, copy_keyed_row, copy_row,
 };
 
 /// How long a command may take before it is reported as waiting.
@@ -196,12 +195,9 @@ fn step(
         )
     };
     Ok(match *words {
-        ["get", id] if serializable => one(trx.get_with(
-            t,
-            Key::one(value(id)),
-            ReadOptions::locking(LockMode::Shared),
-            copy_row,
-        )?),
+        ["get", id] if serializable => {
+            one(trx.get_with(t, Key::one(value(id)), ReadOptions::FOR_SHARE, copy_row)?)
+        }
         ["scan", lo, hi] if serializable => {
             let options = ReadOptions {
                 lock: Some(LockMode::Shared),
@@ -210,18 +206,12 @@ fn step(
             rows(trx.scan_with(t, between(lo, hi), options, copy_keyed_row)?)
         }
         ["get", id] => one(trx.get(t, Key::one(value(id)))?),
-        ["get_for_update", id] => one(trx.get_with(
-            t,
-            Key::one(value(id)),
-            ReadOptions::locking(LockMode::Exclusive),
-            copy_row,
-        )?),
-        ["get_for_share", id] => one(trx.get_with(
-            t,
-            Key::one(value(id)),
-            ReadOptions::locking(LockMode::Shared),
-            copy_row,
-        )?),
+        ["get_for_update", id] => {
+            one(trx.get_with(t, Key::one(value(id)), ReadOptions::FOR_UPDATE, copy_row)?)
+        }
+        ["get_for_share", id] => {
+            one(trx.get_with(t, Key::one(value(id)), ReadOptions::FOR_SHARE, copy_row)?)
+        }
         ["scan"] => rows(trx.scan(t, KeyRange::All)?),
         ["scan", lo, hi] => rows(trx.scan(t, between(lo, hi))?),
         ["scan_for_update", lo, hi] => {
