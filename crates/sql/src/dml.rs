@@ -15,8 +15,8 @@ use waterline_planner::bind::{Binder, BoundSelect, BoundTable, object_name};
 use waterline_planner::exec::execute;
 use waterline_planner::{Access, Env, Expr, IndexId, Planner};
 use waterline_txn::{
-    Isolation, Key, KeyRange, LockMode, ReadOptions, Row, Table, Transaction, Value,
-    copy_keyed_row, copy_row,
+    Column, ColumnType, Isolation, Key, KeyRange, LockMode, ReadOptions, Row, Table, Transaction,
+    Value, copy_keyed_row, copy_row,
 };
 
 use crate::access::{TxnAccess, plan_failure};
@@ -60,6 +60,31 @@ fn single_table(from: &ast::TableWithJoins) -> Result<&ast::ObjectName, SqlError
     match &from.relation {
         TableFactor::Table { name, .. } if from.joins.is_empty() => Ok(name),
         _ => Err(SqlError::unsupported("a multi-table UPDATE or DELETE")),
+    }
+}
+
+/// What an INSERT stores in NOT NULL `column` that it leaves out and that has no DEFAULT:
+/// under a strict `sql_mode` nothing (error 1364, as MySQL); otherwise the type's implicit
+/// default with warning 1364 (0, an empty string). A DATETIME has no implicit default
+/// waterline can store (MySQL's is the zero date), so it is refused in either mode.
+fn no_default(
+    column: &Column,
+    strict: bool,
+    warnings: &mut Vec<crate::types::Warning>,
+) -> Result<Value, SqlError> {
+    let message = format!("Field '{}' doesn't have a default value", column.name);
+    let implicit = match column.ty {
+        ColumnType::Char(_) | ColumnType::Varchar(_) => Some(Value::from("")),
+        ColumnType::Double => Some(Value::Double(0.0)),
+        ColumnType::DateTime(_) => None,
+        _ => Some(Value::Int(0)), // integers, and a DECIMAL (stored as its zero)
+    };
+    match implicit {
+        Some(v) if !strict => {
+            warnings.push(("Warning".into(), 1364, message));
+            Ok(v)
+        }
+        _ => Err(SqlError::new(1364, "HY000", message)),
     }
 }
 
@@ -154,7 +179,9 @@ pub(crate) fn bind_insert(
     let mut binder = Binder::new(&[]).with_session(s);
     let mut rows = Vec::with_capacity(values.rows.len());
     for (i, exprs) in values.rows.iter().enumerate() {
-        if exprs.len() != positions.len() {
+        // `VALUES ()` with no column list: a row of defaults, as in MySQL.
+        let defaults = exprs.is_empty() && ins.columns.is_empty();
+        if exprs.len() != positions.len() && !defaults {
             return Err(SqlError::column_count(i + 1));
         }
         let mut row: Vec<Option<Expr>> = vec![None; schema.columns.len()];
@@ -227,9 +254,12 @@ pub(crate) fn insert(
     for (n, r) in rows.into_iter().enumerate() {
         let mut row = Vec::with_capacity(r.len());
         for (i, v) in r.into_iter().enumerate() {
-            let v = v
-                .or_else(|| meta.defaults.get(i).cloned().flatten())
-                .unwrap_or(Value::Null);
+            let column = &schema.columns[i];
+            let v = match v.or_else(|| meta.defaults.get(i).cloned().flatten()) {
+                Some(v) => v,
+                None if column.nullable => Value::Null,
+                None => no_default(column, strict, s.warnings_mut())?,
+            };
             row.push(store(
                 &schema.columns[i],
                 v,
