@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use sqlparser::ast::{LockClause, LockType, Set, Statement};
+use sqlparser::ast::{LockClause, LockType, Set, SetExpr, Statement, TableFactor};
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -230,12 +230,41 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
             {
                 *session = true;
             }
+            without_dual(&mut statement);
             Ok(Parsed::Statement(Box::new(statement)))
         }
         0 => Err(SqlError::new(1065, "42000", "Query was empty")),
         _ => Err(SqlError::parse(
             "one statement per query (multi-statements are off)",
         )),
+    }
+}
+
+/// `FROM DUAL` is no FROM at all (MySQL's dummy table, for those who need a FROM): taken
+/// out of a SELECT, or the SELECT EXPLAIN explains, so `SELECT 1 FROM DUAL` is `SELECT 1`.
+fn without_dual(statement: &mut Statement) {
+    let query = match statement {
+        Statement::Query(q) => q,
+        Statement::Explain { statement, .. } => match statement.as_mut() {
+            Statement::Query(q) => q,
+            _ => return,
+        },
+        _ => return,
+    };
+    let SetExpr::Select(select) = query.body.as_mut() else {
+        return;
+    };
+    if let [from] = select.from.as_slice()
+        && from.joins.is_empty()
+        && let TableFactor::Table {
+            name, alias: None, ..
+        } = &from.relation
+        && let [part] = name.0.as_slice()
+        && part
+            .as_ident()
+            .is_some_and(|i| i.quote_style.is_none() && i.value.eq_ignore_ascii_case("DUAL"))
+    {
+        select.from.clear();
     }
 }
 

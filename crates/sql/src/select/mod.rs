@@ -109,16 +109,18 @@ pub(crate) fn bind_in(
         Some(ast::NonBlock::Nowait) => LockWait::NoWait,
         Some(ast::NonBlock::SkipLocked) => LockWait::SkipLocked,
     };
-    let bound = if select.from.is_empty() {
-        BoundSelect::default()
-    } else {
-        let database = database.ok_or_else(SqlError::no_database)?;
-        bind_query(
-            &crate::access::SchemaCatalog { database, tables },
-            q,
-            Some(s),
-        )?
+    // Without FROM (or FROM DUAL) there is no table to find, so no database is needed;
+    // WHERE is bound all the same.
+    let database = match database {
+        Some(d) => d,
+        None if select.from.is_empty() => "",
+        None => return Err(SqlError::no_database()),
     };
+    let bound = bind_query(
+        &crate::access::SchemaCatalog { database, tables },
+        q,
+        Some(s),
+    )?;
     let projection = bind_projection(s, &bound.tables, q, select)?;
     Ok(BoundQuery {
         tables: handles(tables, &bound.tables),
@@ -139,7 +141,16 @@ pub(crate) fn run(
     let select = select_of(q)?;
     let window = limit_offset(q, params)?;
     if select.from.is_empty() {
-        return project(s, &bound.projection, vec![Vec::new()], params, window);
+        // One row, or none if WHERE is not true of it.
+        let env = Env { rows: &[], params };
+        let mut rows = vec![Vec::new()];
+        for cond in &bound.select.conds {
+            if !cond.is_true(env)? {
+                rows.clear();
+                break;
+            }
+        }
+        return project(s, &bound.projection, rows, params, window);
     }
     let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
     // SERIALIZABLE: a plain SELECT in a transaction reads FOR SHARE, as InnoDB's does.

@@ -118,14 +118,7 @@ pub(super) fn bind_projection(
     for item in &select.projection {
         match item {
             SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
-                let only = match item {
-                    SelectItem::QualifiedWildcard(kind, _) => Some(kind.to_string()),
-                    _ => None,
-                };
-                for table in tables.iter().filter(|t| {
-                    only.as_ref()
-                        .is_none_or(|q| q.eq_ignore_ascii_case(&t.alias))
-                }) {
+                for table in star_tables(s, item, tables)? {
                     for column in &table.schema.columns {
                         let e = pb
                             .binder
@@ -281,6 +274,56 @@ pub(super) fn project(
     })
 }
 
+/// The tables a `*` or `t.*` select item stands for: every table, or the one it names
+/// (`t.*`, or `db.t.*` in the database in use). A name no table of the query has is error
+/// 1051, and `*` with no table error 1096, as in MySQL.
+fn star_tables<'t>(
+    s: &Session,
+    item: &SelectItem,
+    tables: &'t [BoundTable],
+) -> Result<Vec<&'t BoundTable>, SqlError> {
+    let SelectItem::QualifiedWildcard(kind, _) = item else {
+        if tables.is_empty() {
+            return Err(SqlError::new(1096, "HY000", "No tables used"));
+        }
+        return Ok(tables.iter().collect());
+    };
+    let ast::SelectItemQualifiedWildcardKind::ObjectName(name) = kind else {
+        return Err(SqlError::unsupported(item));
+    };
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| {
+            p.as_ident()
+                .map_or_else(|| p.to_string(), |i| i.value.clone())
+        })
+        .collect();
+    let unknown = || {
+        SqlError::new(
+            1051,
+            "42S02",
+            format!("Unknown table '{}'", parts.join(".")),
+        )
+    };
+    let (database, table) = match parts.as_slice() {
+        [table] => (None, table),
+        [database, table] => (Some(database), table),
+        _ => return Err(unknown()),
+    };
+    if database.is_some_and(|d| !d.eq_ignore_ascii_case(s.database_name())) {
+        return Err(unknown());
+    }
+    let found: Vec<_> = tables
+        .iter()
+        .filter(|t| t.alias.eq_ignore_ascii_case(table))
+        .collect();
+    if found.is_empty() {
+        return Err(unknown());
+    }
+    Ok(found)
+}
+
 /// The columns a query returns, without running it (COM_STMT_PREPARE).
 pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
     let select = select_of(q)?;
@@ -299,7 +342,7 @@ pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColu
     for item in &select.projection {
         match item {
             SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
-                for t in &bound {
+                for t in star_tables(s, item, &bound)? {
                     for c in &t.schema.columns {
                         cols.push(ResultColumn::new(
                             c.name.as_str().into(),
