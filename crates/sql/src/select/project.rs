@@ -178,9 +178,9 @@ pub(super) fn bind_projection(
         }
     }
     let group_by: Vec<Expr> = match &select.group_by {
-        GroupByExpr::Expressions(exprs, _) => exprs
+        GroupByExpr::Expressions(items, _) => items
             .iter()
-            .map(|e| pb.binder.expr(e, "group statement"))
+            .map(|e| group_key(&mut pb, e, &cols, &exprs))
             .collect::<Result<_, _>>()?,
         GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
     };
@@ -272,6 +272,44 @@ pub(super) fn project(
         columns,
         rows: result,
     })
+}
+
+/// A GROUP BY item, bound as MySQL resolves it: a number is that select item (`GROUP BY 1`);
+/// a name is a column of the query's tables first, then a select item's alias or name; else
+/// an expression over the tables. Grouping on an aggregate is error 1056.
+fn group_key(
+    pb: &mut ProjectionBinder<'_>,
+    e: &Ast,
+    cols: &[OutCol],
+    exprs: &[SelectExpr],
+) -> Result<Expr, SqlError> {
+    let item = |i: usize| match &exprs[i] {
+        SelectExpr::Scalar(x) => Ok(x.clone()),
+        _ => Err(SqlError::new(
+            1056,
+            "42000",
+            format!("Can't group on '{}'", cols[i].name),
+        )),
+    };
+    if let Ast::Value(v) = e
+        && let ast::Value::Number(n, _) = &v.value
+    {
+        return match n.parse::<usize>() {
+            Ok(i) if (1..=cols.len()).contains(&i) => item(i - 1),
+            _ => Err(SqlError::unknown_column(n, "group statement")),
+        };
+    }
+    match pb.binder.expr(e, "group statement") {
+        Err(waterline_planner::PlanError::UnknownColumn(..))
+            if let Ast::Identifier(id) = e
+                && let Some(i) = cols
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(&id.value)) =>
+        {
+            item(i)
+        }
+        other => Ok(other?),
+    }
 }
 
 /// The tables a `*` or `t.*` select item stands for: every table, or the one it names
