@@ -12,7 +12,7 @@ use waterline_types::{Decimal, TableSchema, Value};
 
 use crate::PlanError;
 use crate::catalog::Catalog;
-use crate::expr::{CmpOp, ColumnRef, Expr};
+use crate::expr::{Case, CmpOp, ColumnRef, Expr};
 use crate::table_map::MAX_TABLES;
 use crate::value::ArithOp;
 
@@ -244,8 +244,101 @@ impl<'a> Binder<'a> {
                     other => return Err(PlanError::Unsupported(format!("operator {other}"))),
                 }
             }
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let operand = operand
+                    .as_deref()
+                    .map(|o| self.expr(o, clause))
+                    .transpose()?;
+                let whens = conditions
+                    .iter()
+                    .map(|w| {
+                        Ok((
+                            self.expr(&w.condition, clause)?,
+                            self.expr(&w.result, clause)?,
+                        ))
+                    })
+                    .collect::<Result<_, PlanError>>()?;
+                let otherwise = else_result
+                    .as_deref()
+                    .map(|e| self.expr(e, clause))
+                    .transpose()?;
+                Expr::Case(Box::new(Case {
+                    operand,
+                    whens,
+                    otherwise,
+                }))
+            }
+            A::Function(f) => match self.conditional(f, clause)? {
+                Some(e) => e,
+                None => return Err(PlanError::Unsupported(e.to_string())),
+            },
             other => return Err(PlanError::Unsupported(other.to_string())),
         })
+    }
+
+    /// IF, IFNULL, COALESCE and NULLIF, as the CASE each is; `None` for another function.
+    fn conditional(
+        &mut self,
+        f: &ast::Function,
+        clause: &'static str,
+    ) -> Result<Option<Expr>, PlanError> {
+        let written = f.name.to_string();
+        let name = written.to_ascii_uppercase();
+        if !matches!(name.as_str(), "IF" | "IFNULL" | "COALESCE" | "NULLIF") {
+            return Ok(None);
+        }
+        let ast::FunctionArguments::List(list) = &f.args else {
+            return Err(PlanError::ParamCount(written));
+        };
+        if list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
+            return Err(PlanError::Unsupported(f.to_string()));
+        }
+        let mut args = Vec::with_capacity(list.args.len());
+        for arg in &list.args {
+            match arg {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
+                    args.push(self.expr(x, clause)?)
+                }
+                _ => return Err(PlanError::Unsupported(f.to_string())),
+            }
+        }
+        let not_null = |e: &Expr| Expr::IsNull(Box::new(e.clone()), true);
+        let case = match (name.as_str(), args.as_slice()) {
+            ("IF", [c, a, b]) => Case {
+                operand: None,
+                whens: vec![(c.clone(), a.clone())],
+                otherwise: Some(b.clone()),
+            },
+            ("IFNULL", [a, b]) => Case {
+                operand: None,
+                whens: vec![(not_null(a), a.clone())],
+                otherwise: Some(b.clone()),
+            },
+            ("COALESCE", [all @ .., last]) => Case {
+                operand: None,
+                whens: all.iter().map(|a| (not_null(a), a.clone())).collect(),
+                otherwise: Some(last.clone()),
+            },
+            ("NULLIF", [a, b]) => Case {
+                operand: None,
+                whens: vec![(
+                    Expr::Cmp(CmpOp::Eq, Box::new(a.clone()), Box::new(b.clone())),
+                    Expr::Literal(Value::Null),
+                )],
+                otherwise: Some(a.clone()),
+            },
+            // IF is grammar in MySQL, not a function: another count is a syntax error.
+            ("IF", _) => {
+                return Err(PlanError::Parse(format!("{f}: IF takes three arguments")));
+            }
+            _ => return Err(PlanError::ParamCount(written)),
+        };
+        Ok(Some(Expr::Case(Box::new(case))))
     }
 
     /// Marks the columns an expression of the select list (or HAVING) reads, binding what it

@@ -127,6 +127,32 @@ pub enum Expr {
     Or(Vec<Expr>),
     /// Negation.
     Not(Box<Expr>),
+    /// `CASE`, and the functions that are one: IF, IFNULL, COALESCE, NULLIF (boxed, so that an
+    /// `Expr` stays small).
+    Case(Box<Case>),
+}
+
+/// `CASE [operand] WHEN w THEN r ... [ELSE e] END`: the first `r` whose `w` is true (equals
+/// `operand`, when there is one), else `e`, else NULL. IF(c, a, b) is a CASE with one WHEN;
+/// COALESCE(a, b, ...) and IFNULL(a, b) one WHEN per argument but the last, each testing
+/// `IS NOT NULL`; NULLIF(a, b) is `CASE WHEN a = b THEN NULL ELSE a END`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Case {
+    /// The simple CASE's operand, compared with each WHEN.
+    pub operand: Option<Expr>,
+    /// Each WHEN and its THEN, in order.
+    pub whens: Vec<(Expr, Expr)>,
+    /// ELSE.
+    pub otherwise: Option<Expr>,
+}
+
+impl Case {
+    fn parts(&self) -> impl Iterator<Item = &Expr> {
+        self.operand
+            .iter()
+            .chain(self.whens.iter().flat_map(|(w, t)| [w, t]))
+            .chain(self.otherwise.iter())
+    }
 }
 
 /// The values an expression may read: the current row of each table in the query (by FROM
@@ -163,6 +189,9 @@ impl Expr {
                 .fold(expr.used_tables(), |m, e| m | e.used_tables()),
             Expr::Row(list) | Expr::And(list) | Expr::Or(list) => list
                 .iter()
+                .fold(TableMap::EMPTY, |m, e| m | e.used_tables()),
+            Expr::Case(case) => case
+                .parts()
                 .fold(TableMap::EMPTY, |m, e| m | e.used_tables()),
         }
     }
@@ -227,6 +256,7 @@ impl Expr {
             Expr::Row(list) | Expr::And(list) | Expr::Or(list) => {
                 list.iter().for_each(|e| e.visit(f))
             }
+            Expr::Case(case) => case.parts().for_each(|e| e.visit(f)),
         }
     }
 
@@ -277,6 +307,7 @@ impl Expr {
             Expr::And(list) => boolean(connective(list, env, Some(true), and3)?),
             Expr::Or(list) => boolean(connective(list, env, Some(false), or3)?),
             Expr::Not(e) => boolean(truth(&e.eval(env)?).map(|b| !b)),
+            Expr::Case(case) => case.eval(env)?,
         })
     }
 
@@ -347,6 +378,28 @@ fn compare(op: CmpOp, a: &Expr, b: &Expr, env: Env<'_>) -> Result<Option<bool>, 
         }
         (Expr::Row(xs), _) | (_, Expr::Row(xs)) => Err(PlanError::Operand(xs.len())),
         _ => Ok(sql_cmp(&a.eval(env)?, &b.eval(env)?).map(|o| op.holds(o))),
+    }
+}
+
+impl Case {
+    /// The value of the first THEN whose WHEN holds. Out of line, as `in_list`.
+    #[inline(never)]
+    fn eval(&self, env: Env<'_>) -> Result<Value, PlanError> {
+        let operand = self.operand.as_ref().map(|o| o.eval(env)).transpose()?;
+        for (when, then) in &self.whens {
+            let w = when.eval(env)?;
+            let holds = match &operand {
+                Some(o) => sql_cmp(o, &w) == Some(Ordering::Equal),
+                None => truth(&w) == Some(true),
+            };
+            if holds {
+                return then.eval(env);
+            }
+        }
+        match &self.otherwise {
+            Some(e) => e.eval(env),
+            None => Ok(Value::Null),
+        }
     }
 }
 
@@ -443,6 +496,19 @@ impl fmt::Display for Expr {
                 f.write_str(")")
             }
             Expr::Not(e) => write!(f, "(not {e})"),
+            Expr::Case(case) => {
+                f.write_str("(case")?;
+                if let Some(operand) = &case.operand {
+                    write!(f, " {operand}")?;
+                }
+                for (when, then) in &case.whens {
+                    write!(f, " when {when} then {then}")?;
+                }
+                if let Some(otherwise) = &case.otherwise {
+                    write!(f, " else {otherwise}")?;
+                }
+                f.write_str(" end)")
+            }
         }
     }
 }

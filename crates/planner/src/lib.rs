@@ -72,7 +72,7 @@ use waterline_types::Value;
 
 pub use bind::{BoundSelect, BoundTable, SessionValues};
 pub use catalog::{Catalog, IndexId, TableStats};
-pub use expr::{CmpOp, ColumnRef, Env, Expr};
+pub use expr::{Case, CmpOp, ColumnRef, Env, Expr};
 pub use memory::MemCatalog;
 pub use plan::{Access, Impossible, Plan, TablePlan, key_len, key_part_len};
 pub use table_map::{MAX_TABLES, TableMap};
@@ -127,6 +127,9 @@ pub enum PlanError {
     /// A row value where a scalar was expected, or rows of different widths (1241).
     #[error("Operand should contain {0} column(s)")]
     Operand(usize),
+    /// A native function called with the wrong number of arguments (1582).
+    #[error("Incorrect parameter count in the call to native function '{0}'")]
+    ParamCount(String),
     /// Arithmetic overflow (1690).
     #[error("Value is out of range in '{0}'")]
     OutOfRange(String),
@@ -159,6 +162,7 @@ impl PlanError {
             PlanError::Ambiguous(..) => 1052,
             PlanError::NotUniqueTable(_) => 1066,
             PlanError::Operand(_) => 1241,
+            PlanError::ParamCount(_) => 1582,
             PlanError::OutOfRange(_) => 1690,
             PlanError::MissingParam(_) => 1210,
             PlanError::TooManyTables(_) => 1116,
@@ -173,7 +177,7 @@ impl PlanError {
             PlanError::Parse(_) | PlanError::Ambiguous(..) => "42000",
             PlanError::NoSuchTable(_) => "42S02",
             PlanError::UnknownColumn(..) => "42S22",
-            PlanError::NotUniqueTable(_) => "42000",
+            PlanError::NotUniqueTable(_) | PlanError::ParamCount(_) => "42000",
             PlanError::Operand(_) => "21000",
             PlanError::OutOfRange(_) => "22003",
             PlanError::Unsupported(_) | PlanError::MissingParam(_) => "HY000",
