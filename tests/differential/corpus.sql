@@ -325,6 +325,25 @@ SELECT COALESCE() AS r;
 UPDATE t SET b = IFNULL(b, 0) + 1 WHERE id = 4;
 SELECT b FROM t WHERE id = 4;
 
+-- String functions
+SELECT id, CONCAT(d, '-', id) AS r FROM t ORDER BY id;
+SELECT CONCAT('a', NULL, 'b') AS r, CONCAT('x') AS s, CONCAT(1, 2.50, 'z') AS u;
+SELECT id, CONCAT(d, ':', c) AS r FROM t WHERE c IS NOT NULL ORDER BY id;
+SELECT id, CONCAT('at ', g) AS r FROM t WHERE g IS NOT NULL ORDER BY id;
+SELECT id, LENGTH(d) AS l, CHAR_LENGTH(d) AS c FROM t ORDER BY id;
+SELECT LENGTH('héllo') AS l, CHAR_LENGTH('héllo') AS c, OCTET_LENGTH('ab') AS o, CHARACTER_LENGTH('abc') AS cc;
+SELECT UPPER(d) AS u, LOWER('MiXeD') AS l, UCASE('a') AS uc, LCASE('B') AS lc FROM t WHERE id = 1;
+SELECT SUBSTRING('waterline', 3) AS a, SUBSTRING('waterline', 3, 4) AS b, SUBSTRING('waterline', -4) AS c, SUBSTRING('waterline', -4, 2) AS d;
+SELECT SUBSTRING('waterline', 0) AS a, SUBSTRING('waterline', 20) AS b, SUBSTRING('waterline', 2, 0) AS c, SUBSTRING('waterline', 2, -1) AS d, SUBSTR('waterline', 6) AS e;
+SELECT SUBSTRING('waterline' FROM 2 FOR 3) AS a, SUBSTRING(NULL, 1) AS b, SUBSTRING('x', NULL) AS c;
+SELECT TRIM('  a b  ') AS a, TRIM(LEADING 'x' FROM 'xxaxx') AS b, TRIM(TRAILING 'x' FROM 'xxaxx') AS c, TRIM(BOTH 'ab' FROM 'ababcab') AS d, TRIM(NULL) AS e;
+SELECT id FROM t WHERE UPPER(d) = 'ONE';
+SELECT id FROM t WHERE CHAR_LENGTH(d) > 3 ORDER BY id;
+SELECT LENGTH() AS r;
+SELECT UPPER('a', 'b') AS r;
+SELECT CONCAT() AS r;
+SELECT CONCAT('x', f) AS r FROM t WHERE id = 1;
+
 -- Joins
 SELECT t.id, two.v FROM t JOIN two ON t.id = two.k1 ORDER BY t.id, two.v;
 SELECT t.id, two.v FROM t, two WHERE t.id = two.k1 AND two.k2 = 1 ORDER BY t.id;

@@ -12,7 +12,7 @@ use waterline_types::{Decimal, TableSchema, Value};
 
 use crate::PlanError;
 use crate::catalog::Catalog;
-use crate::expr::{Case, CmpOp, ColumnRef, Expr};
+use crate::expr::{Case, CmpOp, ColumnRef, Expr, Func, FuncKind, TrimSide};
 use crate::table_map::MAX_TABLES;
 use crate::value::ArithOp;
 
@@ -275,10 +275,93 @@ impl<'a> Binder<'a> {
             }
             A::Function(f) => match self.conditional(f, clause)? {
                 Some(e) => e,
-                None => return Err(PlanError::Unsupported(e.to_string())),
+                None => match self.string_function(f, clause)? {
+                    Some(e) => e,
+                    None => return Err(PlanError::Unsupported(e.to_string())),
+                },
             },
+            A::Substring {
+                expr,
+                substring_from: Some(from),
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.expr(expr, clause)?, self.expr(from, clause)?];
+                if let Some(len) = substring_for {
+                    args.push(self.expr(len, clause)?);
+                }
+                Expr::Func(Box::new(Func {
+                    kind: FuncKind::Substring,
+                    args,
+                }))
+            }
+            A::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters: None,
+            } => {
+                let side = match trim_where {
+                    None | Some(ast::TrimWhereField::Both) => TrimSide::Both,
+                    Some(ast::TrimWhereField::Leading) => TrimSide::Leading,
+                    Some(ast::TrimWhereField::Trailing) => TrimSide::Trailing,
+                };
+                let what = match trim_what {
+                    Some(w) => self.expr(w, clause)?,
+                    None => Expr::Literal(Value::from(" ")),
+                };
+                Expr::Func(Box::new(Func {
+                    kind: FuncKind::Trim(side),
+                    args: vec![self.expr(expr, clause)?, what],
+                }))
+            }
             other => return Err(PlanError::Unsupported(other.to_string())),
         })
+    }
+
+    /// CONCAT, LENGTH, CHAR_LENGTH, UPPER and LOWER (and their other names); `None` for
+    /// another function.
+    fn string_function(
+        &mut self,
+        f: &ast::Function,
+        clause: &'static str,
+    ) -> Result<Option<Expr>, PlanError> {
+        let written = f.name.to_string();
+        let (kind, arity) = match written.to_ascii_uppercase().as_str() {
+            "CONCAT" => (FuncKind::Concat, None),
+            "LENGTH" | "OCTET_LENGTH" => (FuncKind::Length, Some(1)),
+            "CHAR_LENGTH" | "CHARACTER_LENGTH" => (FuncKind::CharLength, Some(1)),
+            "UPPER" | "UCASE" => (FuncKind::Upper, Some(1)),
+            "LOWER" | "LCASE" => (FuncKind::Lower, Some(1)),
+            _ => return Ok(None),
+        };
+        let args = self.arguments(f, clause)?;
+        if args.is_empty() || arity.is_some_and(|n| args.len() != n) {
+            return Err(PlanError::ParamCount(written));
+        }
+        Ok(Some(Expr::Func(Box::new(Func { kind, args }))))
+    }
+
+    /// A function call's arguments, bound (none for `f` or `f()`); DISTINCT, a clause inside
+    /// the parentheses or a named argument is refused.
+    fn arguments(
+        &mut self,
+        f: &ast::Function,
+        clause: &'static str,
+    ) -> Result<Vec<Expr>, PlanError> {
+        let ast::FunctionArguments::List(list) = &f.args else {
+            return Ok(Vec::new());
+        };
+        if list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
+            return Err(PlanError::Unsupported(f.to_string()));
+        }
+        list.args
+            .iter()
+            .map(|arg| match arg {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => self.expr(x, clause),
+                _ => Err(PlanError::Unsupported(f.to_string())),
+            })
+            .collect()
     }
 
     /// IF, IFNULL, COALESCE and NULLIF, as the CASE each is; `None` for another function.
@@ -292,21 +375,7 @@ impl<'a> Binder<'a> {
         if !matches!(name.as_str(), "IF" | "IFNULL" | "COALESCE" | "NULLIF") {
             return Ok(None);
         }
-        let ast::FunctionArguments::List(list) = &f.args else {
-            return Err(PlanError::ParamCount(written));
-        };
-        if list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
-            return Err(PlanError::Unsupported(f.to_string()));
-        }
-        let mut args = Vec::with_capacity(list.args.len());
-        for arg in &list.args {
-            match arg {
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
-                    args.push(self.expr(x, clause)?)
-                }
-                _ => return Err(PlanError::Unsupported(f.to_string())),
-            }
-        }
+        let args = self.arguments(f, clause)?;
         let not_null = |e: &Expr| Expr::IsNull(Box::new(e.clone()), true);
         let case = match (name.as_str(), args.as_slice()) {
             ("IF", [c, a, b]) => Case {

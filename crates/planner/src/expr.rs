@@ -130,6 +130,65 @@ pub enum Expr {
     /// `CASE`, and the functions that are one: IF, IFNULL, COALESCE, NULLIF (boxed, so that an
     /// `Expr` stays small).
     Case(Box<Case>),
+    /// A string function (boxed, as `Case`).
+    Func(Box<Func>),
+}
+
+/// A string function and its arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Func {
+    /// Which.
+    pub kind: FuncKind,
+    /// Its arguments.
+    pub args: Vec<Expr>,
+}
+
+/// The string functions: over the text of their arguments (a number's digits as MySQL
+/// writes them), NULL for a NULL argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FuncKind {
+    /// CONCAT(a, b, ...).
+    Concat,
+    /// LENGTH(s): bytes.
+    Length,
+    /// CHAR_LENGTH(s): characters.
+    CharLength,
+    /// UPPER(s).
+    Upper,
+    /// LOWER(s).
+    Lower,
+    /// SUBSTRING(s, pos [, len]), in characters from 1; a negative pos counts from the end.
+    Substring,
+    /// TRIM(`[BOTH | LEADING | TRAILING] [what] FROM s`): `what` (a space by default) off
+    /// both ends, the start or the end, as often as it is there.
+    Trim(TrimSide),
+}
+
+/// Which ends TRIM cuts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrimSide {
+    /// Both (the default).
+    Both,
+    /// The start.
+    Leading,
+    /// The end.
+    Trailing,
+}
+
+impl FuncKind {
+    fn name(self) -> &'static str {
+        match self {
+            FuncKind::Concat => "concat",
+            FuncKind::Length => "length",
+            FuncKind::CharLength => "char_length",
+            FuncKind::Upper => "upper",
+            FuncKind::Lower => "lower",
+            FuncKind::Substring => "substring",
+            FuncKind::Trim(TrimSide::Both) => "trim",
+            FuncKind::Trim(TrimSide::Leading) => "trim_leading",
+            FuncKind::Trim(TrimSide::Trailing) => "trim_trailing",
+        }
+    }
 }
 
 /// `CASE [operand] WHEN w THEN r ... [ELSE e] END`: the first `r` whose `w` is true (equals
@@ -192,6 +251,10 @@ impl Expr {
                 .fold(TableMap::EMPTY, |m, e| m | e.used_tables()),
             Expr::Case(case) => case
                 .parts()
+                .fold(TableMap::EMPTY, |m, e| m | e.used_tables()),
+            Expr::Func(func) => func
+                .args
+                .iter()
                 .fold(TableMap::EMPTY, |m, e| m | e.used_tables()),
         }
     }
@@ -257,6 +320,7 @@ impl Expr {
                 list.iter().for_each(|e| e.visit(f))
             }
             Expr::Case(case) => case.parts().for_each(|e| e.visit(f)),
+            Expr::Func(func) => func.args.iter().for_each(|e| e.visit(f)),
         }
     }
 
@@ -308,6 +372,7 @@ impl Expr {
             Expr::Or(list) => boolean(connective(list, env, Some(false), or3)?),
             Expr::Not(e) => boolean(truth(&e.eval(env)?).map(|b| !b)),
             Expr::Case(case) => case.eval(env)?,
+            Expr::Func(func) => func.eval(env)?,
         })
     }
 
@@ -400,6 +465,86 @@ impl Case {
             Some(e) => e.eval(env),
             None => Ok(Value::Null),
         }
+    }
+}
+
+/// A value's text as the string functions read it; `None` for NULL. A DOUBLE is refused:
+/// its text in MySQL is not Rust's.
+fn text_of(v: Value) -> Result<Option<String>, PlanError> {
+    Ok(match v {
+        Value::Null => None,
+        Value::Str(s) => Some(s.to_string()),
+        Value::Int(n) => Some(n.to_string()),
+        Value::Decimal(d) => Some(d.to_string()),
+        Value::DateTime(t) => Some(t.to_string()),
+        Value::Double(_) => {
+            return Err(PlanError::Unsupported(
+                "a DOUBLE in a string function".into(),
+            ));
+        }
+    })
+}
+
+impl Func {
+    /// Out of line, as `in_list`.
+    #[inline(never)]
+    fn eval(&self, env: Env<'_>) -> Result<Value, PlanError> {
+        let mut texts = Vec::with_capacity(self.args.len());
+        for arg in &self.args {
+            match text_of(arg.eval(env)?)? {
+                Some(t) => texts.push(t),
+                None => return Ok(Value::Null),
+            }
+        }
+        let int = |t: &str| -> Result<i64, PlanError> {
+            t.trim()
+                .parse::<i64>()
+                .map_err(|_| PlanError::Unsupported(format!("'{t}' as a position or length")))
+        };
+        Ok(match (self.kind, texts.as_slice()) {
+            (FuncKind::Concat, all) => Value::from(all.concat().as_str()),
+            (FuncKind::Length, [s]) => Value::Int(s.len() as i64),
+            (FuncKind::CharLength, [s]) => Value::Int(s.chars().count() as i64),
+            (FuncKind::Upper, [s]) => Value::from(s.to_uppercase().as_str()),
+            (FuncKind::Lower, [s]) => Value::from(s.to_lowercase().as_str()),
+            (FuncKind::Substring, [s, rest @ ..]) if rest.len() <= 2 => {
+                let chars: Vec<char> = s.chars().collect();
+                let n = chars.len() as i64;
+                let pos = int(&rest[0])?;
+                let start = match pos {
+                    0 => return Ok(Value::from("")),
+                    p if p > 0 => p - 1,
+                    p => n + p,
+                };
+                let len = match rest.get(1) {
+                    Some(l) => int(l)?,
+                    None => n,
+                };
+                if start < 0 || start >= n || len < 1 {
+                    return Ok(Value::from(""));
+                }
+                let end = start.saturating_add(len).min(n);
+                let text: String = chars[start as usize..end as usize].iter().collect();
+                Value::from(text.as_str())
+            }
+            (FuncKind::Trim(side), [s, what]) => {
+                let mut t = s.as_str();
+                if !what.is_empty() {
+                    if side != TrimSide::Trailing {
+                        while let Some(rest) = t.strip_prefix(what.as_str()) {
+                            t = rest;
+                        }
+                    }
+                    if side != TrimSide::Leading {
+                        while let Some(rest) = t.strip_suffix(what.as_str()) {
+                            t = rest;
+                        }
+                    }
+                }
+                Value::from(t)
+            }
+            _ => return Err(PlanError::ParamCount(self.kind.name().to_uppercase())),
+        })
     }
 }
 
@@ -508,6 +653,11 @@ impl fmt::Display for Expr {
                     write!(f, " else {otherwise}")?;
                 }
                 f.write_str(" end)")
+            }
+            Expr::Func(func) => {
+                write!(f, "{}(", func.kind.name())?;
+                list(f, &func.args, ",")?;
+                f.write_str(")")
             }
         }
     }
