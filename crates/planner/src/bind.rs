@@ -519,49 +519,13 @@ fn bind_table(
     Ok(())
 }
 
-/// A GROUP BY item as the planner sees it, resolved as MySQL resolves it: a number is that
-/// select item (`GROUP BY 1`), a name no table has is a select item's alias. What the
-/// planner cannot bind (an item that is an aggregate, a number past the list) stands as a
-/// constant no index gives the order of; the SQL layer reports those with MySQL's errors.
-fn group_item(
-    binder: &mut Binder<'_>,
-    select: &ast::Select,
-    e: &ast::Expr,
-) -> Result<Expr, PlanError> {
-    let item_expr = |item: &ast::SelectItem| match item {
-        ast::SelectItem::UnnamedExpr(x) | ast::SelectItem::ExprWithAlias { expr: x, .. } => {
-            Some(x.clone())
-        }
-        _ => None,
-    };
-    let unbindable = Expr::Literal(Value::Null);
-    if let ast::Expr::Value(v) = e
-        && let ast::Value::Number(n, _) = &v.value
-    {
-        let item = n
-            .parse::<usize>()
-            .ok()
-            .and_then(|i| i.checked_sub(1))
-            .and_then(|i| select.projection.get(i))
-            .and_then(item_expr);
-        return Ok(item
-            .and_then(|x| binder.expr(&x, "group statement").ok())
-            .unwrap_or(unbindable));
-    }
+/// A GROUP BY item as the planner sees it. A number (`GROUP BY 1`) or a name no table has
+/// (a select item's alias) names a select item, which the SQL layer resolves, reporting
+/// MySQL's errors; here either stands as a constant no index gives the order of.
+fn group_item(binder: &mut Binder<'_>, e: &ast::Expr) -> Result<Expr, PlanError> {
     match binder.expr(e, "group statement") {
-        Err(PlanError::UnknownColumn(..)) if let ast::Expr::Identifier(id) = e => {
-            let aliased = select.projection.iter().find_map(|item| match item {
-                ast::SelectItem::ExprWithAlias { expr, alias }
-                    if alias.value.eq_ignore_ascii_case(&id.value) =>
-                {
-                    Some(expr.clone())
-                }
-                _ => None,
-            });
-            match aliased {
-                Some(x) => Ok(binder.expr(&x, "group statement").unwrap_or(unbindable)),
-                None => binder.expr(e, "group statement"),
-            }
+        Err(PlanError::UnknownColumn(..)) if matches!(e, ast::Expr::Identifier(_)) => {
+            Ok(Expr::Literal(Value::Null))
         }
         other => other,
     }
@@ -624,7 +588,7 @@ pub fn bind_query(
     let mut group_by = Vec::new();
     if let GroupByExpr::Expressions(exprs, _) = &select.group_by {
         for e in exprs {
-            group_by.push(group_item(&mut binder, select, e)?);
+            group_by.push(group_item(&mut binder, e)?);
         }
     }
     if let Some(h) = &select.having {

@@ -120,6 +120,22 @@ mod tests {
         })
     }
 
+    fn count_star() -> Agg {
+        Agg {
+            func: AggFunc::Count,
+            arg: None,
+            distinct: false,
+        }
+    }
+
+    fn sum(n: usize) -> Agg {
+        Agg {
+            func: AggFunc::Sum,
+            arg: Some(column(n)),
+            distinct: false,
+        }
+    }
+
     /// `SELECT c0, COUNT(*), SUM(c1), SUM(c1) / COUNT(*) FROM t GROUP BY c0
     /// ORDER BY 2 DESC, c0 LIMIT 2 OFFSET 1` over one table's joined rows.
     #[test]
@@ -140,18 +156,7 @@ mod tests {
                 ),
             ],
             group_by: vec![column(0)],
-            aggs: vec![
-                Agg {
-                    func: AggFunc::Count,
-                    arg: None,
-                    distinct: false,
-                },
-                Agg {
-                    func: AggFunc::Sum,
-                    arg: Some(column(1)),
-                    distinct: false,
-                },
-            ],
+            aggs: vec![count_star(), sum(1)],
             sort: vec![(SortKey::Out(1), true), (SortKey::Src(column(0)), false)],
             distinct: false,
         };
@@ -172,18 +177,7 @@ mod tests {
     fn aggregates_over_nothing_are_one_row() {
         let count = Output {
             exprs: vec![SelectExpr::Agg(0), SelectExpr::Agg(1)],
-            aggs: vec![
-                Agg {
-                    func: AggFunc::Count,
-                    arg: None,
-                    distinct: false,
-                },
-                Agg {
-                    func: AggFunc::Sum,
-                    arg: Some(column(0)),
-                    distinct: false,
-                },
-            ],
+            aggs: vec![count_star(), sum(0)],
             ..Output::default()
         };
         assert_eq!(
