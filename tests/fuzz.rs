@@ -1,8 +1,8 @@
 //! The server survives whatever SQL a client sends: `waterline serve` as a process, and a
 //! proptest that takes the differential corpus's statements, mutates them (bytes changed,
 //! cut, doubled, fragments of SQL and of nonsense put in, parentheses nested deep, operator
-//! chains grown long) and sends each as a text query or as a prepared statement with random
-//! parameters. A statement may fail as it likes; the process must stay up, every lost
+//! chains grown long and split by parentheses) and sends each as a text query or as a
+//! prepared statement with random parameters. A statement may fail as it likes; the process must stay up, every lost
 //! connection must be the server closing one connection (a reconnect works), and its
 //! standard error must hold no panic.
 //!
@@ -95,7 +95,7 @@ enum Mutation {
     Double(usize, usize),
     Put(usize, usize),
     Nest(usize),
-    Chain(usize, usize),
+    Chain(usize, usize, usize),
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -105,7 +105,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<usize>(), 1..40usize).prop_map(|(at, n)| Mutation::Double(at, n)),
         (any::<usize>(), 0..FRAGMENTS.len()).prop_map(|(at, f)| Mutation::Put(at, f)),
         (1..3_000usize).prop_map(Mutation::Nest),
-        (0..6usize, 1..6_000usize).prop_map(|(op, n)| Mutation::Chain(op, n)),
+        (0..6usize, 1..6_000usize, 1..8usize)
+            .prop_map(|(op, n, groups)| Mutation::Chain(op, n, groups)),
     ]
 }
 
@@ -142,13 +143,21 @@ fn apply(text: &str, m: &Mutation) -> String {
         Mutation::Nest(depth) => {
             return format!("SELECT {}1{}", "(".repeat(depth), ")".repeat(depth));
         }
-        Mutation::Chain(op, n) => {
+        Mutation::Chain(op, n, groups) => {
+            // `n` operators, split into `groups` left-nested parenthesized pieces: as deep
+            // as one chain of them all.
             let op = ["+", "*", " OR ", " AND ", "-", " = "][op];
-            let mut chain = String::from("SELECT 1");
-            for _ in 0..n {
+            let mut chain = format!("SELECT {}1", "(".repeat(groups - 1));
+            for i in 1..=n {
+                if i % (n / groups + 1) == 0
+                    && chain.matches('(').count() > chain.matches(')').count()
+                {
+                    chain.push(')');
+                }
                 chain.push_str(op);
                 chain.push('1');
             }
+            chain.push_str(&")".repeat(chain.matches('(').count() - chain.matches(')').count()));
             return chain;
         }
     }
@@ -285,6 +294,9 @@ fn mutated_statements_never_end_the_server() {
     let mut runner = TestRunner::new(Config {
         cases,
         failure_persistence: None,
+        // Once the server is dead every case fails: shrinking would only blur the statement
+        // that killed it.
+        max_shrink_iters: 0,
         ..Config::default()
     });
     let result = runner.run(&strategy, |(seed, mutations, params)| {
@@ -292,14 +304,19 @@ fn mutated_statements_never_end_the_server() {
             .iter()
             .fold(seeds[seed].to_owned(), |sql, m| apply(&sql, m));
         run_count.set(run_count.get() + 1);
-        if !run(&mut conn.borrow_mut(), &sql, params.as_deref()) {
+        let kept = run(&mut conn.borrow_mut(), &sql, params.as_deref());
+        if !kept {
+            // A dying server closes its sockets before it can be reaped.
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let alive = server.borrow_mut().child.try_wait().unwrap().is_none();
+        prop_assert!(alive, "the server died on: {sql:?} with {params:?}");
+        if !kept {
             // The server closed this connection (KILL, wait_timeout, 1153...): it must still
             // be up and take a new one.
             lost.set(lost.get() + 1);
             *conn.borrow_mut() = server.borrow_mut().connect();
         }
-        let alive = server.borrow_mut().child.try_wait().unwrap().is_none();
-        prop_assert!(alive, "the server died on: {sql:?}");
         Ok::<(), TestCaseError>(())
     });
     let mut server = server.into_inner();

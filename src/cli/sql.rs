@@ -98,8 +98,18 @@ fn statements(text: &str) -> (Vec<String>, String) {
     (done, current)
 }
 
-/// Runs the shell.
+/// Runs the shell, on a thread with the stack a session's statements need.
 pub fn run(args: SqlArgs) -> Result<(), Box<dyn std::error::Error>> {
+    std::thread::Builder::new()
+        .name("waterline-sql".into())
+        .stack_size(waterline_sql::SESSION_STACK)
+        .spawn(move || shell(args).map_err(|e| e.to_string()))?
+        .join()
+        .map_err(|_| "the shell's thread panicked")??;
+    Ok(())
+}
+
+fn shell(args: SqlArgs) -> Result<(), Box<dyn std::error::Error>> {
     let (engine, recovery) = args.knobs.engine.open()?;
     if let Some(recovery) = recovery {
         eprintln!("recovered: {recovery}");

@@ -20,7 +20,7 @@ mod writer;
 pub use server::Server;
 pub use socket::Socket;
 pub use waterline_sql::{
-    Counters, FieldType, Listening, MAX_CONNECTIONS_DEFAULT, MAX_OPERATOR_CHAIN, Response,
+    Counters, FieldType, Listening, MAX_CONNECTIONS_DEFAULT, MAX_EXPRESSION_DEPTH, Response,
     ResultColumn, Session, SessionConfig, Shared, SqlError, TableMeta, Timeouts, User, VERSION,
     error, types,
 };

@@ -21,12 +21,6 @@ use waterline_sql::Shared;
 /// The name of every connection's thread.
 const CONNECTION_THREAD: &str = "waterline-conn";
 
-/// A connection thread's stack (reserved address space: only the pages a statement
-/// touches are memory): enough for the deepest expression a statement may have
-/// (`parse::MAX_OPERATOR_CHAIN` operators in a chain), walked recursively by binding,
-/// evaluation and drop, in an unoptimized build too.
-const CONNECTION_STACK: usize = 16 << 20;
-
 thread_local! {
     /// Where the last panic on this thread happened, for the one line that reports it.
     static PANIC_AT: std::cell::Cell<Option<String>> = const { std::cell::Cell::new(None) };
@@ -199,7 +193,7 @@ impl Server {
         quiet_connection_panics();
         let _ = std::thread::Builder::new()
             .name(CONNECTION_THREAD.into())
-            .stack_size(CONNECTION_STACK)
+            .stack_size(waterline_sql::SESSION_STACK)
             .spawn(move || {
                 // A bug met on one connection ends that connection alone: unwinding drops
                 // its backend, which rolls its transaction back (freeing its row locks and

@@ -492,8 +492,8 @@ fn a_result_set_ends_with_the_sessions_status() {
 
 /// A chain of operators deepens the parsed tree by one level per operator, and every walk
 /// of the tree recurses once per level: up to the limit a statement runs (on every path that
-/// walks it), past it (here 10x) it is 1436 and the connection goes on. The server process
-/// survives both.
+/// walks it), past it (here 10x, or split by parentheses) it is 1436 and the connection goes
+/// on. The server process survives both.
 #[test]
 fn long_operator_chains_run_up_to_the_limit_and_are_1436_past_it() {
     let port = start(1 << 20);
@@ -502,7 +502,7 @@ fn long_operator_chains_run_up_to_the_limit_and_are_1436_past_it() {
     )
     .unwrap();
     let chain = |n: usize, op: &str, term: &str| vec![term; n].join(op);
-    let limit = waterline_server::MAX_OPERATOR_CHAIN;
+    let limit = waterline_server::MAX_EXPRESSION_DEPTH;
     for n in [limit / 3, limit * 10] {
         let statements = [
             format!(
@@ -534,6 +534,20 @@ fn long_operator_chains_run_up_to_the_limit_and_are_1436_past_it() {
                     }
                 }
             }
+        }
+    }
+    // Parentheses split a chain without making it shallower: `((a + ... ) + ...) + ...`
+    // is as deep as all its operators together, each segment under the limit.
+    let segment = chain(limit * 2 / 3, " + ", "1");
+    for groups in [2, 3, 40] {
+        let sql = format!(
+            "SELECT {}{segment}{} FROM t",
+            "(".repeat(groups - 1),
+            format!(") + {segment}").repeat(groups - 1)
+        );
+        match c.query_drop(&sql) {
+            Err(mysql::Error::MySqlError(e)) => assert_eq!(e.code, 1436, "{e}"),
+            other => panic!("{groups} groups: {other:?}"),
         }
     }
     let one: Option<i64> = c.query_first("SELECT 1").unwrap();

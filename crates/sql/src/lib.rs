@@ -38,7 +38,7 @@ mod vars;
 
 pub use control::Peer;
 pub use error::SqlError;
-pub use parse::MAX_OPERATOR_CHAIN;
+pub use parse::{MAX_EXPRESSION_DEPTH, SESSION_STACK};
 pub use session::{Response, ResultColumn, Session};
 pub use shared::{Counters, Listening, SessionConfig, Shared, TableMeta, Timeouts, User};
 pub use types::FieldType;

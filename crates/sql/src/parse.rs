@@ -71,25 +71,62 @@ fn says(sql: &str, text: &str) -> bool {
     }
 }
 
-/// The longest chain of operators a statement may have between two separators (a comma,
-/// a parenthesis, a clause's keyword): sqlparser builds `a + b + c ...` and `x OR y OR ...`
-/// as a tree that deepens by one level per operator, without the recursion limit that caps
-/// every other kind of nesting (50), and every walk of that tree (binding, evaluation,
-/// dropping it) recurses once per level. MySQL's own limit is its thread stack (1436); a
-/// chain of a few thousand fails there too.
-pub const MAX_OPERATOR_CHAIN: usize = 1000;
+/// The deepest expression a statement may have, in levels of its parsed tree. sqlparser
+/// builds `a + b + c ...` and `x OR y OR ...` as a tree that deepens by one level per
+/// operator, without the recursion limit that caps every other kind of nesting (50), and
+/// every walk of that tree (binding, evaluation, dropping it) recurses once per level.
+/// MySQL's own limit is its thread stack (1436); a chain of a few thousand fails there too.
+pub const MAX_EXPRESSION_DEPTH: usize = 1000;
 
-/// Error 1436 if `sql` has a chain of more than [`MAX_OPERATOR_CHAIN`] operators between
-/// separators, found by one pass over its bytes (quoted text and comments skipped). It
-/// counts every operator symbol and AND, OR, XOR, DIV, MOD, IS, LIKE, BETWEEN and IN as
-/// one link, so it over-counts (`<=` is two) and never under-counts.
-fn check_operator_chains(sql: &str) -> Result<(), SqlError> {
+/// The stack a thread that runs a session's statements needs: enough for an expression
+/// [`MAX_EXPRESSION_DEPTH`] levels deep, walked recursively, in an unoptimized build too
+/// (which spends about 10 KiB a level), with room to spare. It is reserved address space:
+/// only the pages a statement touches become memory.
+pub const SESSION_STACK: usize = 32 << 20;
+
+/// One parenthesized group while [`check_expression_depth`] reads a statement.
+#[derive(Default)]
+struct Group {
+    /// The deepest element of the group already read (elements are separated by commas
+    /// and clause keywords, and are siblings in the tree).
+    deepest: usize,
+    /// Operators in the element being read: in any tree over them, every operand lies at
+    /// most this deep below the element's root.
+    operators: usize,
+    /// The deepest group nested in the element being read.
+    nested: usize,
+}
+
+impl Group {
+    fn end_element(&mut self) {
+        self.deepest = self.deepest.max(self.operators + self.nested);
+        self.operators = 0;
+        self.nested = 0;
+    }
+
+    /// The group's depth, one level for its parentheses.
+    fn depth(mut self) -> usize {
+        self.end_element();
+        self.deepest + 1
+    }
+}
+
+/// Error 1436 if `sql`'s expressions may be more than [`MAX_EXPRESSION_DEPTH`] levels deep,
+/// found by one pass over its bytes (quoted text skipped). Each parenthesized group's depth
+/// is bounded by the operators of its deepest element plus the depth of the groups that
+/// element holds, so a chain split by parentheses (`(a + ... + b) + ... + c`) adds up. It
+/// counts every operator symbol and AND, OR, XOR, NOT, DIV, MOD, IS, LIKE, BETWEEN and IN as
+/// one level, so it over-counts (`<=` is two) and never under-counts.
+fn check_expression_depth(sql: &str) -> Result<(), SqlError> {
     let bytes = sql.as_bytes();
-    let (mut run, mut i) = (0usize, 0usize);
+    let mut groups = vec![Group::default()];
+    let mut i = 0usize;
     while i < bytes.len() {
-        let b = bytes[i];
-        match b {
-            b'\'' | b'"' | b'`' => {
+        fn group(groups: &mut [Group]) -> &mut Group {
+            groups.last_mut().expect("the statement's own group stays")
+        }
+        match bytes[i] {
+            b @ (b'\'' | b'"' | b'`') => {
                 // Quoted text: skip to the closing quote (a doubled or escaped one stays
                 // inside).
                 i += 1;
@@ -108,10 +145,15 @@ fn check_operator_chains(sql: &str) -> Result<(), SqlError> {
                     i += 1;
                 }
             }
-            b'(' | b')' | b',' | b';' => run = 0,
-            b'+' | b'-' | b'*' | b'/' | b'%' | b'=' | b'<' | b'>' | b'!' | b'&' | b'|' | b'^' => {
-                run += 1
+            b'(' => groups.push(Group::default()),
+            b')' if groups.len() > 1 => {
+                let inner = groups.pop().expect("more than one").depth();
+                let outer = groups.last_mut().expect("more than one");
+                outer.nested = outer.nested.max(inner);
             }
+            b',' | b';' => group(&mut groups).end_element(),
+            b'+' | b'-' | b'*' | b'/' | b'%' | b'=' | b'<' | b'>' | b'!' | b'&' | b'|' | b'^'
+            | b'~' => group(&mut groups).operators += 1,
             b if b.is_ascii_alphabetic() || b == b'_' => {
                 let start = i;
                 while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
@@ -119,35 +161,41 @@ fn check_operator_chains(sql: &str) -> Result<(), SqlError> {
                 }
                 let word = &sql[start..i];
                 if [
-                    "AND", "OR", "XOR", "DIV", "MOD", "IS", "LIKE", "BETWEEN", "IN",
+                    "AND", "OR", "XOR", "NOT", "DIV", "MOD", "IS", "LIKE", "BETWEEN", "IN",
                 ]
                 .iter()
                 .any(|k| word.eq_ignore_ascii_case(k))
                 {
-                    run += 1;
+                    group(&mut groups).operators += 1;
                 } else if [
                     "SELECT", "FROM", "WHERE", "SET", "VALUES", "ON", "HAVING", "BY",
                 ]
                 .iter()
                 .any(|k| word.eq_ignore_ascii_case(k))
                 {
-                    run = 0;
+                    group(&mut groups).end_element();
                 }
                 continue;
             }
             _ => {}
         }
-        if run > MAX_OPERATOR_CHAIN {
-            return Err(SqlError::new(
-                1436,
-                "HY000",
-                format!(
-                    "Thread stack overrun: an expression chains more than \
-                     {MAX_OPERATOR_CHAIN} operators; split it, or use IN (...)"
-                ),
-            ));
-        }
         i += 1;
+    }
+    // Unclosed groups close at the end (the parser refuses the statement anyway).
+    let mut depth = 0;
+    while let Some(mut group) = groups.pop() {
+        group.nested = group.nested.max(depth);
+        depth = group.depth();
+    }
+    if depth - 1 > MAX_EXPRESSION_DEPTH {
+        return Err(SqlError::new(
+            1436,
+            "HY000",
+            format!(
+                "Thread stack overrun: an expression is more than {MAX_EXPRESSION_DEPTH} \
+                 levels deep (each operator of a chain is one); split it, or use IN (...)"
+            ),
+        ));
     }
     Ok(())
 }
@@ -202,7 +250,7 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
     if let Some((_, statement)) = TRANSACTION_CONTROL.iter().find(|(text, _)| says(sql, text)) {
         return Ok(Parsed::Statement(Box::new(statement.clone())));
     }
-    check_operator_chains(sql)?;
+    check_expression_depth(sql)?;
     let shared_lock = without_lock_in_share_mode(sql);
     let text = shared_lock.unwrap_or(sql);
     let mut statements = Parser::parse_sql(&MySqlDialect {}, text).map_err(SqlError::parse)?;

@@ -70,6 +70,9 @@ impl Session {
     /// while any of them lives; every session over the engine shares its databases and
     /// table metadata.
     ///
+    /// Statements walk their expressions recursively: a thread that runs statements it does
+    /// not control (a user's) should have [`SESSION_STACK`](crate::SESSION_STACK) of stack.
+    ///
     /// ```
     /// use std::sync::Arc;
     /// use waterline_sql::Session;
