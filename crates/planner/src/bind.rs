@@ -12,6 +12,7 @@ use waterline_types::{Decimal, TableSchema, Value};
 
 use crate::PlanError;
 use crate::catalog::Catalog;
+use crate::exec::{Agg, AggFunc};
 use crate::expr::{Case, CmpOp, ColumnRef, Expr, Func, FuncKind, TrimSide};
 use crate::table_map::MAX_TABLES;
 use crate::value::ArithOp;
@@ -65,6 +66,46 @@ pub struct Binder<'a> {
     session: Option<&'a dyn SessionValues>,
     /// Whether a session value was bound: the binding is good for this execution only.
     pub volatile: bool,
+    /// The aggregates bound so far, when this binder binds clauses that may call them (a
+    /// select list, HAVING, ORDER BY); elsewhere an aggregate is error 1111.
+    aggregates: Option<Vec<Agg>>,
+    /// Whether an aggregate's argument is being bound (an aggregate in it is 1111).
+    in_aggregate: bool,
+    /// The names HAVING resolves, when it is being bound.
+    having: Option<HavingScope>,
+}
+
+/// What a name in HAVING may stand for, besides a column of the query's tables: MySQL
+/// resolves it against the select list (its aliases) and GROUP BY.
+#[derive(Clone, Debug, Default)]
+pub struct HavingScope {
+    /// Each select item's name (its alias, or the column's name, or its text) and its
+    /// expression, bound.
+    pub items: Vec<(String, Expr)>,
+    /// GROUP BY's expressions, bound.
+    pub group_by: Vec<Expr>,
+}
+
+/// The aggregate function `f` calls, if it is one: COUNT, SUM, MIN, MAX or AVG.
+pub fn aggregate_func(f: &ast::Function) -> Option<AggFunc> {
+    Some(match f.name.to_string().to_ascii_uppercase().as_str() {
+        "COUNT" => AggFunc::Count,
+        "SUM" => AggFunc::Sum,
+        "MIN" => AggFunc::Min,
+        "MAX" => AggFunc::Max,
+        "AVG" => AggFunc::Avg,
+        _ => return None,
+    })
+}
+
+/// Whether `e` calls an aggregate function anywhere (outside a subquery).
+pub fn contains_aggregate(e: &ast::Expr) -> bool {
+    use std::ops::ControlFlow;
+    ast::visit_expressions(e, |x| match x {
+        ast::Expr::Function(f) if aggregate_func(f).is_some() => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
 }
 
 impl std::fmt::Debug for Binder<'_> {
@@ -86,7 +127,37 @@ impl<'a> Binder<'a> {
             seen: Vec::new(),
             session: None,
             volatile: false,
+            aggregates: None,
+            in_aggregate: false,
+            having: None,
         }
+    }
+
+    /// This binder, binding aggregate calls (to [`Expr::Agg`], numbered in the order it
+    /// meets them; [`Binder::take_aggregates`] hands them over).
+    pub fn with_aggregates(mut self) -> Binder<'a> {
+        self.aggregates = Some(Vec::new());
+        self
+    }
+
+    /// The aggregates bound so far.
+    pub fn aggregates(&self) -> &[Agg] {
+        self.aggregates.as_deref().unwrap_or_default()
+    }
+
+    /// The aggregates bound, taken out (the binder binds none after this).
+    pub fn take_aggregates(&mut self) -> Vec<Agg> {
+        self.aggregates.take().unwrap_or_default()
+    }
+
+    /// Binds HAVING's condition: a name in it (outside an aggregate) is a GROUP BY column,
+    /// else a select item's name, else a column of the tables that the select list or GROUP
+    /// BY reads (any other is error 1054, as in MySQL).
+    pub fn having(&mut self, e: &ast::Expr, scope: HavingScope) -> Result<Expr, PlanError> {
+        self.having = Some(scope);
+        let bound = self.expr(e, "having clause");
+        self.having = None;
+        bound
     }
 
     /// This binder, with `session`'s values bound wherever they stand.
@@ -160,6 +231,15 @@ impl<'a> Binder<'a> {
             return Ok(Expr::Literal(v));
         }
         Ok(match e {
+            A::Identifier(id) if self.having.is_some() && !self.in_aggregate => {
+                self.having_name(None, &id.value)?
+            }
+            A::CompoundIdentifier(ids) if self.having.is_some() && !self.in_aggregate => {
+                match ids.as_slice() {
+                    [t, c] | [_, t, c] => self.having_name(Some(&t.value), &c.value)?,
+                    _ => return Err(PlanError::Unsupported(e.to_string())),
+                }
+            }
             A::Identifier(id) => self.column(None, &id.value, clause)?,
             A::CompoundIdentifier(ids) => match ids.as_slice() {
                 [t, c] => self.column(Some(&t.value), &c.value, clause)?,
@@ -273,6 +353,9 @@ impl<'a> Binder<'a> {
                     otherwise,
                 }))
             }
+            A::Function(f) if let Some(func) = aggregate_func(f) => {
+                self.aggregate(f, func, clause)?
+            }
             A::Function(f) => match self.conditional(f, clause)? {
                 Some(e) => e,
                 None => match self.string_function(f, clause)? {
@@ -317,6 +400,81 @@ impl<'a> Binder<'a> {
             }
             other => return Err(PlanError::Unsupported(other.to_string())),
         })
+    }
+
+    /// A name in HAVING, outside an aggregate (see [`Binder::having`]).
+    fn having_name(&mut self, qualifier: Option<&str>, name: &str) -> Result<Expr, PlanError> {
+        const CLAUSE: &str = "having clause";
+        let scope = self.having.clone().expect("binding HAVING");
+        let column = self.column(qualifier, name, CLAUSE);
+        if let Ok(c) = &column
+            && scope.group_by.contains(c)
+        {
+            return column;
+        }
+        if qualifier.is_none()
+            && let Some((_, e)) = scope
+                .items
+                .iter()
+                .find(|(item, _)| item.eq_ignore_ascii_case(name))
+        {
+            return Ok(e.clone());
+        }
+        match column {
+            Ok(c) if scope.items.iter().any(|(_, e)| *e == c) => Ok(c),
+            Ok(_) => {
+                let full = qualifier.map_or_else(|| name.to_owned(), |q| format!("{q}.{name}"));
+                Err(PlanError::UnknownColumn(full, CLAUSE))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// An aggregate call: bound to the next [`Expr::Agg`] where the clause may call one
+    /// (error 1111 elsewhere, and inside another aggregate).
+    fn aggregate(
+        &mut self,
+        f: &ast::Function,
+        func: AggFunc,
+        clause: &'static str,
+    ) -> Result<Expr, PlanError> {
+        if self.aggregates.is_none() || self.in_aggregate {
+            return Err(PlanError::GroupFunction);
+        }
+        let ast::FunctionArguments::List(list) = &f.args else {
+            return Err(PlanError::Parse(f.to_string()));
+        };
+        if !list.clauses.is_empty() || f.over.is_some() || f.filter.is_some() {
+            return Err(PlanError::Unsupported(f.to_string()));
+        }
+        let distinct = matches!(
+            list.duplicate_treatment,
+            Some(ast::DuplicateTreatment::Distinct)
+        );
+        let arg = match list.args.as_slice() {
+            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)]
+                if func == AggFunc::Count && !distinct =>
+            {
+                None
+            }
+            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] => {
+                self.in_aggregate = true;
+                let arg = self.expr(x, clause);
+                self.in_aggregate = false;
+                Some(arg?)
+            }
+            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(_)), ..] if distinct => {
+                return Err(PlanError::Unsupported(f.to_string()));
+            }
+            _ => return Err(PlanError::Parse(f.to_string())),
+        };
+        let aggregates = self.aggregates.as_mut().expect("checked");
+        aggregates.push(Agg {
+            func,
+            arg,
+            distinct,
+        });
+        Ok(Expr::Agg(aggregates.len() - 1))
     }
 
     /// CONCAT, LENGTH, CHAR_LENGTH, UPPER and LOWER (and their other names); `None` for
@@ -410,38 +568,64 @@ impl<'a> Binder<'a> {
         Ok(Some(Expr::Case(Box::new(case))))
     }
 
-    /// Marks the columns an expression of the select list (or HAVING) reads, binding what it
-    /// can: aggregates and functions are walked for their arguments.
+    /// Marks the columns an expression of the select list, HAVING or ORDER BY reads: every
+    /// name in it that is a column (a name that is none is an error in the select list; in
+    /// HAVING and ORDER BY it may be a select item's alias, which the SQL layer resolves).
+    /// A `*` argument (`COUNT(*)`) marks every column.
     fn mark_columns(&mut self, e: &ast::Expr, clause: &'static str) -> Result<(), PlanError> {
         use ast::Expr as A;
-        match e {
-            A::Function(f) => {
-                if let ast::FunctionArguments::List(list) = &f.args {
-                    for arg in &list.args {
-                        let inner = match arg {
-                            ast::FunctionArg::Unnamed(a)
-                            | ast::FunctionArg::Named { arg: a, .. } => a,
-                            ast::FunctionArg::ExprNamed { arg, .. } => arg,
-                        };
-                        match inner {
-                            ast::FunctionArgExpr::Expr(x) => self.mark_columns(x, clause)?,
-                            ast::FunctionArgExpr::Wildcard
-                            | ast::FunctionArgExpr::WildcardWithOptions(_) => self.mark_all(None),
-                            ast::FunctionArgExpr::QualifiedWildcard(q) => {
-                                self.mark_all(Some(&q.to_string()))
+        use std::ops::ControlFlow;
+        let mut failed = None;
+        let _ = ast::visit_expressions(e, |x| {
+            match self.session.map(|session| session.value(x)) {
+                Some(Ok(Some(_))) => return ControlFlow::Continue(()),
+                Some(Err(e)) => {
+                    failed = Some(e);
+                    return ControlFlow::Break(());
+                }
+                None | Some(Ok(None)) => {}
+            }
+            let found = match x {
+                A::Identifier(id) => self.column(None, &id.value, clause),
+                A::CompoundIdentifier(ids) => match ids.as_slice() {
+                    [t, c] | [_, t, c] => self.column(Some(&t.value), &c.value, clause),
+                    _ => return ControlFlow::Continue(()),
+                },
+                A::Function(f) => {
+                    if let ast::FunctionArguments::List(list) = &f.args {
+                        for arg in &list.args {
+                            match arg {
+                                ast::FunctionArg::Unnamed(a)
+                                | ast::FunctionArg::Named { arg: a, .. }
+                                | ast::FunctionArg::ExprNamed { arg: a, .. } => match a {
+                                    ast::FunctionArgExpr::Expr(_) => {}
+                                    ast::FunctionArgExpr::Wildcard
+                                    | ast::FunctionArgExpr::WildcardWithOptions(_) => {
+                                        self.mark_all(None)
+                                    }
+                                    ast::FunctionArgExpr::QualifiedWildcard(q) => {
+                                        self.mark_all(Some(&q.to_string()))
+                                    }
+                                },
                             }
                         }
                     }
+                    return ControlFlow::Continue(());
                 }
-                Ok(())
+                _ => return ControlFlow::Continue(()),
+            };
+            match found {
+                Ok(_) => ControlFlow::Continue(()),
+                Err(PlanError::UnknownColumn(..)) if clause != "field list" => {
+                    ControlFlow::Continue(())
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    ControlFlow::Break(())
+                }
             }
-            A::Nested(x) => self.mark_columns(x, clause),
-            A::BinaryOp { left, right, .. } => {
-                self.mark_columns(left, clause)?;
-                self.mark_columns(right, clause)
-            }
-            other => self.expr(other, clause).map(drop),
-        }
+        });
+        failed.map_or(Ok(()), Err)
     }
 
     fn mark_all(&mut self, qualifier: Option<&str>) {
@@ -599,7 +783,12 @@ pub fn bind_query(
         && let OrderByKind::Expressions(exprs) = &ob.kind
     {
         for o in exprs {
-            // ORDER BY may name a select-list alias; the server resolves those, we skip them.
+            // ORDER BY may name a select-list alias or call an aggregate; the SQL layer
+            // resolves those, we skip them.
+            if contains_aggregate(&o.expr) {
+                binder.mark_columns(&o.expr, "order clause")?;
+                continue;
+            }
             match binder.expr(&o.expr, "order clause") {
                 Ok(e) => order_by.push((e, matches!(o.options.sort, Some(ast::OrderBySort::Desc)))),
                 Err(PlanError::UnknownColumn(..)) if matches!(o.expr, ast::Expr::Identifier(_)) => {

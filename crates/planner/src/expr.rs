@@ -132,6 +132,10 @@ pub enum Expr {
     Case(Box<Case>),
     /// A string function (boxed, as `Case`).
     Func(Box<Func>),
+    /// The group's value of aggregate number `n` (of the query's
+    /// [`Output::aggs`](crate::exec::Output)): only in the select list, HAVING and ORDER
+    /// BY of a grouped query, evaluated after grouping.
+    Agg(usize),
 }
 
 /// A string function and its arguments.
@@ -215,13 +219,27 @@ impl Case {
 }
 
 /// The values an expression may read: the current row of each table in the query (by FROM
-/// position; `None` for a table not read yet) and the statement's parameters.
+/// position; `None` for a table not read yet), the statement's parameters and, after
+/// grouping, the group's aggregates.
 #[derive(Clone, Copy, Debug)]
 pub struct Env<'a> {
     /// One slot per table.
     pub rows: &'a [Option<&'a Row>],
     /// The `?` values.
     pub params: &'a [Value],
+    /// The group's aggregates ([`Expr::Agg`]); empty before grouping.
+    pub aggs: &'a [Value],
+}
+
+impl<'a> Env<'a> {
+    /// The values of `rows` and `params`, before grouping.
+    pub fn new(rows: &'a [Option<&'a Row>], params: &'a [Value]) -> Env<'a> {
+        Env {
+            rows,
+            params,
+            aggs: &[],
+        }
+    }
 }
 
 /// [`Env::rows`] for the current rows `rows` (one per table, `None` if not read yet), on
@@ -237,7 +255,7 @@ impl Expr {
     pub fn used_tables(&self) -> TableMap {
         match self {
             Expr::Column(c) => TableMap::table(c.table),
-            Expr::Literal(_) | Expr::Param(_) => TableMap::EMPTY,
+            Expr::Literal(_) | Expr::Param(_) | Expr::Agg(_) => TableMap::EMPTY,
             Expr::Arith(_, a, b) | Expr::Cmp(_, a, b) => a.used_tables() | b.used_tables(),
             Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) => e.used_tables(),
             Expr::Between {
@@ -298,29 +316,32 @@ impl Expr {
     /// Calls `f` on this expression and every sub-expression.
     pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
         f(self);
+        self.children(&mut |child| child.visit(f));
+    }
+
+    /// Calls `f` on each direct sub-expression.
+    pub fn children(&self, f: &mut impl FnMut(&Expr)) {
         match self {
-            Expr::Column(_) | Expr::Literal(_) | Expr::Param(_) => {}
+            Expr::Column(_) | Expr::Literal(_) | Expr::Param(_) | Expr::Agg(_) => {}
             Expr::Arith(_, a, b) | Expr::Cmp(_, a, b) => {
-                a.visit(f);
-                b.visit(f);
+                f(a);
+                f(b);
             }
-            Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) => e.visit(f),
+            Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) => f(e),
             Expr::Between {
                 expr, low, high, ..
             } => {
                 for e in [expr, low, high] {
-                    e.visit(f);
+                    f(e);
                 }
             }
             Expr::InList { expr, list, .. } => {
-                expr.visit(f);
-                list.iter().for_each(|e| e.visit(f));
+                f(expr);
+                list.iter().for_each(f);
             }
-            Expr::Row(list) | Expr::And(list) | Expr::Or(list) => {
-                list.iter().for_each(|e| e.visit(f))
-            }
-            Expr::Case(case) => case.parts().for_each(|e| e.visit(f)),
-            Expr::Func(func) => func.args.iter().for_each(|e| e.visit(f)),
+            Expr::Row(list) | Expr::And(list) | Expr::Or(list) => list.iter().for_each(f),
+            Expr::Case(case) => case.parts().for_each(f),
+            Expr::Func(func) => func.args.iter().for_each(f),
         }
     }
 
@@ -373,6 +394,9 @@ impl Expr {
             Expr::Not(e) => boolean(truth(&e.eval(env)?).map(|b| !b)),
             Expr::Case(case) => case.eval(env)?,
             Expr::Func(func) => func.eval(env)?,
+            Expr::Agg(n) => env.aggs.get(*n).cloned().ok_or_else(|| {
+                PlanError::Internal(format!("aggregate {n} read before grouping"))
+            })?,
         })
     }
 
@@ -659,6 +683,7 @@ impl fmt::Display for Expr {
                 list(f, &func.args, ",")?;
                 f.write_str(")")
             }
+            Expr::Agg(n) => write!(f, "<aggregate {n}>"),
         }
     }
 }

@@ -142,6 +142,10 @@ pub enum PlanError {
     /// The catalog failed (1105).
     #[error("{0}")]
     Catalog(String),
+    /// An aggregate where none may be: in WHERE, ON, GROUP BY, or in another aggregate
+    /// (1111).
+    #[error("Invalid use of group function")]
+    GroupFunction,
     /// A bug in the planner (1105).
     #[error("internal planner error: {0}")]
     Internal(String),
@@ -166,6 +170,7 @@ impl PlanError {
             PlanError::OutOfRange(_) => 1690,
             PlanError::MissingParam(_) => 1210,
             PlanError::TooManyTables(_) => 1116,
+            PlanError::GroupFunction => 1111,
             PlanError::Catalog(_) | PlanError::Internal(_) => 1105,
             PlanError::Session(code, ..) => *code,
         }
@@ -180,7 +185,9 @@ impl PlanError {
             PlanError::NotUniqueTable(_) | PlanError::ParamCount(_) => "42000",
             PlanError::Operand(_) => "21000",
             PlanError::OutOfRange(_) => "22003",
-            PlanError::Unsupported(_) | PlanError::MissingParam(_) => "HY000",
+            PlanError::Unsupported(_) | PlanError::MissingParam(_) | PlanError::GroupFunction => {
+                "HY000"
+            }
             PlanError::TooManyTables(_) | PlanError::Catalog(_) | PlanError::Internal(_) => "HY000",
             PlanError::Session(_, state, _) => state,
         }

@@ -122,10 +122,7 @@ fn brute_force(catalog: &MemCatalog, conds: &[Expr], with_u: bool) -> Vec<Vec<Ro
         } else {
             vec![Some(row)]
         };
-        let env = Env {
-            rows: &slots,
-            params: &[],
-        };
+        let env = Env::new(&slots, &[]);
         if conds.iter().all(|c| c.is_true(env).unwrap()) {
             out.push(slots.iter().map(|r| r.unwrap().clone()).collect());
         }

@@ -72,7 +72,7 @@ pub(crate) fn create_table(
                 ColumnOption::NotNull => nullable = false,
                 ColumnOption::Null => nullable = true,
                 ColumnOption::Default(e) => {
-                    default = Some(Binder::new(&[]).expr(e, "default")?.eval(Env { rows: &[], params: &[] })?);
+                    default = Some(Binder::new(&[]).expr(e, "default")?.eval(Env::new(&[], &[]))?);
                 }
                 ColumnOption::PrimaryKey(_) => {
                     nullable = false;

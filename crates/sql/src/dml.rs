@@ -215,7 +215,7 @@ pub(crate) fn insert(
             .iter()
             .map(|e| {
                 e.as_ref()
-                    .map(|e| e.eval(Env { rows: &[], params }))
+                    .map(|e| e.eval(Env::new(&[], params)))
                     .transpose()
             })
             .collect::<Result<_, _>>()?;
@@ -335,10 +335,8 @@ fn delete_conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<u
 
 /// Whether `row` of the table `filter` (a bound WHERE of one table) reads meets it.
 fn selects(filter: &BoundSelect, row: &Row, params: &[Value]) -> Result<bool, SqlError> {
-    let env = Env {
-        rows: &[Some(row)],
-        params,
-    };
+    let slots = [Some(row)];
+    let env = Env::new(&slots, params);
     for c in &filter.conds {
         if !c.is_true(env)? {
             return Ok(false);
@@ -554,10 +552,7 @@ pub(crate) fn update(
             let mut new = old.clone();
             for (pos, e) in sets {
                 // MySQL evaluates assignments left to right, each seeing the ones before.
-                let v = e.eval(Env {
-                    rows: &[Some(&new)],
-                    params: set_values,
-                })?;
+                let v = e.eval(Env::new(&[Some(&new)], set_values))?;
                 new[*pos] = store(
                     &schema.columns[*pos],
                     v,

@@ -231,7 +231,7 @@ fn assign(
         other => Binder::new(&[])
             .with_session(s)
             .expr(other, "set")?
-            .eval(Env { rows: &[], params })?,
+            .eval(Env::new(&[], params))?,
     };
     match name {
         "autocommit" => {

@@ -140,10 +140,7 @@ impl Run<'_> {
             current[tp.table] = Some(row);
             let pass = {
                 let refs = row_refs(current);
-                let env = Env {
-                    rows: &refs,
-                    params,
-                };
+                let env = Env::new(&refs, params);
                 let mut pass = true;
                 for &c in &tp.cond {
                     if !plan.select.conds[c].is_true(env)? {

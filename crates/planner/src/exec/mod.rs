@@ -6,6 +6,7 @@
 //! | filter, join | `join.rs` | each table's conditions; nested loops in the plan's order, or a hash table |
 //! | group | `group.rs` | GROUP BY's groups in the order they come |
 //! | aggregate | `aggregate.rs` | COUNT, SUM, MIN, MAX, AVG (DISTINCT) over each group |
+//! | having | `having.rs` | HAVING's condition, per group (or per row, without grouping) |
 //! | project | `project.rs` | the select list, per row or per group |
 //! | sort | `sort.rs` | ORDER BY the index does not give ("Using filesort") |
 //! | limit | `limit.rs` | DISTINCT, OFFSET, LIMIT |
@@ -17,6 +18,7 @@
 
 mod aggregate;
 mod group;
+mod having;
 mod join;
 mod limit;
 mod project;
@@ -31,20 +33,23 @@ use crate::expr::{Env, Expr};
 
 pub use aggregate::{Agg, AggFunc};
 pub use join::{Execution, execute, execute_first};
-pub use project::SelectExpr;
 pub use read::Storage;
 pub use sort::SortKey;
 
-/// A SELECT's steps after the join, bound: its select list, GROUP BY, aggregates, ORDER BY
-/// and DISTINCT.
+/// A SELECT's steps after the join, bound: its select list, GROUP BY, aggregates, HAVING,
+/// ORDER BY and DISTINCT.
 #[derive(Clone, Debug, Default)]
 pub struct Output {
-    /// The select list, one expression per output column.
-    pub exprs: Vec<SelectExpr>,
+    /// The select list, one expression per output column; in a grouped query its
+    /// [`Expr::Agg`]s read the group's aggregates, and its columns the group's first row.
+    pub exprs: Vec<Expr>,
     /// GROUP BY's expressions.
     pub group_by: Vec<Expr>,
-    /// The aggregates the select list calls ([`SelectExpr::Agg`] numbers them).
+    /// The aggregates the select list, HAVING and ORDER BY call ([`Expr::Agg`] numbers
+    /// them).
     pub aggs: Vec<Agg>,
+    /// HAVING's condition.
+    pub having: Option<Expr>,
     /// ORDER BY's keys, each with `true` for DESC; empty when the plan's order is the query's
     /// or there is no ORDER BY.
     pub sort: Vec<(SortKey, bool)>,
@@ -53,47 +58,57 @@ pub struct Output {
 }
 
 impl Output {
-    /// The output rows of the joined `rows`: grouped, aggregated, projected, sorted, and
-    /// cut to `(limit, offset)`.
+    /// The output rows of the joined `rows`: grouped, aggregated, filtered by HAVING,
+    /// projected, sorted, and cut to `(limit, offset)`.
     pub fn finish(
         &self,
         rows: Vec<Vec<Row>>,
         params: &[Value],
         window: (Option<usize>, usize),
     ) -> Result<Vec<Vec<Value>>, PlanError> {
-        let keys = |row: Option<&&Vec<Row>>| sort::source_keys(&self.sort, row, params);
-        // Each output row, with the source values its ORDER BY keys read.
+        // Each output row, with the values its ORDER BY expressions read.
         let mut out: Vec<sort::Keyed> = Vec::new();
+        let emit = |out: &mut Vec<sort::Keyed>, env: Env<'_>| -> Result<(), PlanError> {
+            if having::keeps(self.having.as_ref(), env)? {
+                out.push((
+                    project::project(&self.exprs, env)?,
+                    sort::source_keys(&self.sort, env)?,
+                ));
+            }
+            Ok(())
+        };
         if !self.group_by.is_empty() || !self.aggs.is_empty() {
             for members in group::group(&self.group_by, !self.aggs.is_empty(), &rows, params)? {
                 let aggs = aggregate::aggregate(&self.aggs, &members, params)?;
-                let row = self.project(&members, &aggs, params)?;
-                out.push((row, keys(members.first())?));
+                // The group's scalars read its first row; a group of no rows (aggregates over
+                // nothing) reads NULL for every column.
+                let slots = match members.first() {
+                    Some(row) => slots(row),
+                    None => smallvec::smallvec![Some(&NO_ROW); crate::table_map::MAX_TABLES],
+                };
+                emit(
+                    &mut out,
+                    Env {
+                        rows: &slots,
+                        params,
+                        aggs: &aggs,
+                    },
+                )?;
             }
         } else {
             out.reserve(rows.len());
             for row in &rows {
-                let one = [row];
-                out.push((self.project(&one, &[], params)?, keys(Some(&row))?));
+                emit(&mut out, Env::new(&slots(row), params))?;
             }
         }
         sort::sort(&mut out, &self.sort);
         let rows = out.into_iter().map(|(r, _)| r).collect();
         Ok(limit::window(rows, self.distinct, window))
     }
-
-    fn project(
-        &self,
-        rows: &[&Vec<Row>],
-        aggs: &[Value],
-        params: &[Value],
-    ) -> Result<Vec<Value>, PlanError> {
-        self.exprs
-            .iter()
-            .map(|e| e.eval(rows, aggs, params))
-            .collect()
-    }
 }
+
+/// A row of no columns: every column of it reads NULL.
+static NO_ROW: Row = Vec::new();
 
 /// A joined row as expressions read it, one slot per table: on the stack up to four tables.
 fn slots(row: &[Row]) -> SmallVec<[Option<&Row>; 4]> {
@@ -101,10 +116,7 @@ fn slots(row: &[Row]) -> SmallVec<[Option<&Row>; 4]> {
 }
 
 fn env<'r>(slots: &'r [Option<&'r Row>], params: &'r [Value]) -> Env<'r> {
-    Env {
-        rows: slots,
-        params,
-    }
+    Env::new(slots, params)
 }
 
 #[cfg(test)]
@@ -146,17 +158,18 @@ mod tests {
             .collect();
         let output = Output {
             exprs: vec![
-                SelectExpr::Scalar(column(0)),
-                SelectExpr::Agg(0),
-                SelectExpr::Agg(1),
-                SelectExpr::Arith(
+                column(0),
+                Expr::Agg(0),
+                Expr::Agg(1),
+                Expr::Arith(
                     crate::value::ArithOp::Div,
-                    Box::new(SelectExpr::Agg(1)),
-                    Box::new(SelectExpr::Agg(0)),
+                    Box::new(Expr::Agg(1)),
+                    Box::new(Expr::Agg(0)),
                 ),
             ],
             group_by: vec![column(0)],
             aggs: vec![count_star(), sum(1)],
+            having: None,
             sort: vec![(SortKey::Out(1), true), (SortKey::Src(column(0)), false)],
             distinct: false,
         };
@@ -172,11 +185,55 @@ mod tests {
         );
     }
 
+    /// HAVING keeps the groups it is true of (NULL is not true), reading their aggregates;
+    /// without grouping it filters rows.
+    #[test]
+    fn having_keeps_the_groups_it_is_true_of() {
+        use crate::expr::CmpOp;
+        let rows: Vec<Vec<Row>> = [(1, Some(10)), (2, None), (1, Some(20)), (3, Some(1))]
+            .into_iter()
+            .map(|(a, b)| vec![vec![Value::Int(a), b.map_or(Value::Null, Value::Int)]])
+            .collect();
+        let more_than = |e: Expr, n: i64| {
+            Expr::Cmp(
+                CmpOp::Gt,
+                Box::new(e),
+                Box::new(Expr::Literal(Value::Int(n))),
+            )
+        };
+        let grouped = Output {
+            exprs: vec![column(0), Expr::Agg(1)],
+            group_by: vec![column(0)],
+            aggs: vec![count_star(), sum(1)],
+            // HAVING COUNT(*) > 1 OR SUM(c1) > 0: group 2's SUM is NULL, so it goes.
+            having: Some(Expr::Or(vec![
+                more_than(Expr::Agg(0), 1),
+                more_than(Expr::Agg(1), 0),
+            ])),
+            ..Output::default()
+        };
+        let out = grouped.finish(rows.clone(), &[], (None, 0)).unwrap();
+        assert_eq!(
+            out,
+            [
+                [Value::Int(1), Value::Int(30)],
+                [Value::Int(3), Value::Int(1)]
+            ]
+        );
+        let plain = Output {
+            exprs: vec![column(0)],
+            having: Some(more_than(column(0), 1)),
+            ..Output::default()
+        };
+        let out = plain.finish(rows, &[], (None, 0)).unwrap();
+        assert_eq!(out, [[Value::Int(2)], [Value::Int(3)]]);
+    }
+
     /// Aggregates over no rows are one row (COUNT 0, SUM NULL); without them, no rows.
     #[test]
     fn aggregates_over_nothing_are_one_row() {
         let count = Output {
-            exprs: vec![SelectExpr::Agg(0), SelectExpr::Agg(1)],
+            exprs: vec![Expr::Agg(0), Expr::Agg(1)],
             aggs: vec![count_star(), sum(0)],
             ..Output::default()
         };
@@ -185,7 +242,7 @@ mod tests {
             [[Value::Int(0), Value::Null]]
         );
         let plain = Output {
-            exprs: vec![SelectExpr::Scalar(column(0))],
+            exprs: vec![column(0)],
             distinct: true,
             ..Output::default()
         };

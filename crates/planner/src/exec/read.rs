@@ -47,10 +47,7 @@ pub(super) fn read(
         Access::Const { row, .. } => Ok(row.iter().cloned().collect()),
         Access::EqRef { index, key } | Access::Ref { index, key } => {
             let refs = row_refs(current);
-            let env = Env {
-                rows: &refs,
-                params,
-            };
+            let env = Env::new(&refs, params);
             let mut values = Vec::new();
             for (e, &col) in key.iter().zip(index.columns(&table.schema)) {
                 let v = e.eval(env)?;

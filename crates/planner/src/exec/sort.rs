@@ -4,18 +4,17 @@
 
 use std::cmp::Ordering;
 
-use waterline_types::{Row, Value};
+use waterline_types::Value;
 
 use crate::PlanError;
-use crate::expr::Expr;
+use crate::expr::{Env, Expr};
 use crate::value::sql_cmp;
-
-use super::{env, slots};
 
 /// An output row, with the source values its ORDER BY keys read.
 pub(super) type Keyed = (Vec<Value>, Vec<Value>);
 
-/// An ORDER BY key: an output column, or an expression over the source row.
+/// An ORDER BY key: an output column, or an expression over the source row (in a grouped
+/// query, over the group's first row and its aggregates).
 #[derive(Clone, Debug)]
 pub enum SortKey {
     /// Output column number `n` (from 0).
@@ -24,20 +23,12 @@ pub enum SortKey {
     Src(Expr),
 }
 
-/// The values of the source-expression keys of `sort` for `row` (NULLs without a row).
-pub(super) fn source_keys(
-    sort: &[(SortKey, bool)],
-    row: Option<&&Vec<Row>>,
-    params: &[Value],
-) -> Result<Vec<Value>, PlanError> {
+/// The values of the expression keys of `sort` for the row or group in `env`.
+pub(super) fn source_keys(sort: &[(SortKey, bool)], env: Env<'_>) -> Result<Vec<Value>, PlanError> {
     sort.iter()
         .filter_map(|(k, _)| match k {
-            SortKey::Src(e) => Some(e),
+            SortKey::Src(e) => Some(e.eval(env)),
             SortKey::Out(_) => None,
-        })
-        .map(|e| match row {
-            Some(r) => e.eval(env(&slots(r), params)),
-            None => Ok(Value::Null),
         })
         .collect()
 }

@@ -156,10 +156,7 @@ fn propagate_equalities(select: &BoundSelect) -> Vec<Expr> {
 impl Optimizer<'_> {
     fn eval(&self, e: &Expr) -> Result<Value, PlanError> {
         let rows = row_refs(&self.const_rows);
-        e.eval(Env {
-            rows: &rows,
-            params: self.params,
-        })
+        e.eval(Env::new(&rows, self.params))
     }
 
     /// A value `t.col = value` gives, among the conditions, using only `known` tables.
@@ -207,12 +204,7 @@ impl Optimizer<'_> {
                     && e.used_tables().is_empty()
                     && !e.has_params()
                 {
-                    failed = e
-                        .eval(Env {
-                            rows: &[],
-                            params: &[],
-                        })
-                        .err();
+                    failed = e.eval(Env::new(&[], &[])).err();
                 }
             });
             if let Some(e) = failed {
@@ -353,10 +345,7 @@ impl Optimizer<'_> {
         self.trace.map(1, "read_tables", read_tables);
         self.trace.map(1, "current_table", current_table);
         let rows = row_refs(&self.const_rows);
-        let env = Env {
-            rows: &rows,
-            params: self.params,
-        };
+        let env = Env::new(&rows, self.params);
         // One parameter set for the traced analysis of the whole condition, then for each
         // condition alone (untraced), to learn which conditions each index's ranges guarantee.
         let mut trace = std::mem::take(&mut self.trace);

@@ -1,11 +1,11 @@
 //! ONLY_FULL_GROUP_BY, as MySQL checks it when it binds a grouped query's select list.
 
+use waterline_planner::ColumnRef;
 use waterline_planner::Expr;
 use waterline_planner::bind::BoundTable;
 
 use crate::error::SqlError;
 use crate::session::Session;
-use waterline_planner::exec::SelectExpr;
 
 /// ONLY_FULL_GROUP_BY: every column a grouped query's select list reads outside an aggregate
 /// is grouped, or belongs to a table whose whole primary key is grouped (so it has one
@@ -13,7 +13,7 @@ use waterline_planner::exec::SelectExpr;
 pub(super) fn full_group_by(
     s: &Session,
     tables: &[BoundTable],
-    exprs: &[SelectExpr],
+    exprs: &[Expr],
     group_by: &[Expr],
 ) -> Result<(), SqlError> {
     let grouped: Vec<(usize, usize)> = group_by
@@ -33,18 +33,10 @@ pub(super) fn full_group_by(
     };
     for (i, expr) in exprs.iter().enumerate() {
         let mut loose = None;
-        expr.scalars(&mut |e| {
-            if group_by.contains(e) {
-                return;
+        ungrouped_columns(expr, group_by, &mut |c| {
+            if loose.is_none() && !determined(c.table, c.column) {
+                loose = Some(c.clone());
             }
-            e.visit(&mut |x| {
-                if let Expr::Column(c) = x
-                    && loose.is_none()
-                    && !determined(c.table, c.column)
-                {
-                    loose = Some(c.clone());
-                }
-            });
         });
         let Some(c) = loose else {
             continue;
@@ -81,4 +73,17 @@ pub(super) fn full_group_by(
         });
     }
     Ok(())
+}
+
+/// Calls `f` on each column `e` reads outside its aggregates and outside its parts that are
+/// GROUP BY expressions.
+fn ungrouped_columns(e: &Expr, group_by: &[Expr], f: &mut impl FnMut(&ColumnRef)) {
+    if group_by.contains(e) {
+        return;
+    }
+    match e {
+        Expr::Column(c) => f(c),
+        Expr::Agg(_) => {}
+        other => other.children(&mut |child| ungrouped_columns(child, group_by, f)),
+    }
 }

@@ -5,9 +5,9 @@ use sqlparser::ast::{self, Expr as Ast, GroupByExpr, SelectItem};
 use waterline_planner::bind::{Binder, BoundSelect};
 use waterline_txn::Value;
 
-use super::aggregate::contains_aggregate;
 use super::env;
 use crate::error::SqlError;
+use waterline_planner::bind::contains_aggregate;
 
 /// A LIMIT or OFFSET value. Its placeholders are the statement's last ones.
 fn limit_value(e: &Ast, base: usize, params: &[Value]) -> Result<usize, SqlError> {
@@ -70,7 +70,7 @@ pub(super) fn limit_offset(
 
 /// How many rows of its plan's output the query can use if the plan gives them in the
 /// query's order: LIMIT + OFFSET, when nothing between the plan and the LIMIT (grouping,
-/// aggregates, DISTINCT) needs more rows and the planner sees the whole ORDER BY (it skips
+/// aggregates, HAVING, DISTINCT) needs more rows and the planner sees the whole ORDER BY (it skips
 /// items naming select-list aliases, and then cannot vouch for the order). The planner
 /// takes it to prefer an index that gives the order ([`Planner::limit`]); [`rows_wanted`]
 /// then says whether the plan does.
@@ -97,7 +97,12 @@ pub(super) fn usable_rows(
         GroupByExpr::Expressions(exprs, _) => !exprs.is_empty(),
         GroupByExpr::All(_) => true,
     };
-    if bound.order_by.len() != order_items || aggregates || grouped || select.distinct.is_some() {
+    if bound.order_by.len() != order_items
+        || aggregates
+        || grouped
+        || select.having.is_some()
+        || select.distinct.is_some()
+    {
         return None;
     }
     limit.map(|l| l.saturating_add(offset))

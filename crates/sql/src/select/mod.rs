@@ -16,7 +16,6 @@ use waterline_planner::explain::{COLUMNS, explain as explain_rows};
 use waterline_planner::{Env, Planner};
 use waterline_txn::{LockMode, LockWait, Row, Table, Value};
 
-mod aggregate;
 mod group_by;
 mod limit;
 mod project;
@@ -30,10 +29,7 @@ use crate::error::SqlError;
 use crate::session::{Bound, Response, Session};
 
 fn env<'r>(slots: &'r [Option<&'r Row>], params: &'r [Value]) -> Env<'r> {
-    Env {
-        rows: slots,
-        params,
-    }
+    Env::new(slots, params)
 }
 
 fn select_of(q: &ast::Query) -> Result<&ast::Select, SqlError> {
@@ -142,7 +138,7 @@ pub(crate) fn run(
     let window = limit_offset(q, params)?;
     if select.from.is_empty() {
         // One row, or none if WHERE is not true of it.
-        let env = Env { rows: &[], params };
+        let env = Env::new(&[], params);
         let mut rows = vec![Vec::new()];
         for cond in &bound.select.conds {
             if !cond.is_true(env)? {

@@ -5,16 +5,12 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
-use sqlparser::ast::{
-    self, Expr as Ast, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, SelectItem,
-};
+use sqlparser::ast::{self, Expr as Ast, GroupByExpr, SelectItem};
 use waterline_planner::Expr;
-use waterline_planner::bind::{Binder, BoundTable, bind_query};
-use waterline_planner::exec::{Agg, AggFunc, Output, SelectExpr, SortKey};
-use waterline_planner::value::ArithOp;
+use waterline_planner::bind::{Binder, BoundTable, HavingScope, bind_query};
+use waterline_planner::exec::{Agg, AggFunc, Output, SortKey};
 use waterline_txn::{Row, Value};
 
-use super::aggregate::{aggregate, contains_aggregate};
 use super::select_of;
 use crate::error::SqlError;
 use crate::session::{Response, ResultColumn, Session};
@@ -31,67 +27,27 @@ pub(super) struct OutCol {
     pub(super) text: String,
 }
 
-/// Binds a select list: aggregates here, everything else (session values included, see
-/// `functions.rs`) by the planner's binder.
-struct ProjectionBinder<'b> {
-    binder: Binder<'b>,
-    aggs: Vec<Agg>,
+/// A binder for a select list and the clauses after it: it binds aggregates, and session
+/// values (see `functions.rs`) wherever they stand.
+fn projection_binder<'b>(session: &'b Session, tables: &'b [BoundTable]) -> Binder<'b> {
+    Binder::new(tables).with_session(session).with_aggregates()
 }
 
-impl<'b> ProjectionBinder<'b> {
-    fn new(session: &'b Session, tables: &'b [BoundTable]) -> Self {
-        ProjectionBinder {
-            binder: Binder::new(tables).with_session(session),
-            aggs: Vec::new(),
+/// The metadata and table name a select item's expression fixes: a column's own, COUNT's
+/// BIGINT; `None` for one whose first value decides.
+fn item_meta(e: &Expr, tables: &[BoundTable], aggs: &[Agg]) -> (Option<ColumnMeta>, Arc<str>) {
+    match e {
+        Expr::Column(c) => {
+            let t = &tables[c.table];
+            (
+                Some(ColumnMeta::of(t.schema.columns[c.column].ty)),
+                t.alias.as_str().into(),
+            )
         }
-    }
-
-    fn bind(&mut self, e: &Ast) -> Result<SelectExpr, SqlError> {
-        match e {
-            Ast::Function(f) if aggregate(f).is_some() => {
-                let (func, args) = aggregate(f).expect("checked");
-                let FunctionArguments::List(list) = args else {
-                    return Err(SqlError::parse(format!("{f}")));
-                };
-                let distinct = matches!(
-                    list.duplicate_treatment,
-                    Some(ast::DuplicateTreatment::Distinct)
-                );
-                let arg = match list.args.as_slice() {
-                    [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] if func == AggFunc::Count => {
-                        None
-                    }
-                    [FunctionArg::Unnamed(FunctionArgExpr::Expr(x))] => {
-                        Some(self.binder.expr(x, "field list")?)
-                    }
-                    _ => return Err(SqlError::unsupported(f)),
-                };
-                self.aggs.push(Agg {
-                    func,
-                    arg,
-                    distinct,
-                });
-                Ok(SelectExpr::Agg(self.aggs.len() - 1))
-            }
-            Ast::Nested(inner) => self.bind(inner),
-            Ast::BinaryOp { left, op, right } if contains_aggregate(e) => {
-                let op = match op {
-                    ast::BinaryOperator::Plus => ArithOp::Add,
-                    ast::BinaryOperator::Minus => ArithOp::Sub,
-                    ast::BinaryOperator::Multiply => ArithOp::Mul,
-                    ast::BinaryOperator::Divide => ArithOp::Div,
-                    other => {
-                        return Err(SqlError::unsupported(format!("{other} over an aggregate")));
-                    }
-                };
-                Ok(SelectExpr::Arith(
-                    op,
-                    Box::new(self.bind(left)?),
-                    Box::new(self.bind(right)?),
-                ))
-            }
-            other => Ok(SelectExpr::Scalar(self.binder.expr(other, "field list")?)),
+        Expr::Agg(i) if aggs[*i].func == AggFunc::Count => {
+            (Some(ColumnMeta::computed(FieldType::LongLong)), "".into())
         }
+        _ => (None, "".into()),
     }
 }
 
@@ -112,7 +68,7 @@ pub(super) fn bind_projection(
     q: &ast::Query,
     select: &ast::Select,
 ) -> Result<Projection, SqlError> {
-    let mut pb = ProjectionBinder::new(s, tables);
+    let mut pb = projection_binder(s, tables);
     // The first parameter after the select list: the planner numbered WHERE's after it too.
     let (mut cols, mut exprs) = (Vec::new(), Vec::new());
     for item in &select.projection {
@@ -120,34 +76,20 @@ pub(super) fn bind_projection(
             SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
                 for table in star_tables(s, item, tables)? {
                     for column in &table.schema.columns {
-                        let e = pb
-                            .binder
-                            .column(Some(&table.alias), &column.name, "field list")?;
+                        let e = pb.column(Some(&table.alias), &column.name, "field list")?;
                         cols.push(OutCol {
                             name: column.name.as_str().into(),
                             table: table.alias.as_str().into(),
                             meta: Some(ColumnMeta::of(column.ty)),
                             text: column.name.clone(),
                         });
-                        exprs.push(SelectExpr::Scalar(e));
+                        exprs.push(e);
                     }
                 }
             }
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                let expr = pb.bind(e)?;
-                let (meta, table) = match &expr {
-                    SelectExpr::Scalar(Expr::Column(c)) => {
-                        let t = &tables[c.table];
-                        (
-                            Some(ColumnMeta::of(t.schema.columns[c.column].ty)),
-                            t.alias.as_str().into(),
-                        )
-                    }
-                    SelectExpr::Agg(i) if pb.aggs[*i].func == AggFunc::Count => {
-                        (Some(ColumnMeta::computed(FieldType::LongLong)), "".into())
-                    }
-                    _ => (None, "".into()),
-                };
+                let expr = pb.expr(e, "field list")?;
+                let (meta, table) = item_meta(&expr, tables, pb.aggregates());
                 let text = e.to_string();
                 let name = match item {
                     SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
@@ -184,12 +126,24 @@ pub(super) fn bind_projection(
             .collect::<Result<_, _>>()?,
         GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
     };
-    if s.settings().sql_mode.only_full_group_by && (!group_by.is_empty() || !pb.aggs.is_empty()) {
+    let grouped = !group_by.is_empty() || !pb.aggregates().is_empty();
+    if s.settings().sql_mode.only_full_group_by && grouped {
         super::group_by::full_group_by(s, tables, &exprs, &group_by)?;
     }
-    if select.having.is_some() {
-        return Err(SqlError::unsupported("HAVING"));
-    }
+    let having = match &select.having {
+        Some(h) => {
+            let scope = HavingScope {
+                items: cols
+                    .iter()
+                    .zip(&exprs)
+                    .map(|(c, e)| (c.name.to_string(), e.clone()))
+                    .collect(),
+                group_by: group_by.clone(),
+            };
+            Some(pb.having(h, scope)?)
+        }
+        None => None,
+    };
     let mut sort = Vec::new();
     if let Some(ob) = &q.order_by
         && let ast::OrderByKind::Expressions(items) = &ob.kind
@@ -211,12 +165,12 @@ pub(super) fn bind_projection(
                     });
                     match by_name {
                         Some(i)
-                            if !matches!(exprs[i], SelectExpr::Scalar(Expr::Column(_)))
+                            if !matches!(exprs[i], Expr::Column(_))
                                 || matches!(e, Ast::Identifier(_)) =>
                         {
                             SortKey::Out(i)
                         }
-                        _ => SortKey::Src(pb.binder.expr(e, "order clause")?),
+                        _ => SortKey::Src(pb.expr(e, "order clause")?),
                     }
                 }
             };
@@ -228,11 +182,12 @@ pub(super) fn bind_projection(
         output: Output {
             exprs,
             group_by,
-            aggs: pb.aggs,
+            aggs: pb.take_aggregates(),
+            having,
             sort,
             distinct: matches!(select.distinct, Some(ast::Distinct::Distinct)),
         },
-        volatile: pb.binder.volatile,
+        volatile: pb.volatile,
     })
 }
 
@@ -278,13 +233,18 @@ pub(super) fn project(
 /// a name is a column of the query's tables first, then a select item's alias or name; else
 /// an expression over the tables. Grouping on an aggregate is error 1056.
 fn group_key(
-    pb: &mut ProjectionBinder<'_>,
+    pb: &mut Binder<'_>,
     e: &Ast,
     cols: &[OutCol],
-    exprs: &[SelectExpr],
+    exprs: &[Expr],
 ) -> Result<Expr, SqlError> {
+    let aggregated = |x: &Expr| {
+        let mut found = false;
+        x.visit(&mut |y| found |= matches!(y, Expr::Agg(_)));
+        found
+    };
     let item = |i: usize| match &exprs[i] {
-        SelectExpr::Scalar(x) => Ok(x.clone()),
+        x if !aggregated(x) => Ok(x.clone()),
         _ => Err(SqlError::new(
             1056,
             "42000",
@@ -299,7 +259,7 @@ fn group_key(
             _ => Err(SqlError::unknown_column(n, "group statement")),
         };
     }
-    match pb.binder.expr(e, "group statement") {
+    match pb.expr(e, "group statement") {
         Err(waterline_planner::PlanError::UnknownColumn(..))
             if let Ast::Identifier(id) = e
                 && let Some(i) = cols
@@ -375,7 +335,7 @@ pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColu
     } else {
         bind_query(&catalog, q, Some(&*s))?.tables
     };
-    let mut pb = ProjectionBinder::new(s, &bound);
+    let mut pb = projection_binder(s, &bound);
     let mut cols = Vec::new();
     for item in &select.projection {
         match item {
@@ -391,15 +351,10 @@ pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColu
                 }
             }
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                let meta = match pb.bind(e)? {
-                    SelectExpr::Scalar(Expr::Column(c)) => {
-                        ColumnMeta::of(bound[c.table].schema.columns[c.column].ty)
-                    }
-                    SelectExpr::Agg(i) if pb.aggs[i].func == AggFunc::Count => {
-                        ColumnMeta::computed(FieldType::LongLong)
-                    }
-                    _ => ColumnMeta::computed(FieldType::VarString),
-                };
+                let expr = pb.expr(e, "field list")?;
+                let meta = item_meta(&expr, &bound, pb.aggregates())
+                    .0
+                    .unwrap_or(ColumnMeta::computed(FieldType::VarString));
                 let name = match item {
                     SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
                     _ => e.to_string(),
