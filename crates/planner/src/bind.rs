@@ -353,6 +353,37 @@ impl<'a> Binder<'a> {
                     otherwise,
                 }))
             }
+            A::Like {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char,
+            } => {
+                let escape = match escape_char.as_deref() {
+                    None => '\\',
+                    Some(e) => match self.expr(e, clause)? {
+                        Expr::Literal(v @ Value::Str(_)) => {
+                            let mut chars = v.as_str().unwrap_or_default().chars();
+                            match (chars.next(), chars.next()) {
+                                (None, _) => '\\',
+                                (Some(c), None) => c,
+                                _ => return Err(PlanError::WrongArguments("ESCAPE")),
+                            }
+                        }
+                        _ => return Err(PlanError::WrongArguments("ESCAPE")),
+                    },
+                };
+                let like = Expr::Func(Box::new(Func {
+                    kind: FuncKind::Like(escape),
+                    args: vec![self.expr(expr, clause)?, self.expr(pattern, clause)?],
+                }));
+                if *negated {
+                    Expr::Not(Box::new(like))
+                } else {
+                    like
+                }
+            }
             A::Function(f) if let Some(func) = aggregate_func(f) => {
                 self.aggregate(f, func, clause)?
             }

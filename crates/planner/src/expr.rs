@@ -166,6 +166,10 @@ pub enum FuncKind {
     /// TRIM(`[BOTH | LEADING | TRAILING] [what] FROM s`): `what` (a space by default) off
     /// both ends, the start or the end, as often as it is there.
     Trim(TrimSide),
+    /// `s LIKE pattern [ESCAPE 'c']`: `%` matches any characters, `_` one, and the escape
+    /// character (`\` by default) makes the next one literal; compared character by
+    /// character, as waterline's binary collation compares.
+    Like(char),
 }
 
 /// Which ends TRIM cuts.
@@ -191,6 +195,7 @@ impl FuncKind {
             FuncKind::Trim(TrimSide::Both) => "trim",
             FuncKind::Trim(TrimSide::Leading) => "trim_leading",
             FuncKind::Trim(TrimSide::Trailing) => "trim_trailing",
+            FuncKind::Like(_) => "like",
         }
     }
 }
@@ -567,9 +572,68 @@ impl Func {
                 }
                 Value::from(t)
             }
+            (FuncKind::Like(escape), [s, pattern]) => {
+                Value::Int(i64::from(like(s, pattern, escape)))
+            }
             _ => return Err(PlanError::ParamCount(self.kind.name().to_uppercase())),
         })
     }
+}
+
+/// One element of a LIKE pattern.
+#[derive(Clone, Copy, PartialEq)]
+enum Wild {
+    /// `%`: any characters, none included.
+    Any,
+    /// `_`: one character.
+    One,
+    /// A character that must be there.
+    Char(char),
+}
+
+/// Whether `text` matches the LIKE `pattern` with `escape` as its escape character: the
+/// usual wildcard walk, which on a mismatch goes back to the last `%` and lets it take one
+/// more character (at most `text` × `pattern` steps, never exponential).
+fn like(text: &str, pattern: &str, escape: char) -> bool {
+    let mut wilds = Vec::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        wilds.push(match c {
+            '%' => Wild::Any,
+            '_' => Wild::One,
+            c if c == escape => Wild::Char(chars.next().unwrap_or(escape)),
+            c => Wild::Char(c),
+        });
+    }
+    let text: Vec<char> = text.chars().collect();
+    let (mut t, mut w) = (0, 0);
+    // The last `%` seen and the text position it was tried at.
+    let mut back: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match wilds.get(w) {
+            Some(Wild::Any) => {
+                back = Some((w, t));
+                w += 1;
+            }
+            Some(Wild::One) => {
+                t += 1;
+                w += 1;
+            }
+            Some(Wild::Char(c)) if *c == text[t] => {
+                t += 1;
+                w += 1;
+            }
+            _ => match back {
+                Some((bw, bt)) => {
+                    back = Some((bw, bt + 1));
+                    w = bw + 1;
+                    t = bt + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    wilds[w..].iter().all(|x| *x == Wild::Any)
 }
 
 /// AND or OR over `list` in three-valued logic, from `unit` (true for AND, false for OR),
@@ -687,6 +751,43 @@ impl fmt::Display for Expr {
         }
     }
 }
+#[cfg(test)]
+mod like_tests {
+    use super::like;
+
+    #[test]
+    fn like_matches_as_mysql_does() {
+        for (text, pattern, matches) in [
+            ("abc", "abc", true),
+            ("abc", "a%", true),
+            ("abc", "%c", true),
+            ("abc", "%b%", true),
+            ("abc", "a_c", true),
+            ("abc", "a_", false),
+            ("abc", "%", true),
+            ("", "%", true),
+            ("", "_", false),
+            ("abc", "ABC", false),
+            ("a%c", "a\\%c", true),
+            ("abc", "a\\%c", false),
+            ("a_c", "a\\_c", true),
+            ("mississippi", "%iss%ppi", true),
+            ("mississippi", "%iss%ppx", false),
+            ("ééa", "__a", true),
+            (
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
+                "%a%a%a%a%a%a%a%a%c",
+                false,
+            ),
+        ] {
+            assert_eq!(like(text, pattern, '\\'), matches, "{text} LIKE {pattern}");
+        }
+        assert!(like("10%", "10!%", '!'));
+        assert!(!like("100", "10!%", '!'));
+        assert!(like("a\\b", "a\\b", '!'));
+    }
+}
+
 #[cfg(test)]
 mod size {
     /// Expressions are walked at every evaluation: a variant that grows them all costs

@@ -146,6 +146,10 @@ pub enum PlanError {
     /// (1111).
     #[error("Invalid use of group function")]
     GroupFunction,
+    /// An argument a function cannot take, such as an ESCAPE of more than one character
+    /// or not a constant (1210).
+    #[error("Incorrect arguments to {0}")]
+    WrongArguments(&'static str),
     /// A bug in the planner (1105).
     #[error("internal planner error: {0}")]
     Internal(String),
@@ -171,6 +175,7 @@ impl PlanError {
             PlanError::MissingParam(_) => 1210,
             PlanError::TooManyTables(_) => 1116,
             PlanError::GroupFunction => 1111,
+            PlanError::WrongArguments(_) => 1210,
             PlanError::Catalog(_) | PlanError::Internal(_) => 1105,
             PlanError::Session(code, ..) => *code,
         }
@@ -185,9 +190,10 @@ impl PlanError {
             PlanError::NotUniqueTable(_) | PlanError::ParamCount(_) => "42000",
             PlanError::Operand(_) => "21000",
             PlanError::OutOfRange(_) => "22003",
-            PlanError::Unsupported(_) | PlanError::MissingParam(_) | PlanError::GroupFunction => {
-                "HY000"
-            }
+            PlanError::Unsupported(_)
+            | PlanError::MissingParam(_)
+            | PlanError::GroupFunction
+            | PlanError::WrongArguments(_) => "HY000",
             PlanError::TooManyTables(_) | PlanError::Catalog(_) | PlanError::Internal(_) => "HY000",
             PlanError::Session(_, state, _) => state,
         }
