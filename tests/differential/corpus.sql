@@ -381,6 +381,22 @@ SELECT UPPER('a', 'b') AS r;
 SELECT CONCAT() AS r;
 SELECT CONCAT('x', f) AS r FROM t WHERE id = 1;
 
+-- Numeric functions
+SELECT ABS(-3) AS a, ABS(2.50) AS b, ABS(-1.5e0) AS c, ABS(NULL) AS d, ABS('-7') AS e;
+SELECT id, ABS(a) AS x, ABS(c) AS y FROM t ORDER BY id;
+SELECT FLOOR(1.5) AS a, FLOOR(-1.5) AS b, CEIL(1.2) AS c, CEILING(-1.2) AS d, FLOOR(7) AS e, CEIL(2.00) AS f;
+SELECT FLOOR(2.5e0) AS a, CEIL(2.5e0) AS b, FLOOR(NULL) AS c;
+SELECT ROUND(1.5) AS a, ROUND(-1.5) AS b, ROUND(2.345, 2) AS c, ROUND(-2.345, 2) AS d, ROUND(1234.5, -2) AS e, ROUND(15, -1) AS f, ROUND(-15, -1) AS g;
+SELECT ROUND(1.5, 3) AS a, ROUND(7, 2) AS b, ROUND(1.23, 0) AS c, ROUND(NULL, 1) AS d, ROUND(1.5, NULL) AS e, ROUND(5, -3) AS f;
+SELECT ROUND(2.5e0) AS a, ROUND(3.5e0) AS b, ROUND(1.25e0, 1) AS c;
+SELECT id, ROUND(c, 1) AS r, FLOOR(c) AS f, CEIL(c) AS g FROM t WHERE c IS NOT NULL ORDER BY id;
+SELECT MOD(10, 3) AS a, MOD(-10, 3) AS b, MOD(10, 0) AS c, MOD(5.5, 2) AS d, MOD(NULL, 2) AS e;
+SELECT GREATEST(1, 2, 3) AS a, LEAST(1, 2, 3) AS b, GREATEST(1, 2.5) AS c, GREATEST(3, 2.5) AS d, LEAST('b', 'a', 'c') AS e, GREATEST(1, NULL) AS f;
+SELECT id, GREATEST(id, 3) AS g, LEAST(a, 15) AS l FROM t ORDER BY id;
+SELECT ABS(1, 2) AS a;
+SELECT GREATEST(1) AS a;
+SELECT ROUND() AS a;
+
 -- Joins
 SELECT t.id, two.v FROM t JOIN two ON t.id = two.k1 ORDER BY t.id, two.v;
 SELECT t.id, two.v FROM t, two WHERE t.id = two.k1 AND two.k2 = 1 ORDER BY t.id;

@@ -389,7 +389,7 @@ impl<'a> Binder<'a> {
             }
             A::Function(f) => match self.conditional(f, clause)? {
                 Some(e) => e,
-                None => match self.string_function(f, clause)? {
+                None => match self.function(f, clause)? {
                     Some(e) => e,
                     None => return Err(PlanError::Unsupported(e.to_string())),
                 },
@@ -508,24 +508,19 @@ impl<'a> Binder<'a> {
         Ok(Expr::Agg(aggregates.len() - 1))
     }
 
-    /// CONCAT, LENGTH, CHAR_LENGTH, UPPER and LOWER (and their other names); `None` for
-    /// another function.
-    fn string_function(
+    /// A function of [`FuncKind::named`]; `None` for another.
+    fn function(
         &mut self,
         f: &ast::Function,
         clause: &'static str,
     ) -> Result<Option<Expr>, PlanError> {
         let written = f.name.to_string();
-        let (kind, arity) = match written.to_ascii_uppercase().as_str() {
-            "CONCAT" => (FuncKind::Concat, None),
-            "LENGTH" | "OCTET_LENGTH" => (FuncKind::Length, Some(1)),
-            "CHAR_LENGTH" | "CHARACTER_LENGTH" => (FuncKind::CharLength, Some(1)),
-            "UPPER" | "UCASE" => (FuncKind::Upper, Some(1)),
-            "LOWER" | "LCASE" => (FuncKind::Lower, Some(1)),
-            _ => return Ok(None),
+        let Some(kind) = FuncKind::named(&written) else {
+            return Ok(None);
         };
         let args = self.arguments(f, clause)?;
-        if args.is_empty() || arity.is_some_and(|n| args.len() != n) {
+        let (least, most) = kind.arity();
+        if args.len() < least || args.len() > most {
             return Err(PlanError::ParamCount(written));
         }
         Ok(Some(Expr::Func(Box::new(Func { kind, args }))))

@@ -8,6 +8,7 @@ use smallvec::SmallVec;
 use waterline_types::{Row, Value};
 
 use crate::PlanError;
+pub use crate::func::{Func, FuncKind, TrimSide};
 use crate::table_map::TableMap;
 use crate::value::{ArithOp, arith, boolean, sql_cmp, truth};
 
@@ -136,68 +137,6 @@ pub enum Expr {
     /// [`Output::aggs`](crate::exec::Output)): only in the select list, HAVING and ORDER
     /// BY of a grouped query, evaluated after grouping.
     Agg(usize),
-}
-
-/// A string function and its arguments.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Func {
-    /// Which.
-    pub kind: FuncKind,
-    /// Its arguments.
-    pub args: Vec<Expr>,
-}
-
-/// The string functions: over the text of their arguments (a number's digits as MySQL
-/// writes them), NULL for a NULL argument.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FuncKind {
-    /// CONCAT(a, b, ...).
-    Concat,
-    /// LENGTH(s): bytes.
-    Length,
-    /// CHAR_LENGTH(s): characters.
-    CharLength,
-    /// UPPER(s).
-    Upper,
-    /// LOWER(s).
-    Lower,
-    /// SUBSTRING(s, pos [, len]), in characters from 1; a negative pos counts from the end.
-    Substring,
-    /// TRIM(`[BOTH | LEADING | TRAILING] [what] FROM s`): `what` (a space by default) off
-    /// both ends, the start or the end, as often as it is there.
-    Trim(TrimSide),
-    /// `s LIKE pattern [ESCAPE 'c']`: `%` matches any characters, `_` one, and the escape
-    /// character (`\` by default) makes the next one literal; compared character by
-    /// character, as waterline's binary collation compares.
-    Like(char),
-}
-
-/// Which ends TRIM cuts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TrimSide {
-    /// Both (the default).
-    Both,
-    /// The start.
-    Leading,
-    /// The end.
-    Trailing,
-}
-
-impl FuncKind {
-    fn name(self) -> &'static str {
-        match self {
-            FuncKind::Concat => "concat",
-            FuncKind::Length => "length",
-            FuncKind::CharLength => "char_length",
-            FuncKind::Upper => "upper",
-            FuncKind::Lower => "lower",
-            FuncKind::Substring => "substring",
-            FuncKind::Trim(TrimSide::Both) => "trim",
-            FuncKind::Trim(TrimSide::Leading) => "trim_leading",
-            FuncKind::Trim(TrimSide::Trailing) => "trim_trailing",
-            FuncKind::Like(_) => "like",
-        }
-    }
 }
 
 /// `CASE [operand] WHEN w THEN r ... [ELSE e] END`: the first `r` whose `w` is true (equals
@@ -497,145 +436,6 @@ impl Case {
     }
 }
 
-/// A value's text as the string functions read it; `None` for NULL. A DOUBLE is refused:
-/// its text in MySQL is not Rust's.
-fn text_of(v: Value) -> Result<Option<String>, PlanError> {
-    Ok(match v {
-        Value::Null => None,
-        Value::Str(s) => Some(s.to_string()),
-        Value::Int(n) => Some(n.to_string()),
-        Value::Decimal(d) => Some(d.to_string()),
-        Value::DateTime(t) => Some(t.to_string()),
-        Value::Double(_) => {
-            return Err(PlanError::Unsupported(
-                "a DOUBLE in a string function".into(),
-            ));
-        }
-    })
-}
-
-impl Func {
-    /// Out of line, as `in_list`.
-    #[inline(never)]
-    fn eval(&self, env: Env<'_>) -> Result<Value, PlanError> {
-        let mut texts = Vec::with_capacity(self.args.len());
-        for arg in &self.args {
-            match text_of(arg.eval(env)?)? {
-                Some(t) => texts.push(t),
-                None => return Ok(Value::Null),
-            }
-        }
-        let int = |t: &str| -> Result<i64, PlanError> {
-            t.trim()
-                .parse::<i64>()
-                .map_err(|_| PlanError::Unsupported(format!("'{t}' as a position or length")))
-        };
-        Ok(match (self.kind, texts.as_slice()) {
-            (FuncKind::Concat, all) => Value::from(all.concat().as_str()),
-            (FuncKind::Length, [s]) => Value::Int(s.len() as i64),
-            (FuncKind::CharLength, [s]) => Value::Int(s.chars().count() as i64),
-            (FuncKind::Upper, [s]) => Value::from(s.to_uppercase().as_str()),
-            (FuncKind::Lower, [s]) => Value::from(s.to_lowercase().as_str()),
-            (FuncKind::Substring, [s, rest @ ..]) if rest.len() <= 2 => {
-                let chars: Vec<char> = s.chars().collect();
-                let n = chars.len() as i64;
-                let pos = int(&rest[0])?;
-                let start = match pos {
-                    0 => return Ok(Value::from("")),
-                    p if p > 0 => p - 1,
-                    p => n + p,
-                };
-                let len = match rest.get(1) {
-                    Some(l) => int(l)?,
-                    None => n,
-                };
-                if start < 0 || start >= n || len < 1 {
-                    return Ok(Value::from(""));
-                }
-                let end = start.saturating_add(len).min(n);
-                let text: String = chars[start as usize..end as usize].iter().collect();
-                Value::from(text.as_str())
-            }
-            (FuncKind::Trim(side), [s, what]) => {
-                let mut t = s.as_str();
-                if !what.is_empty() {
-                    if side != TrimSide::Trailing {
-                        while let Some(rest) = t.strip_prefix(what.as_str()) {
-                            t = rest;
-                        }
-                    }
-                    if side != TrimSide::Leading {
-                        while let Some(rest) = t.strip_suffix(what.as_str()) {
-                            t = rest;
-                        }
-                    }
-                }
-                Value::from(t)
-            }
-            (FuncKind::Like(escape), [s, pattern]) => {
-                Value::Int(i64::from(like(s, pattern, escape)))
-            }
-            _ => return Err(PlanError::ParamCount(self.kind.name().to_uppercase())),
-        })
-    }
-}
-
-/// One element of a LIKE pattern.
-#[derive(Clone, Copy, PartialEq)]
-enum Wild {
-    /// `%`: any characters, none included.
-    Any,
-    /// `_`: one character.
-    One,
-    /// A character that must be there.
-    Char(char),
-}
-
-/// Whether `text` matches the LIKE `pattern` with `escape` as its escape character: the
-/// usual wildcard walk, which on a mismatch goes back to the last `%` and lets it take one
-/// more character (at most `text` × `pattern` steps, never exponential).
-fn like(text: &str, pattern: &str, escape: char) -> bool {
-    let mut wilds = Vec::new();
-    let mut chars = pattern.chars();
-    while let Some(c) = chars.next() {
-        wilds.push(match c {
-            '%' => Wild::Any,
-            '_' => Wild::One,
-            c if c == escape => Wild::Char(chars.next().unwrap_or(escape)),
-            c => Wild::Char(c),
-        });
-    }
-    let text: Vec<char> = text.chars().collect();
-    let (mut t, mut w) = (0, 0);
-    // The last `%` seen and the text position it was tried at.
-    let mut back: Option<(usize, usize)> = None;
-    while t < text.len() {
-        match wilds.get(w) {
-            Some(Wild::Any) => {
-                back = Some((w, t));
-                w += 1;
-            }
-            Some(Wild::One) => {
-                t += 1;
-                w += 1;
-            }
-            Some(Wild::Char(c)) if *c == text[t] => {
-                t += 1;
-                w += 1;
-            }
-            _ => match back {
-                Some((bw, bt)) => {
-                    back = Some((bw, bt + 1));
-                    w = bw + 1;
-                    t = bt + 1;
-                }
-                None => return false,
-            },
-        }
-    }
-    wilds[w..].iter().all(|x| *x == Wild::Any)
-}
-
 /// AND or OR over `list` in three-valued logic, from `unit` (true for AND, false for OR),
 /// stopping at the value that decides it.
 fn connective(
@@ -751,43 +551,6 @@ impl fmt::Display for Expr {
         }
     }
 }
-#[cfg(test)]
-mod like_tests {
-    use super::like;
-
-    #[test]
-    fn like_matches_as_mysql_does() {
-        for (text, pattern, matches) in [
-            ("abc", "abc", true),
-            ("abc", "a%", true),
-            ("abc", "%c", true),
-            ("abc", "%b%", true),
-            ("abc", "a_c", true),
-            ("abc", "a_", false),
-            ("abc", "%", true),
-            ("", "%", true),
-            ("", "_", false),
-            ("abc", "ABC", false),
-            ("a%c", "a\\%c", true),
-            ("abc", "a\\%c", false),
-            ("a_c", "a\\_c", true),
-            ("mississippi", "%iss%ppi", true),
-            ("mississippi", "%iss%ppx", false),
-            ("ééa", "__a", true),
-            (
-                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
-                "%a%a%a%a%a%a%a%a%c",
-                false,
-            ),
-        ] {
-            assert_eq!(like(text, pattern, '\\'), matches, "{text} LIKE {pattern}");
-        }
-        assert!(like("10%", "10!%", '!'));
-        assert!(!like("100", "10!%", '!'));
-        assert!(like("a\\b", "a\\b", '!'));
-    }
-}
-
 #[cfg(test)]
 mod size {
     /// Expressions are walked at every evaluation: a variant that grows them all costs

@@ -53,6 +53,7 @@ pub mod cost;
 pub mod exec;
 pub mod explain;
 mod expr;
+mod func;
 mod join;
 mod memory;
 mod order;

@@ -1,0 +1,502 @@
+//! Functions: each a [`FuncKind`] over its bound arguments. The string functions and LIKE
+//! read the text of their arguments (a number's digits as MySQL writes them); the numeric
+//! ones their numbers, keeping MySQL's result types (an INT stays an INT, a DECIMAL keeps
+//! exact digits, anything else is a DOUBLE). Every one is NULL for a NULL argument.
+
+use std::cmp::Ordering;
+
+use waterline_types::{Decimal, MAX_DECIMAL_SCALE, Value};
+
+use crate::PlanError;
+use crate::expr::{Env, Expr};
+use crate::value::{ArithOp, arith, number, sql_cmp};
+
+/// A function and its arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Func {
+    /// Which.
+    pub kind: FuncKind,
+    /// Its arguments.
+    pub args: Vec<Expr>,
+}
+
+/// The functions: the string ones (and LIKE) over the text of their arguments, the numeric
+/// ones over their numbers; NULL for a NULL argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FuncKind {
+    /// CONCAT(a, b, ...).
+    Concat,
+    /// LENGTH(s): bytes.
+    Length,
+    /// CHAR_LENGTH(s): characters.
+    CharLength,
+    /// UPPER(s).
+    Upper,
+    /// LOWER(s).
+    Lower,
+    /// SUBSTRING(s, pos [, len]), in characters from 1; a negative pos counts from the end.
+    Substring,
+    /// TRIM(`[BOTH | LEADING | TRAILING] [what] FROM s`): `what` (a space by default) off
+    /// both ends, the start or the end, as often as it is there.
+    Trim(TrimSide),
+    /// `s LIKE pattern [ESCAPE 'c']`: `%` matches any characters, `_` one, and the escape
+    /// character (`\` by default) makes the next one literal; compared character by
+    /// character, as waterline's binary collation compares.
+    Like(char),
+    /// ABS(x).
+    Abs,
+    /// FLOOR(x): the largest integer not above x.
+    Floor,
+    /// CEIL(x), CEILING(x): the smallest integer not below x.
+    Ceil,
+    /// ROUND(x [, d]): to `d` digits after the point (0 by default; negative rounds left of
+    /// it), half away from zero for an exact number, half to even for a DOUBLE (C's
+    /// `rint`, which MySQL uses).
+    Round,
+    /// MOD(a, b): `a % b`.
+    Mod,
+    /// GREATEST(a, b, ...).
+    Greatest,
+    /// LEAST(a, b, ...).
+    Least,
+}
+
+/// Which ends TRIM cuts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrimSide {
+    /// Both (the default).
+    Both,
+    /// The start.
+    Leading,
+    /// The end.
+    Trailing,
+}
+
+impl FuncKind {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            FuncKind::Concat => "concat",
+            FuncKind::Length => "length",
+            FuncKind::CharLength => "char_length",
+            FuncKind::Upper => "upper",
+            FuncKind::Lower => "lower",
+            FuncKind::Substring => "substring",
+            FuncKind::Trim(TrimSide::Both) => "trim",
+            FuncKind::Trim(TrimSide::Leading) => "trim_leading",
+            FuncKind::Trim(TrimSide::Trailing) => "trim_trailing",
+            FuncKind::Like(_) => "like",
+            FuncKind::Abs => "abs",
+            FuncKind::Floor => "floor",
+            FuncKind::Ceil => "ceiling",
+            FuncKind::Round => "round",
+            FuncKind::Mod => "mod",
+            FuncKind::Greatest => "greatest",
+            FuncKind::Least => "least",
+        }
+    }
+
+    /// The number of arguments it takes: at least, at most.
+    pub(crate) fn arity(self) -> (usize, usize) {
+        match self {
+            FuncKind::Concat => (1, usize::MAX),
+            FuncKind::Greatest | FuncKind::Least => (2, usize::MAX),
+            FuncKind::Substring => (2, 3),
+            FuncKind::Round => (1, 2),
+            FuncKind::Trim(_) | FuncKind::Like(_) | FuncKind::Mod => (2, 2),
+            FuncKind::Length
+            | FuncKind::CharLength
+            | FuncKind::Upper
+            | FuncKind::Lower
+            | FuncKind::Abs
+            | FuncKind::Floor
+            | FuncKind::Ceil => (1, 1),
+        }
+    }
+
+    /// The function a name calls, if waterline has it (TRIM and LIKE are grammar).
+    pub(crate) fn named(name: &str) -> Option<FuncKind> {
+        Some(match name.to_ascii_uppercase().as_str() {
+            "CONCAT" => FuncKind::Concat,
+            "LENGTH" | "OCTET_LENGTH" => FuncKind::Length,
+            "CHAR_LENGTH" | "CHARACTER_LENGTH" => FuncKind::CharLength,
+            "UPPER" | "UCASE" => FuncKind::Upper,
+            "LOWER" | "LCASE" => FuncKind::Lower,
+            "SUBSTRING" | "SUBSTR" => FuncKind::Substring,
+            "ABS" => FuncKind::Abs,
+            "FLOOR" => FuncKind::Floor,
+            "CEIL" | "CEILING" => FuncKind::Ceil,
+            "ROUND" => FuncKind::Round,
+            "MOD" => FuncKind::Mod,
+            "GREATEST" => FuncKind::Greatest,
+            "LEAST" => FuncKind::Least,
+            _ => return None,
+        })
+    }
+
+    fn numeric(self) -> bool {
+        matches!(
+            self,
+            FuncKind::Abs
+                | FuncKind::Floor
+                | FuncKind::Ceil
+                | FuncKind::Round
+                | FuncKind::Mod
+                | FuncKind::Greatest
+                | FuncKind::Least
+        )
+    }
+}
+
+/// A value's text as the string functions read it; `None` for NULL. A DOUBLE is refused:
+/// its text in MySQL is not Rust's.
+fn text_of(v: Value) -> Result<Option<String>, PlanError> {
+    Ok(match v {
+        Value::Null => None,
+        Value::Str(s) => Some(s.to_string()),
+        Value::Int(n) => Some(n.to_string()),
+        Value::Decimal(d) => Some(d.to_string()),
+        Value::DateTime(t) => Some(t.to_string()),
+        Value::Double(_) => {
+            return Err(PlanError::Unsupported(
+                "a DOUBLE in a string function".into(),
+            ));
+        }
+    })
+}
+
+impl Func {
+    /// Out of line, as `in_list`.
+    #[inline(never)]
+    pub(crate) fn eval(&self, env: Env<'_>) -> Result<Value, PlanError> {
+        if self.kind.numeric() {
+            return self.eval_numeric(env);
+        }
+        let mut texts = Vec::with_capacity(self.args.len());
+        for arg in &self.args {
+            match text_of(arg.eval(env)?)? {
+                Some(t) => texts.push(t),
+                None => return Ok(Value::Null),
+            }
+        }
+        let int = |t: &str| -> Result<i64, PlanError> {
+            t.trim()
+                .parse::<i64>()
+                .map_err(|_| PlanError::Unsupported(format!("'{t}' as a position or length")))
+        };
+        Ok(match (self.kind, texts.as_slice()) {
+            (FuncKind::Concat, all) => Value::from(all.concat().as_str()),
+            (FuncKind::Length, [s]) => Value::Int(s.len() as i64),
+            (FuncKind::CharLength, [s]) => Value::Int(s.chars().count() as i64),
+            (FuncKind::Upper, [s]) => Value::from(s.to_uppercase().as_str()),
+            (FuncKind::Lower, [s]) => Value::from(s.to_lowercase().as_str()),
+            (FuncKind::Substring, [s, rest @ ..]) if rest.len() <= 2 => {
+                let chars: Vec<char> = s.chars().collect();
+                let n = chars.len() as i64;
+                let pos = int(&rest[0])?;
+                let start = match pos {
+                    0 => return Ok(Value::from("")),
+                    p if p > 0 => p - 1,
+                    p => n + p,
+                };
+                let len = match rest.get(1) {
+                    Some(l) => int(l)?,
+                    None => n,
+                };
+                if start < 0 || start >= n || len < 1 {
+                    return Ok(Value::from(""));
+                }
+                let end = start.saturating_add(len).min(n);
+                let text: String = chars[start as usize..end as usize].iter().collect();
+                Value::from(text.as_str())
+            }
+            (FuncKind::Trim(side), [s, what]) => {
+                let mut t = s.as_str();
+                if !what.is_empty() {
+                    if side != TrimSide::Trailing {
+                        while let Some(rest) = t.strip_prefix(what.as_str()) {
+                            t = rest;
+                        }
+                    }
+                    if side != TrimSide::Leading {
+                        while let Some(rest) = t.strip_suffix(what.as_str()) {
+                            t = rest;
+                        }
+                    }
+                }
+                Value::from(t)
+            }
+            (FuncKind::Like(escape), [s, pattern]) => {
+                Value::Int(i64::from(like(s, pattern, escape)))
+            }
+            _ => return Err(PlanError::ParamCount(self.kind.name().to_uppercase())),
+        })
+    }
+}
+
+impl Func {
+    fn eval_numeric(&self, env: Env<'_>) -> Result<Value, PlanError> {
+        let mut values = Vec::with_capacity(self.args.len());
+        for arg in &self.args {
+            match arg.eval(env)? {
+                Value::Null => return Ok(Value::Null),
+                v => values.push(v),
+            }
+        }
+        let out_of_range = || {
+            let args: Vec<String> = values.iter().map(ToString::to_string).collect();
+            PlanError::OutOfRange(format!("{}({})", self.kind.name(), args.join(",")))
+        };
+        Ok(match (self.kind, values.as_slice()) {
+            (FuncKind::Abs, [x]) => match numeric(x)? {
+                Value::Int(n) => Value::Int(n.checked_abs().ok_or_else(out_of_range)?),
+                Value::Decimal(d) => Value::Decimal(
+                    Decimal::new(d.units().abs(), d.scale()).ok_or_else(out_of_range)?,
+                ),
+                other => Value::Double(number(&other).abs()),
+            },
+            (FuncKind::Floor | FuncKind::Ceil, [x]) => {
+                let up = self.kind == FuncKind::Ceil;
+                match numeric(x)? {
+                    Value::Int(n) => Value::Int(n),
+                    Value::Decimal(d) => {
+                        let p = 10i128.pow(u32::from(d.scale()));
+                        let q = d.units().div_euclid(p);
+                        let q = if up && d.units().rem_euclid(p) != 0 {
+                            q + 1
+                        } else {
+                            q
+                        };
+                        exact_integer(q).ok_or_else(out_of_range)?
+                    }
+                    other => {
+                        let f = number(&other);
+                        Value::Double(if up { f.ceil() } else { f.floor() })
+                    }
+                }
+            }
+            (FuncKind::Round, [x, rest @ ..]) => {
+                let digits = match rest {
+                    [] => 0,
+                    [Value::Int(d)] => *d,
+                    _ => {
+                        return Err(PlanError::Unsupported(
+                            "a ROUND precision that is not an integer".into(),
+                        ));
+                    }
+                };
+                round(numeric(x)?, digits).ok_or_else(out_of_range)?
+            }
+            (FuncKind::Mod, [a, b]) => arith(ArithOp::Mod, a, b)?,
+            (FuncKind::Greatest | FuncKind::Least, all) if all.len() >= 2 => {
+                extreme(all, self.kind == FuncKind::Greatest)?
+            }
+            _ => return Err(PlanError::ParamCount(self.kind.name().to_uppercase())),
+        })
+    }
+}
+
+/// A value as a numeric function reads it: a number as it is, a string as the number it
+/// starts with (a DOUBLE, as MySQL converts it); a DATETIME is refused (MySQL reads it as
+/// the number YYYYMMDDhhmmss).
+fn numeric(v: &Value) -> Result<Value, PlanError> {
+    match v {
+        Value::Int(_) | Value::Decimal(_) | Value::Double(_) => Ok(v.clone()),
+        Value::Str(_) => Ok(Value::Double(number(v))),
+        _ => Err(PlanError::Unsupported(format!("{v} in a numeric function"))),
+    }
+}
+
+/// An exact integer: an INT if it fits, else a DECIMAL with no digits after the point.
+fn exact_integer(n: i128) -> Option<Value> {
+    match i64::try_from(n) {
+        Ok(n) => Some(Value::Int(n)),
+        Err(_) => Decimal::new(n, 0).map(Value::Decimal),
+    }
+}
+
+/// ROUND(x, digits); `None` on overflow.
+fn round(x: Value, digits: i64) -> Option<Value> {
+    let half_away = |units: i128, div: i128| {
+        let (q, r) = (units / div, units % div);
+        if r.abs() * 2 >= div {
+            q + units.signum()
+        } else {
+            q
+        }
+    };
+    Some(match x {
+        Value::Int(n) if digits >= 0 => Value::Int(n),
+        Value::Int(n) => {
+            let Some(div) = 10i128.checked_pow(u32::try_from(-digits).unwrap_or(u32::MAX)) else {
+                return Some(Value::Int(0));
+            };
+            Value::Int(i64::try_from(half_away(i128::from(n), div).checked_mul(div)?).ok()?)
+        }
+        Value::Decimal(d) if digits >= 0 => {
+            // To exactly `digits` places, more than it has included (ROUND(1.5, 3) is 1.500).
+            let scale = u8::try_from(digits)
+                .unwrap_or(u8::MAX)
+                .min(MAX_DECIMAL_SCALE);
+            Value::Decimal(d.rescale(scale)?)
+        }
+        Value::Decimal(d) => {
+            let left = u32::try_from(-digits).unwrap_or(u32::MAX);
+            let Some(div) = 10i128.checked_pow(u32::from(d.scale()).saturating_add(left)) else {
+                return Some(Value::Int(0));
+            };
+            let units = half_away(d.units(), div).checked_mul(10i128.pow(left))?;
+            exact_integer(units)?
+        }
+        other => {
+            let f = number(&other);
+            let scale = 10f64.powi(i32::try_from(digits.clamp(-400, 400)).unwrap_or(0));
+            let r = (f * scale).round_ties_even() / scale;
+            Value::Double(if r.is_finite() { r } else { f })
+        }
+    })
+}
+
+/// GREATEST (`greatest`) or LEAST of `values` (none NULL): numbers compared as numbers and
+/// the result in the widest type among them (INT, DECIMAL at the largest scale, DOUBLE);
+/// strings, or numbers mixed with strings, compared as strings; DATETIMEs as DATETIMEs.
+fn extreme(values: &[Value], greatest: bool) -> Result<Value, PlanError> {
+    let want = if greatest {
+        Ordering::Greater
+    } else {
+        Ordering::Less
+    };
+    let pick = |values: &[Value]| {
+        values
+            .iter()
+            .cloned()
+            .reduce(|a, b| if sql_cmp(&b, &a) == Some(want) { b } else { a })
+            .unwrap_or(Value::Null)
+    };
+    let numbers = values
+        .iter()
+        .all(|v| matches!(v, Value::Int(_) | Value::Decimal(_) | Value::Double(_)));
+    if numbers {
+        let picked = pick(values);
+        return Ok(if values.iter().any(|v| matches!(v, Value::Double(_))) {
+            Value::Double(number(&picked))
+        } else if let Some(scale) = values
+            .iter()
+            .filter_map(|v| v.as_decimal())
+            .map(|d| d.scale())
+            .max()
+        {
+            let d = match picked {
+                Value::Int(n) => Decimal::new(i128::from(n), 0),
+                Value::Decimal(d) => Some(d),
+                _ => None,
+            };
+            d.and_then(|d| d.rescale(scale))
+                .map_or(Value::Null, Value::Decimal)
+        } else {
+            picked
+        });
+    }
+    if values.iter().all(|v| matches!(v, Value::DateTime(_))) {
+        return Ok(pick(values));
+    }
+    let mut texts = Vec::with_capacity(values.len());
+    for v in values {
+        texts.push(Value::from(
+            text_of(v.clone())?.unwrap_or_default().as_str(),
+        ));
+    }
+    Ok(pick(&texts))
+}
+
+/// One element of a LIKE pattern.
+#[derive(Clone, Copy, PartialEq)]
+enum Wild {
+    /// `%`: any characters, none included.
+    Any,
+    /// `_`: one character.
+    One,
+    /// A character that must be there.
+    Char(char),
+}
+
+/// Whether `text` matches the LIKE `pattern` with `escape` as its escape character: the
+/// usual wildcard walk, which on a mismatch goes back to the last `%` and lets it take one
+/// more character (at most `text` × `pattern` steps, never exponential).
+fn like(text: &str, pattern: &str, escape: char) -> bool {
+    let mut wilds = Vec::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        wilds.push(match c {
+            '%' => Wild::Any,
+            '_' => Wild::One,
+            c if c == escape => Wild::Char(chars.next().unwrap_or(escape)),
+            c => Wild::Char(c),
+        });
+    }
+    let text: Vec<char> = text.chars().collect();
+    let (mut t, mut w) = (0, 0);
+    // The last `%` seen and the text position it was tried at.
+    let mut back: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match wilds.get(w) {
+            Some(Wild::Any) => {
+                back = Some((w, t));
+                w += 1;
+            }
+            Some(Wild::One) => {
+                t += 1;
+                w += 1;
+            }
+            Some(Wild::Char(c)) if *c == text[t] => {
+                t += 1;
+                w += 1;
+            }
+            _ => match back {
+                Some((bw, bt)) => {
+                    back = Some((bw, bt + 1));
+                    w = bw + 1;
+                    t = bt + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    wilds[w..].iter().all(|x| *x == Wild::Any)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::like;
+
+    #[test]
+    fn like_matches_as_mysql_does() {
+        for (text, pattern, matches) in [
+            ("abc", "abc", true),
+            ("abc", "a%", true),
+            ("abc", "%c", true),
+            ("abc", "%b%", true),
+            ("abc", "a_c", true),
+            ("abc", "a_", false),
+            ("abc", "%", true),
+            ("", "%", true),
+            ("", "_", false),
+            ("abc", "ABC", false),
+            ("a%c", "a\\%c", true),
+            ("abc", "a\\%c", false),
+            ("a_c", "a\\_c", true),
+            ("mississippi", "%iss%ppi", true),
+            ("mississippi", "%iss%ppx", false),
+            ("ééa", "__a", true),
+            (
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
+                "%a%a%a%a%a%a%a%a%c",
+                false,
+            ),
+        ] {
+            assert_eq!(like(text, pattern, '\\'), matches, "{text} LIKE {pattern}");
+        }
+        assert!(like("10%", "10!%", '!'));
+        assert!(!like("100", "10!%", '!'));
+        assert!(like("a\\b", "a\\b", '!'));
+    }
+}
