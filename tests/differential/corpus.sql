@@ -551,6 +551,26 @@ SELECT COUNT(*) FROM auto;
 SELECT 'x';
 SELECT NULL;
 
+-- INSERT ... SELECT
+CREATE TABLE copy (id INT NOT NULL AUTO_INCREMENT, a INT, d VARCHAR(10) DEFAULT 'none', PRIMARY KEY (id));
+INSERT INTO copy (a) SELECT a FROM t WHERE a > 0 ORDER BY id;
+SELECT id, a, d FROM copy ORDER BY id;
+SELECT LAST_INSERT_ID() AS l;
+INSERT INTO copy SELECT id + 100, a, d FROM t WHERE id <= 3;
+INSERT INTO copy (a, d) SELECT k1, CONCAT('k', k2) FROM two WHERE k1 = 1;
+INSERT INTO copy (a) SELECT a, d FROM t;
+INSERT INTO copy SELECT id, a FROM t;
+INSERT INTO copy (id, a) SELECT id + 100, a FROM t WHERE id = 1;
+INSERT INTO copy (a) SELECT a FROM t WHERE 1 = 0;
+INSERT INTO copy (a) SELECT COUNT(*) FROM t;
+INSERT INTO copy (a) SELECT a FROM copy WHERE id > 100;
+SELECT id, a, d FROM copy ORDER BY id;
+REPLACE INTO copy (id, a, d) SELECT id, 0, 'replaced' FROM copy WHERE id > 102;
+SELECT id, a, d FROM copy ORDER BY id;
+INSERT INTO copy (nope) SELECT 1;
+INSERT INTO nosuch SELECT 1;
+DROP TABLE copy;
+
 -- UPDATE and DELETE
 UPDATE t SET a = a + 1 WHERE id = 1;
 UPDATE t SET a = a WHERE id = 1;

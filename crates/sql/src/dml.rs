@@ -122,20 +122,44 @@ fn reserve_ids(s: &Session, table: &Table, column: usize, n: i64, at_least: i64)
     first
 }
 
+/// How many AUTO_INCREMENT values an INSERT ... SELECT of `n` rows takes: MySQL asks the
+/// engine for 1, then 2, 4, ... up to 65,536 at a time (`handler::update_auto_increment`,
+/// as it cannot know the number of rows), and InnoDB's interleaved lock mode gives them;
+/// what the last request took beyond the rows is lost, so the next statement's values
+/// start after it, as in MySQL.
+fn bulk_reservation(n: i64) -> i64 {
+    let (mut total, mut requests) = (0i64, 0u32);
+    while total < n {
+        total += 1 << requests.min(16);
+        requests += 1;
+    }
+    total
+}
+
 fn is_default(e: &Ast) -> bool {
     matches!(e, Ast::Identifier(id) if id.value.eq_ignore_ascii_case("DEFAULT"))
 }
 
-/// An INSERT bound against the catalog: per row, per column of the table, the expression
-/// giving its value (`None`: the column's default).
+/// An INSERT bound against the catalog.
 #[derive(Debug)]
 pub(crate) struct BoundInsert {
     table: Table,
     /// REPLACE: a row that has the new row's primary or unique key is deleted first.
     replace: bool,
-    rows: Vec<Vec<Option<Expr>>>,
+    source: Source,
     /// Whether a value is a session value of this moment (NOW()): then it is not kept.
     volatile: bool,
+}
+
+/// Where an INSERT's rows come from.
+#[derive(Debug)]
+enum Source {
+    /// VALUES: per row, per column of the table, the expression giving its value (`None`:
+    /// the column's default).
+    Values(Vec<Vec<Option<Expr>>>),
+    /// INSERT ... SELECT: the query (the statement's source) and, for each of its output
+    /// columns in order, the table column it fills.
+    Select(Box<crate::select::BoundQuery>, Vec<usize>),
 }
 
 /// Binds INSERT INTO t [(columns)] VALUES (...), (...).
@@ -174,7 +198,17 @@ pub(crate) fn bind_insert(
         return Err(SqlError::unsupported("INSERT ... SET"));
     };
     let SetExpr::Values(values) = source.body.as_ref() else {
-        return Err(SqlError::unsupported("INSERT ... SELECT"));
+        let query = crate::select::bind(s, tables, source)?;
+        if query.width() != positions.len() {
+            return Err(SqlError::column_count(1));
+        }
+        let volatile = query.volatile();
+        return Ok(BoundInsert {
+            table,
+            replace: ins.replace_into,
+            source: Source::Select(Box::new(query), positions),
+            volatile,
+        });
     };
     let mut binder = Binder::new(&[]).with_session(s);
     let mut rows = Vec::with_capacity(values.rows.len());
@@ -195,32 +229,110 @@ pub(crate) fn bind_insert(
     Ok(BoundInsert {
         table,
         replace: ins.replace_into,
-        rows,
+        source: Source::Values(rows),
         volatile: binder.volatile,
     })
+}
+
+/// The rows `bound` inserts, per column of the table (`None`: its default): its VALUES
+/// evaluated, or its query run in `trx`, reading the source rows as InnoDB's INSERT ...
+/// SELECT does (locking them FOR SHARE, except in READ COMMITTED).
+fn source_rows(
+    s: &mut Session,
+    bound: &BoundInsert,
+    statement: &Statement,
+    params: &[Value],
+    trx: &mut Transaction,
+) -> Result<Vec<Vec<Option<Value>>>, SqlError> {
+    match &bound.source {
+        Source::Values(rows) => rows
+            .iter()
+            .map(|exprs| {
+                exprs
+                    .iter()
+                    .map(|e| {
+                        e.as_ref()
+                            .map(|e| e.eval(Env::new(&[], params)))
+                            .transpose()
+                    })
+                    .collect::<Result<_, _>>()
+                    .map_err(SqlError::from)
+            })
+            .collect(),
+        Source::Select(query, positions) => {
+            let Statement::Insert(ast::Insert {
+                source: Some(q), ..
+            }) = statement
+            else {
+                return Err(SqlError::other("an INSERT's binding for another statement"));
+            };
+            let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
+            let lock = (trx.isolation() != Isolation::ReadCommitted).then_some(LockMode::Shared);
+            let result = crate::select::read(s, q, query, params, (&db, lock), trx)?;
+            let width = bound.table.shared_schema().columns.len();
+            result
+                .into_rows()
+                .into_iter()
+                .enumerate()
+                .map(|(i, values)| {
+                    if values.len() != positions.len() {
+                        return Err(SqlError::column_count(i + 1));
+                    }
+                    let mut row = vec![None; width];
+                    for (v, &pos) in values.into_iter().zip(positions) {
+                        row[pos] = Some(v);
+                    }
+                    Ok(row)
+                })
+                .collect()
+        }
+    }
 }
 
 /// Runs a bound INSERT with `params`.
 pub(crate) fn insert(
     s: &mut Session,
     bound: &BoundInsert,
+    statement: &Statement,
     params: &[Value],
 ) -> Result<Response, SqlError> {
-    let table = &bound.table;
+    let (n, first_id) = s.with_trx(|s, trx| {
+        let rows = source_rows(s, bound, statement, params, trx)?;
+        let bulk = matches!(bound.source, Source::Select(..));
+        let (full, first_id) = complete_rows(s, &bound.table, rows, bulk)?;
+        let mut affected = 0;
+        for row in full {
+            if bound.replace {
+                affected += delete_conflicts(trx, &bound.table, &row)?;
+            }
+            trx.insert(&bound.table, row)?;
+            affected += 1;
+        }
+        Ok((affected, first_id))
+    })?;
+    if first_id > 0 {
+        s.set_last_insert_id(first_id as u64);
+    }
+    Ok(Response::Done {
+        affected: n,
+        last_insert_id: first_id as u64,
+        info: String::new(),
+    })
+}
+
+/// `rows` made whole for `table`: AUTO_INCREMENT values taken, defaults put in, each value
+/// stored as its column's type (with the sql_mode's errors or warnings). Returns them and
+/// the first AUTO_INCREMENT value taken (0: none). A `bulk` insert (INSERT ... SELECT: its
+/// number of rows unknown until it has run) reserves values as InnoDB does for one, see
+/// [`bulk_reservation`].
+fn complete_rows(
+    s: &mut Session,
+    table: &Table,
+    mut rows: Vec<Vec<Option<Value>>>,
+    bulk: bool,
+) -> Result<(Vec<Row>, i64), SqlError> {
     let schema = table.shared_schema();
     let meta = meta(s, table);
-    let mut rows: Vec<Vec<Option<Value>>> = Vec::with_capacity(bound.rows.len());
-    for exprs in &bound.rows {
-        let row = exprs
-            .iter()
-            .map(|e| {
-                e.as_ref()
-                    .map(|e| e.eval(Env::new(&[], params)))
-                    .transpose()
-            })
-            .collect::<Result<_, _>>()?;
-        rows.push(row);
-    }
     // AUTO_INCREMENT: NULL, 0 (unless sql_mode has NO_AUTO_VALUE_ON_ZERO) or nothing takes
     // the next value.
     let mut first_id = 0;
@@ -237,7 +349,12 @@ pub(crate) fn insert(
             .filter_map(|r| r[col].as_ref().and_then(Value::as_int))
             .max()
             .unwrap_or(0);
-        let mut next = reserve_ids(s, table, col, needed, 1);
+        let reserved = if bulk {
+            bulk_reservation(needed)
+        } else {
+            needed
+        };
+        let mut next = reserve_ids(s, table, col, reserved, 1);
         if needed > 0 {
             first_id = next;
         }
@@ -270,25 +387,7 @@ pub(crate) fn insert(
         }
         full.push(row);
     }
-    let n = s.with_trx(|_, trx| {
-        let mut affected = 0;
-        for row in full {
-            if bound.replace {
-                affected += delete_conflicts(trx, table, &row)?;
-            }
-            trx.insert(table, row)?;
-            affected += 1;
-        }
-        Ok(affected)
-    })?;
-    if first_id > 0 {
-        s.set_last_insert_id(first_id as u64);
-    }
-    Ok(Response::Done {
-        affected: n,
-        last_insert_id: first_id as u64,
-        info: String::new(),
-    })
+    Ok((full, first_id))
 }
 
 /// REPLACE's first step for `row`: deletes (locking them first) the rows of `table` that
@@ -609,8 +708,13 @@ impl Bound for BoundInsert {
         self.volatile
     }
 
-    fn run(&self, s: &mut Session, _: &Statement, params: &[Value]) -> Result<Response, SqlError> {
-        insert(s, self, params)
+    fn run(
+        &self,
+        s: &mut Session,
+        statement: &Statement,
+        params: &[Value],
+    ) -> Result<Response, SqlError> {
+        insert(s, self, statement, params)
     }
 }
 
@@ -669,4 +773,20 @@ pub(crate) fn delete(
         Ok(n)
     })?;
     Ok(Response::done(deleted))
+}
+
+#[cfg(test)]
+mod tests {
+    /// 1, then 2, 4, 8 ... values a request, up to 65,536: what MySQL takes for an INSERT
+    /// ... SELECT of n rows.
+    #[test]
+    fn a_bulk_insert_reserves_as_mysql_does() {
+        let taken: Vec<i64> = [0, 1, 2, 3, 4, 6, 7, 8]
+            .into_iter()
+            .map(super::bulk_reservation)
+            .collect();
+        assert_eq!(taken, [0, 1, 3, 3, 7, 7, 7, 15]);
+        // 17 requests reach 2^17 - 1; every later one takes 65,536.
+        assert_eq!(super::bulk_reservation(131_072), 131_071 + 65_536);
+    }
 }

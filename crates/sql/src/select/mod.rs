@@ -51,6 +51,13 @@ pub(crate) struct BoundQuery {
     wait: LockWait,
 }
 
+impl BoundQuery {
+    /// How many columns the query returns.
+    pub(crate) fn width(&self) -> usize {
+        self.projection.width()
+    }
+}
+
 impl Bound for BoundQuery {
     fn volatile(&self) -> bool {
         self.projection.volatile || self.select.volatile

@@ -61,6 +61,13 @@ pub(super) struct Projection {
     pub(super) volatile: bool,
 }
 
+impl Projection {
+    /// How many columns the query returns.
+    pub(super) fn width(&self) -> usize {
+        self.cols.len()
+    }
+}
+
 /// Binds a query's select list, GROUP BY and ORDER BY over its bound `tables`.
 pub(super) fn bind_projection(
     s: &Session,
