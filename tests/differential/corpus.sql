@@ -571,6 +571,27 @@ INSERT INTO copy (nope) SELECT 1;
 INSERT INTO nosuch SELECT 1;
 DROP TABLE copy;
 
+-- INSERT ... ON DUPLICATE KEY UPDATE
+CREATE TABLE upsert (id INT NOT NULL AUTO_INCREMENT, k VARCHAR(5), n INT, m INT, PRIMARY KEY (id), UNIQUE KEY uk (k));
+INSERT INTO upsert (k, n) VALUES ('a', 1) ON DUPLICATE KEY UPDATE n = n + 1;
+SELECT LAST_INSERT_ID() AS l;
+INSERT INTO upsert (k, n) VALUES ('a', 1) ON DUPLICATE KEY UPDATE n = n + 1;
+SELECT LAST_INSERT_ID() AS l;
+INSERT INTO upsert (k, n) VALUES ('a', 5) ON DUPLICATE KEY UPDATE n = n + VALUES(n), m = n;
+INSERT INTO upsert (k, n) VALUES ('a', 5) ON DUPLICATE KEY UPDATE n = n;
+INSERT INTO upsert (k, n) VALUES ('b', 2), ('a', 0), ('c', 3) ON DUPLICATE KEY UPDATE n = VALUES(n) * 10;
+SELECT LAST_INSERT_ID() AS l;
+SELECT id, k, n, m FROM upsert ORDER BY id;
+INSERT INTO upsert (id, k, n) VALUES (1, 'z', 9) ON DUPLICATE KEY UPDATE k = VALUES(k), n = VALUES(n);
+INSERT INTO upsert (id, k) VALUES (2, 'c') ON DUPLICATE KEY UPDATE n = -1;
+INSERT INTO upsert (id, k) VALUES (50, 'c') ON DUPLICATE KEY UPDATE k = 'z';
+INSERT INTO upsert (k, n) VALUES ('q', 1) ON DUPLICATE KEY UPDATE nope = 1;
+INSERT INTO upsert (k, n) VALUES ('b', 1) ON DUPLICATE KEY UPDATE n = VALUES(nope);
+SELECT id, k, n, m FROM upsert ORDER BY id;
+INSERT INTO upsert (k, n) SELECT d, a FROM t WHERE id <= 2 ON DUPLICATE KEY UPDATE n = upsert.n + 1;
+SELECT id, k, n, m FROM upsert ORDER BY id;
+DROP TABLE upsert;
+
 -- UPDATE and DELETE
 UPDATE t SET a = a + 1 WHERE id = 1;
 UPDATE t SET a = a WHERE id = 1;
@@ -687,7 +708,6 @@ SHOW DATABASES LIKE 'waterline';
 
 -- What waterline does not support: refused, never half-done
 INSERT IGNORE INTO t (id) VALUES (2);
-INSERT INTO t (id, a) VALUES (2, 1) ON DUPLICATE KEY UPDATE a = 1;
 CREATE TABLE dates (d DATE);
 SELECT CONCAT('a', 'b') AS r;
 SELECT CASE WHEN 1 THEN 2 END AS r;

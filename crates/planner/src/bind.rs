@@ -73,6 +73,8 @@ pub struct Binder<'a> {
     in_aggregate: bool,
     /// The names HAVING resolves, when it is being bound.
     having: Option<HavingScope>,
+    /// The first table an unqualified name does not reach (see [`Binder::qualified_only`]).
+    qualified_from: usize,
 }
 
 /// What a name in HAVING may stand for, besides a column of the query's tables: MySQL
@@ -130,7 +132,17 @@ impl<'a> Binder<'a> {
             aggregates: None,
             in_aggregate: false,
             having: None,
+            qualified_from: usize::MAX,
         }
+    }
+
+    /// This binder, where the tables from position `from` on are reached only by a
+    /// qualified name (`new.a`): an unqualified one is a column of the tables before. What
+    /// INSERT ... ON DUPLICATE KEY UPDATE needs, where `a` is the existing row's column and
+    /// `new.a` (or `VALUES(a)`) the one the INSERT would have written.
+    pub fn qualified_only(mut self, from: usize) -> Binder<'a> {
+        self.qualified_from = from;
+        self
     }
 
     /// This binder, binding aggregate calls (to [`Expr::Agg`], numbered in the order it
@@ -186,7 +198,9 @@ impl<'a> Binder<'a> {
     ) -> Result<Expr, PlanError> {
         let mut found = None;
         for (t, table) in self.tables.iter().enumerate() {
-            if qualifier.is_some_and(|q| !q.eq_ignore_ascii_case(&table.alias)) {
+            if qualifier.is_some_and(|q| !q.eq_ignore_ascii_case(&table.alias))
+                || (qualifier.is_none() && t >= self.qualified_from)
+            {
                 continue;
             }
             if let Some(c) = table

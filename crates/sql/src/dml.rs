@@ -15,8 +15,8 @@ use waterline_planner::bind::{Binder, BoundSelect, BoundTable, object_name};
 use waterline_planner::exec::execute;
 use waterline_planner::{Access, Env, Expr, IndexId, Planner};
 use waterline_txn::{
-    Column, ColumnType, Isolation, Key, KeyRange, LockMode, ReadOptions, Row, Table, Transaction,
-    Value, copy_keyed_row, copy_row,
+    Column, ColumnType, Isolation, Key, KeyRange, LockMode, ReadOptions, Row, Table, TableSchema,
+    Transaction, Value, copy_keyed_row, copy_row,
 };
 
 use crate::access::{TxnAccess, plan_failure};
@@ -147,6 +147,9 @@ pub(crate) struct BoundInsert {
     /// REPLACE: a row that has the new row's primary or unique key is deleted first.
     replace: bool,
     source: Source,
+    /// ON DUPLICATE KEY UPDATE's assignments, over the existing row (table 0) and the row
+    /// the INSERT would have written (table 1, reached only as `new.col` or `VALUES(col)`).
+    on_duplicate: Option<Assignments>,
     /// Whether a value is a session value of this moment (NOW()): then it is not kept.
     volatile: bool,
 }
@@ -172,9 +175,7 @@ pub(crate) fn bind_insert(
         return Err(SqlError::unsupported("INSERT INTO a table function"));
     };
     let (_, table) = table_handle(s, tables, name)?;
-    if ins.on.is_some() {
-        return Err(SqlError::unsupported("INSERT ... ON DUPLICATE KEY UPDATE"));
-    }
+    let on_duplicate = bind_on_duplicate(s, &table, ins)?;
     if ins.ignore {
         return Err(SqlError::unsupported("INSERT IGNORE"));
     }
@@ -202,11 +203,12 @@ pub(crate) fn bind_insert(
         if query.width() != positions.len() {
             return Err(SqlError::column_count(1));
         }
-        let volatile = query.volatile();
+        let volatile = query.volatile() || on_duplicate.as_ref().is_some_and(|(_, v)| *v);
         return Ok(BoundInsert {
             table,
             replace: ins.replace_into,
             source: Source::Select(Box::new(query), positions),
+            on_duplicate: on_duplicate.map(|(sets, _)| sets),
             volatile,
         });
     };
@@ -230,8 +232,67 @@ pub(crate) fn bind_insert(
         table,
         replace: ins.replace_into,
         source: Source::Values(rows),
-        volatile: binder.volatile,
+        volatile: binder.volatile || on_duplicate.as_ref().is_some_and(|(_, v)| *v),
+        on_duplicate: on_duplicate.map(|(sets, _)| sets),
     })
+}
+
+/// Assignments bound: each target column's position and its expression.
+type Assignments = Vec<(usize, Expr)>;
+
+/// The name `VALUES(col)` is bound through when the INSERT gives its row no alias: one no
+/// SQL text can write.
+const VALUES_ROW: &str = "\0values";
+
+/// ON DUPLICATE KEY UPDATE's assignments, bound (and whether they read a session value of
+/// this moment); `None` without the clause. Its `?`s come after the rest of the statement's.
+fn bind_on_duplicate(
+    s: &Session,
+    table: &Table,
+    ins: &ast::Insert,
+) -> Result<Option<(Assignments, bool)>, SqlError> {
+    use std::ops::ControlFlow;
+    let sets = match &ins.on {
+        None => return Ok(None),
+        Some(ast::OnInsert::DuplicateKeyUpdate(sets)) => sets,
+        Some(other) => return Err(SqlError::unsupported(other)),
+    };
+    let alias = match &ins.insert_alias {
+        None => VALUES_ROW.to_owned(),
+        Some(a) if a.col_aliases.as_ref().is_none_or(Vec::is_empty) => object_name(&a.row_alias)?,
+        Some(_) => return Err(SqlError::unsupported("a row alias with column aliases")),
+    };
+    let schema = table.shared_schema();
+    let bound = [table.name(), alias.as_str()].map(|alias| BoundTable {
+        name: table.name().to_owned(),
+        alias: alias.to_owned(),
+        schema: Arc::clone(&schema),
+    });
+    // VALUES(col) is `alias.col`.
+    let mut sets = sets.clone();
+    let _ = ast::visit_expressions_mut(&mut sets, |e| {
+        if let Ast::Function(f) = e
+            && f.name.to_string().eq_ignore_ascii_case("VALUES")
+            && let ast::FunctionArguments::List(list) = &f.args
+            && let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(Ast::Identifier(c)))] =
+                list.args.as_slice()
+        {
+            *e = Ast::CompoundIdentifier(vec![ast::Ident::new(alias.as_str()), c.clone()]);
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    // The statement's other `?`s, numbered first.
+    let mut before = 0;
+    let _ = ast::visit_expressions(&ins.source, |e| {
+        before += usize::from(
+            matches!(e, Ast::Value(v) if matches!(v.value, ast::Value::Placeholder(_))),
+        );
+        ControlFlow::<()>::Continue(())
+    });
+    let mut binder = Binder::new(&bound).with_session(s).qualified_only(1);
+    binder.set_param_base(before);
+    let sets = bind_assignments(&schema, &sets, &mut binder)?;
+    Ok(Some((sets, binder.volatile)))
 }
 
 /// The rows `bound` inserts, per column of the table (`None`: its default): its VALUES
@@ -299,14 +360,48 @@ pub(crate) fn insert(
     let (n, first_id) = s.with_trx(|s, trx| {
         let rows = source_rows(s, bound, statement, params, trx)?;
         let bulk = matches!(bound.source, Source::Select(..));
-        let (full, first_id) = complete_rows(s, &bound.table, rows, bulk)?;
-        let mut affected = 0;
-        for row in full {
+        let Completed { rows, auto } = complete_rows(s, &bound.table, rows, bulk)?;
+        // Generated values go to the rows inserted, in order: a row that updates a
+        // duplicate instead gives its value back to the next, as MySQL's handler does.
+        let mut next_id = auto.as_ref().and_then(|(col, generated)| {
+            let first = generated.iter().position(|&g| g)?;
+            rows[first][*col].as_int()
+        });
+        let (mut affected, mut first_id) = (0, 0);
+        for (i, mut row) in rows.into_iter().enumerate() {
+            let generated = auto.as_ref().is_some_and(|(_, g)| g[i]);
+            if let (Some((col, _)), Some(id), true) = (&auto, next_id, generated) {
+                row[*col] = Value::Int(id);
+            }
+            if let Some(sets) = &bound.on_duplicate
+                && let Some(n) = update_duplicate(s, trx, &bound.table, &row, (sets, params))?
+            {
+                affected += n;
+                continue;
+            }
             if bound.replace {
                 affected += delete_conflicts(trx, &bound.table, &row)?;
             }
+            let explicit = auto
+                .as_ref()
+                .filter(|_| !generated)
+                .and_then(|(col, _)| row[*col].as_int());
             trx.insert(&bound.table, row)?;
             affected += 1;
+            match (generated, next_id) {
+                (true, Some(id)) => {
+                    if first_id == 0 {
+                        first_id = id;
+                    }
+                    next_id = Some(id + 1);
+                }
+                // An explicit value moves the counter past it once its row is in.
+                _ => {
+                    if let (Some(v), Some((col, _))) = (explicit, &auto) {
+                        reserve_ids(s, &bound.table, *col, 0, v.saturating_add(1));
+                    }
+                }
+            }
         }
         Ok((affected, first_id))
     })?;
@@ -320,52 +415,52 @@ pub(crate) fn insert(
     })
 }
 
+/// An INSERT's rows made whole, and what AUTO_INCREMENT took for them.
+struct Completed {
+    rows: Vec<Row>,
+    /// The AUTO_INCREMENT column, if the table has one, and for each row whether its value
+    /// was generated (from a block reserved for the statement, in row order).
+    auto: Option<(usize, Vec<bool>)>,
+}
+
 /// `rows` made whole for `table`: AUTO_INCREMENT values taken, defaults put in, each value
-/// stored as its column's type (with the sql_mode's errors or warnings). Returns them and
-/// the first AUTO_INCREMENT value taken (0: none). A `bulk` insert (INSERT ... SELECT: its
-/// number of rows unknown until it has run) reserves values as InnoDB does for one, see
+/// stored as its column's type (with the sql_mode's errors or warnings). The statement
+/// reserves one value per row that takes one; a `bulk` insert (INSERT ... SELECT: its
+/// number of rows unknown until it has run) reserves as InnoDB does for one, see
 /// [`bulk_reservation`].
 fn complete_rows(
     s: &mut Session,
     table: &Table,
     mut rows: Vec<Vec<Option<Value>>>,
     bulk: bool,
-) -> Result<(Vec<Row>, i64), SqlError> {
+) -> Result<Completed, SqlError> {
     let schema = table.shared_schema();
     let meta = meta(s, table);
     // AUTO_INCREMENT: NULL, 0 (unless sql_mode has NO_AUTO_VALUE_ON_ZERO) or nothing takes
     // the next value.
-    let mut first_id = 0;
     let zero_is_a_value = s.settings().sql_mode.no_auto_value_on_zero;
-    if let Some(col) = meta.auto_increment {
-        let wants = |v: &Option<Value>| match v {
-            None | Some(Value::Null) => true,
-            Some(Value::Int(0)) => !zero_is_a_value,
-            _ => false,
-        };
-        let needed = rows.iter().filter(|r| wants(&r[col])).count() as i64;
-        let explicit_max = rows
+    let auto = meta.auto_increment.map(|col| {
+        let generated: Vec<bool> = rows
             .iter()
-            .filter_map(|r| r[col].as_ref().and_then(Value::as_int))
-            .max()
-            .unwrap_or(0);
+            .map(|r| match &r[col] {
+                None | Some(Value::Null) => true,
+                Some(Value::Int(0)) => !zero_is_a_value,
+                _ => false,
+            })
+            .collect();
+        let needed = generated.iter().filter(|&&g| g).count() as i64;
         let reserved = if bulk {
             bulk_reservation(needed)
         } else {
             needed
         };
-        let mut next = reserve_ids(s, table, col, reserved, 1);
-        if needed > 0 {
-            first_id = next;
+        let first = reserve_ids(s, table, col, reserved, 1);
+        let takers = rows.iter_mut().zip(&generated).filter(|(_, g)| **g);
+        for (id, (r, _)) in (first..).zip(takers) {
+            r[col] = Some(Value::Int(id));
         }
-        for r in &mut rows {
-            if wants(&r[col]) {
-                r[col] = Some(Value::Int(next));
-                next += 1;
-            }
-        }
-        reserve_ids(s, table, col, 0, explicit_max + 1);
-    }
+        (col, generated)
+    });
     let mut full: Vec<Row> = Vec::with_capacity(rows.len());
     let strict = s.settings().sql_mode.strict;
     for (n, r) in rows.into_iter().enumerate() {
@@ -387,22 +482,23 @@ fn complete_rows(
         }
         full.push(row);
     }
-    Ok((full, first_id))
+    Ok(Completed { rows: full, auto })
 }
 
-/// REPLACE's first step for `row`: deletes (locking them first) the rows of `table` that
-/// have its primary key or one of its unique keys, as MySQL's REPLACE does before it
-/// inserts. Returns how many it deleted (each counts as an affected row).
-fn delete_conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<u64, SqlError> {
+/// The primary keys of the rows of `table` that `row` would duplicate: the one with its
+/// primary key, then those with one of its unique keys, in the table's order of indexes;
+/// each locked exclusively (the rows, or the gap where one would be), as InnoDB locks a
+/// duplicate it finds.
+fn conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<Vec<Key>, SqlError> {
     let schema = table.shared_schema();
-    let mut doomed: Vec<Key> = Vec::new();
+    let mut found: Vec<Key> = Vec::new();
     if let Some(pk) = &schema.primary_key {
         let key: Key = pk.iter().map(|&c| row[c].clone()).collect();
         if trx
             .get_with(table, key.clone(), ReadOptions::FOR_UPDATE, copy_row)?
             .is_some()
         {
-            doomed.push(key);
+            found.push(key);
         }
     }
     for index in schema.indexes.iter().filter(|i| i.unique) {
@@ -421,15 +517,55 @@ fn delete_conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<u
             options.on_index(&index.name),
             copy_keyed_row,
         )? {
-            if !doomed.contains(&pk) {
-                doomed.push(pk);
+            if !found.contains(&pk) {
+                found.push(pk);
             }
         }
     }
+    Ok(found)
+}
+
+/// REPLACE's first step for `row`: deletes the rows it would duplicate ([`conflicts`]), as
+/// MySQL's REPLACE does before it inserts. Returns how many it deleted (each counts as an
+/// affected row).
+fn delete_conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<u64, SqlError> {
+    let doomed = conflicts(trx, table, row)?;
     for key in &doomed {
         trx.delete(table, key.clone())?;
     }
     Ok(doomed.len() as u64)
+}
+
+/// ON DUPLICATE KEY UPDATE for `row`: if it would duplicate a row ([`conflicts`]: the
+/// first), that row is updated by `sets` instead (each reads the row as the assignments
+/// before it left it, and `row` as the table after it, `new.col` or `VALUES(col)`).
+/// Returns `None` when there is no duplicate (insert `row`), else the affected rows MySQL
+/// counts: 2 for a changed row, 0 for one the update left as it was.
+fn update_duplicate(
+    s: &mut Session,
+    trx: &mut Transaction,
+    table: &Table,
+    row: &Row,
+    (sets, params): (&[(usize, Expr)], &[Value]),
+) -> Result<Option<u64>, SqlError> {
+    let Some(key) = conflicts(trx, table, row)?.into_iter().next() else {
+        return Ok(None);
+    };
+    let Some(old) = trx.get_with(table, key.clone(), ReadOptions::FOR_UPDATE, copy_row)? else {
+        return Err(SqlError::other("a duplicate row went away under its lock"));
+    };
+    let schema = table.shared_schema();
+    let strict = s.settings().sql_mode.strict;
+    let mut new = old.clone();
+    for (pos, e) in sets {
+        let v = e.eval(Env::new(&[Some(&new), Some(row)], params))?;
+        new[*pos] = store(&schema.columns[*pos], v, strict, 1, s.warnings_mut())?;
+    }
+    if new == old {
+        return Ok(Some(0));
+    }
+    rewrite(trx, table, key, &old, new)?;
+    Ok(Some(2))
 }
 
 /// Whether `row` of the table `filter` (a bound WHERE of one table) reads meets it.
@@ -600,19 +736,7 @@ pub(crate) fn bind_update(
         schema: Arc::clone(&schema),
     }];
     let mut binder = Binder::new(&bound).with_session(s);
-    let mut sets: Vec<(usize, Expr)> = Vec::new();
-    for a in &up.assignments {
-        let AssignmentTarget::ColumnName(c) = &a.target else {
-            return Err(SqlError::unsupported("UPDATE of a tuple"));
-        };
-        let c = object_name(c)?;
-        let pos = schema
-            .columns
-            .iter()
-            .position(|col| col.name.eq_ignore_ascii_case(&c))
-            .ok_or_else(|| SqlError::unknown_column(&c, "field list"))?;
-        sets.push((pos, binder.expr(&a.value, "field list")?));
-    }
+    let sets = bind_assignments(&schema, &up.assignments, &mut binder)?;
     let filter = bind_filter(s, &db, &table, up.selection.as_ref())?;
     Ok(BoundUpdate {
         volatile: binder.volatile || filter.volatile,
@@ -622,6 +746,52 @@ pub(crate) fn bind_update(
         set_params: binder.param_count(),
         filter,
     })
+}
+
+/// `SET col = expr, ...` bound: each target column's position and its expression.
+fn bind_assignments(
+    schema: &TableSchema,
+    assignments: &[ast::Assignment],
+    binder: &mut Binder<'_>,
+) -> Result<Assignments, SqlError> {
+    assignments
+        .iter()
+        .map(|a| {
+            let AssignmentTarget::ColumnName(c) = &a.target else {
+                return Err(SqlError::unsupported("an assignment to a tuple"));
+            };
+            let c = object_name(c)?;
+            let pos = schema
+                .columns
+                .iter()
+                .position(|col| col.name.eq_ignore_ascii_case(&c))
+                .ok_or_else(|| SqlError::unknown_column(&c, "field list"))?;
+            Ok((pos, binder.expr(&a.value, "field list")?))
+        })
+        .collect()
+}
+
+/// `old` (at `key`) becomes `new`: in place, or deleted and inserted again when its primary
+/// key changes.
+fn rewrite(
+    trx: &mut Transaction,
+    table: &Table,
+    key: Key,
+    old: &Row,
+    new: Row,
+) -> Result<(), SqlError> {
+    let moved = table
+        .schema()
+        .primary_key
+        .as_ref()
+        .is_some_and(|cols| cols.iter().any(|&c| new[c] != old[c]));
+    if moved {
+        trx.delete(table, key)?;
+        trx.insert(table, new)?;
+    } else {
+        trx.update(table, key, new)?;
+    }
+    Ok(())
 }
 
 /// Runs a bound UPDATE with `params`.
@@ -639,7 +809,6 @@ pub(crate) fn update(
     } = bound;
     let schema = table.shared_schema();
     let (set_values, where_values) = params.split_at(bound.set_params.min(params.len()));
-    let pk = schema.primary_key.clone();
     let strict = s.settings().sql_mode.strict;
     let mut warnings = Vec::new();
     let (matched, changed) = s.with_trx(|s, trx| {
@@ -664,15 +833,7 @@ pub(crate) fn update(
                 continue;
             }
             changed += 1;
-            let moved = pk
-                .as_ref()
-                .is_some_and(|cols| cols.iter().any(|&c| new[c] != old[c]));
-            if moved {
-                trx.delete(table, key)?;
-                trx.insert(table, new)?;
-            } else {
-                trx.update(table, key, new)?;
-            }
+            rewrite(trx, table, key, &old, new)?;
         }
         Ok((matched, changed))
     })?;
