@@ -8,7 +8,7 @@ use smallvec::SmallVec;
 use waterline_types::{Row, Value};
 
 use crate::PlanError;
-pub use crate::func::{Func, FuncKind, TrimSide};
+pub use crate::func::{FuncKind, TrimSide};
 use crate::table_map::TableMap;
 use crate::value::{ArithOp, arith, boolean, sql_cmp, truth};
 
@@ -137,6 +137,28 @@ pub enum Expr {
     /// [`Output::aggs`](crate::exec::Output)): only in the select list, HAVING and ORDER
     /// BY of a grouped query, evaluated after grouping.
     Agg(usize),
+}
+
+/// A function and its arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Func {
+    /// Which.
+    pub kind: FuncKind,
+    /// Its arguments.
+    pub args: Vec<Expr>,
+}
+
+impl Func {
+    /// Out of line, as `in_list`.
+    #[inline(never)]
+    fn eval(&self, env: Env<'_>) -> Result<Value, PlanError> {
+        let values = self
+            .args
+            .iter()
+            .map(|a| a.eval(env))
+            .collect::<Result<Vec<_>, _>>()?;
+        crate::func::apply(self.kind, values)
+    }
 }
 
 /// `CASE [operand] WHEN w THEN r ... [ELSE e] END`: the first `r` whose `w` is true (equals

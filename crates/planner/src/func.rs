@@ -8,17 +8,7 @@ use std::cmp::Ordering;
 use waterline_types::{Decimal, MAX_DECIMAL_SCALE, Value};
 
 use crate::PlanError;
-use crate::expr::{Env, Expr};
 use crate::value::{ArithOp, arith, number, sql_cmp};
-
-/// A function and its arguments.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Func {
-    /// Which.
-    pub kind: FuncKind,
-    /// Its arguments.
-    pub args: Vec<Expr>,
-}
 
 /// The functions: the string ones (and LIKE) over the text of their arguments, the numeric
 /// ones over their numbers; NULL for a NULL argument.
@@ -164,135 +154,125 @@ fn text_of(v: Value) -> Result<Option<String>, PlanError> {
     })
 }
 
-impl Func {
-    /// Out of line, as `in_list`.
-    #[inline(never)]
-    pub(crate) fn eval(&self, env: Env<'_>) -> Result<Value, PlanError> {
-        if self.kind.numeric() {
-            return self.eval_numeric(env);
-        }
-        let mut texts = Vec::with_capacity(self.args.len());
-        for arg in &self.args {
-            match text_of(arg.eval(env)?)? {
-                Some(t) => texts.push(t),
-                None => return Ok(Value::Null),
-            }
-        }
-        let int = |t: &str| -> Result<i64, PlanError> {
-            t.trim()
-                .parse::<i64>()
-                .map_err(|_| PlanError::Unsupported(format!("'{t}' as a position or length")))
-        };
-        Ok(match (self.kind, texts.as_slice()) {
-            (FuncKind::Concat, all) => Value::from(all.concat().as_str()),
-            (FuncKind::Length, [s]) => Value::Int(s.len() as i64),
-            (FuncKind::CharLength, [s]) => Value::Int(s.chars().count() as i64),
-            (FuncKind::Upper, [s]) => Value::from(s.to_uppercase().as_str()),
-            (FuncKind::Lower, [s]) => Value::from(s.to_lowercase().as_str()),
-            (FuncKind::Substring, [s, rest @ ..]) if rest.len() <= 2 => {
-                let chars: Vec<char> = s.chars().collect();
-                let n = chars.len() as i64;
-                let pos = int(&rest[0])?;
-                let start = match pos {
-                    0 => return Ok(Value::from("")),
-                    p if p > 0 => p - 1,
-                    p => n + p,
-                };
-                let len = match rest.get(1) {
-                    Some(l) => int(l)?,
-                    None => n,
-                };
-                if start < 0 || start >= n || len < 1 {
-                    return Ok(Value::from(""));
-                }
-                let end = start.saturating_add(len).min(n);
-                let text: String = chars[start as usize..end as usize].iter().collect();
-                Value::from(text.as_str())
-            }
-            (FuncKind::Trim(side), [s, what]) => {
-                let mut t = s.as_str();
-                if !what.is_empty() {
-                    if side != TrimSide::Trailing {
-                        while let Some(rest) = t.strip_prefix(what.as_str()) {
-                            t = rest;
-                        }
-                    }
-                    if side != TrimSide::Leading {
-                        while let Some(rest) = t.strip_suffix(what.as_str()) {
-                            t = rest;
-                        }
-                    }
-                }
-                Value::from(t)
-            }
-            (FuncKind::Like(escape), [s, pattern]) => {
-                Value::Int(i64::from(like(s, pattern, escape)))
-            }
-            _ => return Err(PlanError::ParamCount(self.kind.name().to_uppercase())),
-        })
+/// `kind` over its arguments' `values`.
+pub(crate) fn apply(kind: FuncKind, values: Vec<Value>) -> Result<Value, PlanError> {
+    if kind.numeric() {
+        return numeric_function(kind, values);
     }
+    let mut texts = Vec::with_capacity(values.len());
+    for v in values {
+        match text_of(v)? {
+            Some(t) => texts.push(t),
+            None => return Ok(Value::Null),
+        }
+    }
+    let int = |t: &str| -> Result<i64, PlanError> {
+        t.trim()
+            .parse::<i64>()
+            .map_err(|_| PlanError::Unsupported(format!("'{t}' as a position or length")))
+    };
+    Ok(match (kind, texts.as_slice()) {
+        (FuncKind::Concat, all) => Value::from(all.concat().as_str()),
+        (FuncKind::Length, [s]) => Value::Int(s.len() as i64),
+        (FuncKind::CharLength, [s]) => Value::Int(s.chars().count() as i64),
+        (FuncKind::Upper, [s]) => Value::from(s.to_uppercase().as_str()),
+        (FuncKind::Lower, [s]) => Value::from(s.to_lowercase().as_str()),
+        (FuncKind::Substring, [s, rest @ ..]) if rest.len() <= 2 => {
+            let chars: Vec<char> = s.chars().collect();
+            let n = chars.len() as i64;
+            let pos = int(&rest[0])?;
+            let start = match pos {
+                0 => return Ok(Value::from("")),
+                p if p > 0 => p - 1,
+                p => n + p,
+            };
+            let len = match rest.get(1) {
+                Some(l) => int(l)?,
+                None => n,
+            };
+            if start < 0 || start >= n || len < 1 {
+                return Ok(Value::from(""));
+            }
+            let end = start.saturating_add(len).min(n);
+            let text: String = chars[start as usize..end as usize].iter().collect();
+            Value::from(text.as_str())
+        }
+        (FuncKind::Trim(side), [s, what]) => {
+            let mut t = s.as_str();
+            if !what.is_empty() {
+                if side != TrimSide::Trailing {
+                    while let Some(rest) = t.strip_prefix(what.as_str()) {
+                        t = rest;
+                    }
+                }
+                if side != TrimSide::Leading {
+                    while let Some(rest) = t.strip_suffix(what.as_str()) {
+                        t = rest;
+                    }
+                }
+            }
+            Value::from(t)
+        }
+        (FuncKind::Like(escape), [s, pattern]) => Value::Int(i64::from(like(s, pattern, escape))),
+        _ => return Err(PlanError::ParamCount(kind.name().to_uppercase())),
+    })
 }
 
-impl Func {
-    fn eval_numeric(&self, env: Env<'_>) -> Result<Value, PlanError> {
-        let mut values = Vec::with_capacity(self.args.len());
-        for arg in &self.args {
-            match arg.eval(env)? {
-                Value::Null => return Ok(Value::Null),
-                v => values.push(v),
+/// A numeric function over its arguments' `values`: NULL if any is.
+fn numeric_function(kind: FuncKind, values: Vec<Value>) -> Result<Value, PlanError> {
+    if values.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    let out_of_range = || {
+        let args: Vec<String> = values.iter().map(ToString::to_string).collect();
+        PlanError::OutOfRange(format!("{}({})", kind.name(), args.join(",")))
+    };
+    Ok(match (kind, values.as_slice()) {
+        (FuncKind::Abs, [x]) => match numeric(x)? {
+            Value::Int(n) => Value::Int(n.checked_abs().ok_or_else(out_of_range)?),
+            Value::Decimal(d) => {
+                Value::Decimal(Decimal::new(d.units().abs(), d.scale()).ok_or_else(out_of_range)?)
             }
-        }
-        let out_of_range = || {
-            let args: Vec<String> = values.iter().map(ToString::to_string).collect();
-            PlanError::OutOfRange(format!("{}({})", self.kind.name(), args.join(",")))
-        };
-        Ok(match (self.kind, values.as_slice()) {
-            (FuncKind::Abs, [x]) => match numeric(x)? {
-                Value::Int(n) => Value::Int(n.checked_abs().ok_or_else(out_of_range)?),
-                Value::Decimal(d) => Value::Decimal(
-                    Decimal::new(d.units().abs(), d.scale()).ok_or_else(out_of_range)?,
-                ),
-                other => Value::Double(number(&other).abs()),
-            },
-            (FuncKind::Floor | FuncKind::Ceil, [x]) => {
-                let up = self.kind == FuncKind::Ceil;
-                match numeric(x)? {
-                    Value::Int(n) => Value::Int(n),
-                    Value::Decimal(d) => {
-                        let p = 10i128.pow(u32::from(d.scale()));
-                        let q = d.units().div_euclid(p);
-                        let q = if up && d.units().rem_euclid(p) != 0 {
-                            q + 1
-                        } else {
-                            q
-                        };
-                        exact_integer(q).ok_or_else(out_of_range)?
-                    }
-                    other => {
-                        let f = number(&other);
-                        Value::Double(if up { f.ceil() } else { f.floor() })
-                    }
+            other => Value::Double(number(&other).abs()),
+        },
+        (FuncKind::Floor | FuncKind::Ceil, [x]) => {
+            let up = kind == FuncKind::Ceil;
+            match numeric(x)? {
+                Value::Int(n) => Value::Int(n),
+                Value::Decimal(d) => {
+                    let p = 10i128.pow(u32::from(d.scale()));
+                    let q = d.units().div_euclid(p);
+                    let q = if up && d.units().rem_euclid(p) != 0 {
+                        q + 1
+                    } else {
+                        q
+                    };
+                    exact_integer(q).ok_or_else(out_of_range)?
+                }
+                other => {
+                    let f = number(&other);
+                    Value::Double(if up { f.ceil() } else { f.floor() })
                 }
             }
-            (FuncKind::Round, [x, rest @ ..]) => {
-                let digits = match rest {
-                    [] => 0,
-                    [Value::Int(d)] => *d,
-                    _ => {
-                        return Err(PlanError::Unsupported(
-                            "a ROUND precision that is not an integer".into(),
-                        ));
-                    }
-                };
-                round(numeric(x)?, digits).ok_or_else(out_of_range)?
-            }
-            (FuncKind::Mod, [a, b]) => arith(ArithOp::Mod, a, b)?,
-            (FuncKind::Greatest | FuncKind::Least, all) if all.len() >= 2 => {
-                extreme(all, self.kind == FuncKind::Greatest)?
-            }
-            _ => return Err(PlanError::ParamCount(self.kind.name().to_uppercase())),
-        })
-    }
+        }
+        (FuncKind::Round, [x, rest @ ..]) => {
+            let digits = match rest {
+                [] => 0,
+                [Value::Int(d)] => *d,
+                _ => {
+                    return Err(PlanError::Unsupported(
+                        "a ROUND precision that is not an integer".into(),
+                    ));
+                }
+            };
+            round(numeric(x)?, digits).ok_or_else(out_of_range)?
+        }
+        (FuncKind::Mod, [a, b]) => arith(ArithOp::Mod, a, b)?,
+        (FuncKind::Greatest | FuncKind::Least, all) if all.len() >= 2 => {
+            extreme(all, kind == FuncKind::Greatest)?
+        }
+        _ => return Err(PlanError::ParamCount(kind.name().to_uppercase())),
+    })
 }
 
 /// A value as a numeric function reads it: a number as it is, a string as the number it
