@@ -140,6 +140,9 @@ impl Session {
         }
         let (version, tables) = self.tables();
         let bound: Box<dyn Bound> = match statement {
+            Statement::Query(q) if crate::select::union::is_union(q) => {
+                Box::new(crate::select::union::bind_union(self, &tables, q)?)
+            }
             Statement::Query(q) => Box::new(crate::select::bind(self, &tables, q)?),
             Statement::Insert(i) => Box::new(crate::dml::bind_insert(self, &tables, i)?),
             Statement::Update(u) => Box::new(crate::dml::bind_update(self, &tables, u)?),
@@ -342,6 +345,9 @@ impl Session {
 
     /// The columns a query will return, for COM_STMT_PREPARE (planned, not run).
     fn describe(&mut self, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
+        if crate::select::union::is_union(q) {
+            return crate::select::union::describe(self, q);
+        }
         crate::select::describe(self, q)
     }
 }

@@ -34,7 +34,7 @@ use crate::expr::{Env, Expr};
 pub use aggregate::{Agg, AggFunc};
 pub use join::{Execution, execute, execute_first};
 pub use read::Storage;
-pub use sort::SortKey;
+pub use sort::{SortKey, compare_for_sort};
 
 /// A SELECT's steps after the join, bound: its select list, GROUP BY, aggregates, HAVING,
 /// ORDER BY and DISTINCT.

@@ -48,12 +48,7 @@ pub(super) fn sort(out: &mut [Keyed], sort: &[(SortKey, bool)]) {
                     (&sa[src - 1], &sb[src - 1])
                 }
             };
-            let o = match (x.is_null(), y.is_null()) {
-                (true, true) => Ordering::Equal,
-                (true, false) => Ordering::Less,
-                (false, true) => Ordering::Greater,
-                _ => sql_cmp(x, y).unwrap_or(Ordering::Equal),
-            };
+            let o = compare_for_sort(x, y);
             let o = if *desc { o.reverse() } else { o };
             if o != Ordering::Equal {
                 return o;
@@ -61,4 +56,15 @@ pub(super) fn sort(out: &mut [Keyed], sort: &[(SortKey, bool)]) {
         }
         Ordering::Equal
     });
+}
+
+/// How ORDER BY orders two values: NULL first, then as SQL compares them (values it cannot
+/// order are equal, so the sort keeps their order).
+pub fn compare_for_sort(x: &Value, y: &Value) -> Ordering {
+    match (x.is_null(), y.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        _ => sql_cmp(x, y).unwrap_or(Ordering::Equal),
+    }
 }

@@ -1,10 +1,10 @@
 //! SELECT: bound against the catalog (the planner binds FROM and WHERE, `project.rs` the
-//! select list, GROUP BY and ORDER BY into the executor's `Output`; `aggregate.rs` finds the
-//! aggregate calls, `group_by.rs` checks ONLY_FULL_GROUP_BY, `limit.rs` reads LIMIT and
-//! OFFSET and how many rows the plan may stop at), planned over the session's transaction,
-//! and run by the planner's executor, whose steps (read, filter and join, group, aggregate,
-//! project, sort, limit) are one file each in `waterline_planner::exec`. Also EXPLAIN, and
-//! SELECT without FROM.
+//! select list, GROUP BY, HAVING and ORDER BY into the executor's `Output`; `group_by.rs`
+//! checks ONLY_FULL_GROUP_BY, `limit.rs` reads LIMIT and OFFSET and how many rows the plan
+//! may stop at), planned over the session's transaction, and run by the planner's executor,
+//! whose steps (read, filter and join, group, aggregate, having, project, sort, limit) are
+//! one file each in `waterline_planner::exec`. Also EXPLAIN, SELECT without FROM, and
+//! UNION (`union.rs`).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering as AtomicOrdering;
@@ -19,6 +19,7 @@ use waterline_txn::{LockMode, LockWait, Row, Table, Value};
 mod group_by;
 mod limit;
 mod project;
+pub(crate) mod union;
 
 use limit::{limit_offset, rows_wanted, usable_rows};
 pub(crate) use project::describe;
@@ -55,6 +56,11 @@ impl BoundQuery {
     /// How many columns the query returns.
     pub(crate) fn width(&self) -> usize {
         self.projection.width()
+    }
+
+    /// The names of the columns it returns.
+    fn column_names(&self) -> Vec<Arc<str>> {
+        self.projection.column_names()
     }
 }
 
@@ -142,18 +148,8 @@ pub(crate) fn run(
     params: &[Value],
 ) -> Result<Response, SqlError> {
     let select = select_of(q)?;
-    let window = limit_offset(q, params)?;
     if select.from.is_empty() {
-        // One row, or none if WHERE is not true of it.
-        let env = Env::new(&[], params);
-        let mut rows = vec![Vec::new()];
-        for cond in &bound.select.conds {
-            if !cond.is_true(env)? {
-                rows.clear();
-                break;
-            }
-        }
-        return project(s, &bound.projection, rows, params, window);
+        return without_from(s, q, bound, params);
     }
     let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
     // SERIALIZABLE: a plain SELECT in a transaction reads FOR SHARE, as InnoDB's does.
@@ -161,6 +157,25 @@ pub(crate) fn run(
         .lock
         .or_else(|| s.serializable_read().then_some(LockMode::Shared));
     s.with_trx(|s, trx| read(s, q, bound, params, (&db, lock), trx))
+}
+
+/// A query without FROM (or FROM DUAL): one row, or none if WHERE is not true of it.
+fn without_from(
+    s: &Session,
+    q: &ast::Query,
+    bound: &BoundQuery,
+    params: &[Value],
+) -> Result<Response, SqlError> {
+    let window = limit_offset(q, params)?;
+    let env = Env::new(&[], params);
+    let mut rows = vec![Vec::new()];
+    for cond in &bound.select.conds {
+        if !cond.is_true(env)? {
+            rows.clear();
+            break;
+        }
+    }
+    project(s, &bound.projection, rows, params, window)
 }
 
 /// Plans a bound query for `params` in database `db`, reads with `trx` (locking in `lock`'s

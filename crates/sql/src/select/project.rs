@@ -66,6 +66,11 @@ impl Projection {
     pub(super) fn width(&self) -> usize {
         self.cols.len()
     }
+
+    /// The names of the columns it returns.
+    pub(super) fn column_names(&self) -> Vec<Arc<str>> {
+        self.cols.iter().map(|c| Arc::clone(&c.name)).collect()
+    }
 }
 
 /// Binds a query's select list, GROUP BY and ORDER BY over its bound `tables`.
