@@ -13,7 +13,7 @@ use waterline_types::{Decimal, TableSchema, Value};
 use crate::PlanError;
 use crate::catalog::Catalog;
 use crate::exec::{Agg, AggFunc};
-use crate::expr::{Case, CmpOp, ColumnRef, Expr, Func, FuncKind, TrimSide};
+use crate::expr::{Case, CmpOp, ColumnRef, Expr, Func, FuncKind, TimeUnit, TrimSide};
 use crate::table_map::MAX_TABLES;
 use crate::value::ArithOp;
 
@@ -316,6 +316,22 @@ impl<'a> Binder<'a> {
                     .collect::<Result<_, _>>()?,
                 *negated,
             ),
+            A::BinaryOp {
+                left,
+                op: op @ (BinaryOperator::Plus | BinaryOperator::Minus),
+                right,
+            } if matches!(**right, A::Interval(_))
+                || (matches!(**left, A::Interval(_)) && *op == BinaryOperator::Plus) =>
+            {
+                let (at, interval) = match left.as_ref() {
+                    A::Interval(i) => (right.as_ref(), i),
+                    _ => match right.as_ref() {
+                        A::Interval(i) => (left.as_ref(), i),
+                        _ => return Err(PlanError::Internal("an INTERVAL went missing".into())),
+                    },
+                };
+                self.date_add(at, interval, *op == BinaryOperator::Minus, clause)?
+            }
             A::BinaryOp { left, op, right } => {
                 let (l, r) = (boxed(self, left)?, boxed(self, right)?);
                 let cmp = |op| Expr::Cmp(op, l.clone(), r.clone());
@@ -401,6 +417,7 @@ impl<'a> Binder<'a> {
             A::Function(f) if let Some(func) = aggregate_func(f) => {
                 self.aggregate(f, func, clause)?
             }
+            A::Function(f) if let Some(e) = self.time_function(f, clause)? => e,
             A::Function(f) => match self.conditional(f, clause)? {
                 Some(e) => e,
                 None => match self.function(f, clause)? {
@@ -520,6 +537,80 @@ impl<'a> Binder<'a> {
             distinct,
         });
         Ok(Expr::Agg(aggregates.len() - 1))
+    }
+
+    /// `at + INTERVAL n unit` (`minus`: `-`), as DATE_ADD binds it.
+    fn date_add(
+        &mut self,
+        at: &ast::Expr,
+        interval: &ast::Interval,
+        minus: bool,
+        clause: &'static str,
+    ) -> Result<Expr, PlanError> {
+        let unit = interval
+            .leading_field
+            .as_ref()
+            .filter(|_| interval.last_field.is_none())
+            .and_then(|f| TimeUnit::named(&f.to_string()))
+            .ok_or_else(|| PlanError::Unsupported(format!("INTERVAL {}", interval.value)))?;
+        let at = self.expr(at, clause)?;
+        let n = self.expr(&interval.value, clause)?;
+        let n = if minus { Expr::Neg(Box::new(n)) } else { n };
+        Ok(Expr::Func(Box::new(Func {
+            kind: FuncKind::DateAdd(unit),
+            args: vec![at, n],
+        })))
+    }
+
+    /// DATE_ADD / ADDDATE and DATE_SUB / SUBDATE with an INTERVAL, and TIMESTAMPDIFF;
+    /// `None` for another function.
+    fn time_function(
+        &mut self,
+        f: &ast::Function,
+        clause: &'static str,
+    ) -> Result<Option<Expr>, PlanError> {
+        let written = f.name.to_string();
+        let name = written.to_ascii_uppercase();
+        let add = match name.as_str() {
+            "DATE_ADD" | "ADDDATE" => true,
+            "DATE_SUB" | "SUBDATE" => false,
+            "TIMESTAMPDIFF" => {
+                let ast::FunctionArguments::List(list) = &f.args else {
+                    return Err(PlanError::ParamCount(written));
+                };
+                let [unit, a, b] = list.args.as_slice() else {
+                    return Err(PlanError::ParamCount(written));
+                };
+                let arg = |x: &ast::FunctionArg| match x {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e.clone()),
+                    _ => Err(PlanError::Parse(f.to_string())),
+                };
+                let unit = match arg(unit)? {
+                    ast::Expr::Identifier(id) => TimeUnit::named(&id.value),
+                    _ => None,
+                }
+                .ok_or_else(|| PlanError::Parse(f.to_string()))?;
+                let args = vec![self.expr(&arg(a)?, clause)?, self.expr(&arg(b)?, clause)?];
+                return Ok(Some(Expr::Func(Box::new(Func {
+                    kind: FuncKind::TimestampDiff(unit),
+                    args,
+                }))));
+            }
+            _ => return Ok(None),
+        };
+        let ast::FunctionArguments::List(list) = &f.args else {
+            return Err(PlanError::ParamCount(written));
+        };
+        match list.args.as_slice() {
+            [
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(at)),
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Interval(i))),
+            ] => self.date_add(at, i, !add, clause).map(Some),
+            [_, _] => Err(PlanError::Unsupported(format!(
+                "{written} without an INTERVAL"
+            ))),
+            _ => Err(PlanError::ParamCount(written)),
+        }
     }
 
     /// A function of [`FuncKind::named`]; `None` for another.
@@ -657,6 +748,10 @@ impl<'a> Binder<'a> {
             match found {
                 Ok(_) => ControlFlow::Continue(()),
                 Err(PlanError::UnknownColumn(..)) if clause != "field list" => {
+                    ControlFlow::Continue(())
+                }
+                // TIMESTAMPDIFF's unit is a keyword, not a column.
+                Err(PlanError::UnknownColumn(..)) if matches!(x, A::Identifier(id) if TimeUnit::named(&id.value).is_some()) => {
                     ControlFlow::Continue(())
                 }
                 Err(e) => {

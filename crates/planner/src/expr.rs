@@ -8,7 +8,7 @@ use smallvec::SmallVec;
 use waterline_types::{Row, Value};
 
 use crate::PlanError;
-pub use crate::func::{FuncKind, TrimSide};
+pub use crate::func::{FuncKind, TimeUnit, TrimSide};
 use crate::table_map::TableMap;
 use crate::value::{ArithOp, arith, boolean, sql_cmp, truth};
 

@@ -5,10 +5,10 @@
 
 use std::cmp::Ordering;
 
-use waterline_types::{Decimal, MAX_DECIMAL_SCALE, Value};
+use waterline_types::{DateTime, Decimal, MAX_DECIMAL_SCALE, Value};
 
 use crate::PlanError;
-use crate::value::{ArithOp, arith, number, sql_cmp};
+use crate::value::{ArithOp, arith, number, parse_datetime, sql_cmp};
 
 /// The functions: the string ones (and LIKE) over the text of their arguments, the numeric
 /// ones over their numbers; NULL for a NULL argument.
@@ -49,6 +49,68 @@ pub enum FuncKind {
     Greatest,
     /// LEAST(a, b, ...).
     Least,
+    /// DATE_ADD(dt, INTERVAL n unit), `dt + INTERVAL n unit` (DATE_SUB and `-` bind a
+    /// negated `n`): a month past the end of the next month's days ends on its last day.
+    DateAdd(TimeUnit),
+    /// TIMESTAMPDIFF(unit, a, b): `b - a` in whole units (months counted as MySQL counts
+    /// them: one is complete when the day and time of month are reached again).
+    TimestampDiff(TimeUnit),
+}
+
+/// A unit of an INTERVAL or of TIMESTAMPDIFF.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    /// MICROSECOND.
+    Microsecond,
+    /// SECOND.
+    Second,
+    /// MINUTE.
+    Minute,
+    /// HOUR.
+    Hour,
+    /// DAY.
+    Day,
+    /// WEEK.
+    Week,
+    /// MONTH.
+    Month,
+    /// QUARTER.
+    Quarter,
+    /// YEAR.
+    Year,
+}
+
+impl TimeUnit {
+    /// The unit a keyword names (`DAY`, `MONTH` ...), if it is a single one waterline has.
+    pub fn named(name: &str) -> Option<TimeUnit> {
+        Some(match name.to_ascii_uppercase().as_str() {
+            "MICROSECOND" => TimeUnit::Microsecond,
+            "SECOND" => TimeUnit::Second,
+            "MINUTE" => TimeUnit::Minute,
+            "HOUR" => TimeUnit::Hour,
+            "DAY" => TimeUnit::Day,
+            "WEEK" => TimeUnit::Week,
+            "MONTH" => TimeUnit::Month,
+            "QUARTER" => TimeUnit::Quarter,
+            "YEAR" => TimeUnit::Year,
+            _ => return None,
+        })
+    }
+
+    /// Microseconds in one, or the months in one (`Err`) for MONTH, QUARTER and YEAR.
+    fn size(self) -> Result<i64, i64> {
+        match self {
+            TimeUnit::Microsecond => Ok(1),
+            TimeUnit::Second => Ok(1_000_000),
+            TimeUnit::Minute => Ok(60_000_000),
+            TimeUnit::Hour => Ok(3_600_000_000),
+            TimeUnit::Day => Ok(86_400_000_000),
+            TimeUnit::Week => Ok(7 * 86_400_000_000),
+            TimeUnit::Month => Err(1),
+            TimeUnit::Quarter => Err(3),
+            TimeUnit::Year => Err(12),
+        }
+    }
 }
 
 /// Which ends TRIM cuts.
@@ -82,6 +144,8 @@ impl FuncKind {
             FuncKind::Mod => "mod",
             FuncKind::Greatest => "greatest",
             FuncKind::Least => "least",
+            FuncKind::DateAdd(_) => "date_add",
+            FuncKind::TimestampDiff(_) => "timestampdiff",
         }
     }
 
@@ -92,7 +156,11 @@ impl FuncKind {
             FuncKind::Greatest | FuncKind::Least => (2, usize::MAX),
             FuncKind::Substring => (2, 3),
             FuncKind::Round => (1, 2),
-            FuncKind::Trim(_) | FuncKind::Like(_) | FuncKind::Mod => (2, 2),
+            FuncKind::Trim(_)
+            | FuncKind::Like(_)
+            | FuncKind::Mod
+            | FuncKind::DateAdd(_)
+            | FuncKind::TimestampDiff(_) => (2, 2),
             FuncKind::Length
             | FuncKind::CharLength
             | FuncKind::Upper
@@ -158,6 +226,9 @@ fn text_of(v: Value) -> Result<Option<String>, PlanError> {
 pub(crate) fn apply(kind: FuncKind, values: Vec<Value>) -> Result<Value, PlanError> {
     if kind.numeric() {
         return numeric_function(kind, values);
+    }
+    if let FuncKind::DateAdd(unit) | FuncKind::TimestampDiff(unit) = kind {
+        return time_function(kind, unit, &values);
     }
     let mut texts = Vec::with_capacity(values.len());
     for v in values {
@@ -386,6 +457,93 @@ fn extreme(values: &[Value], greatest: bool) -> Result<Value, PlanError> {
         ));
     }
     Ok(pick(&texts))
+}
+
+/// A value as a date function reads it: a DATETIME, or a string in one of its literal forms
+/// (with whether it was a date alone); `None` for a string that is no date (MySQL: NULL and
+/// a warning).
+fn datetime_of(v: &Value) -> Result<Option<(DateTime, bool)>, PlanError> {
+    match v {
+        Value::DateTime(t) => Ok(Some((*t, false))),
+        Value::Str(_) => {
+            let text = v.as_str().unwrap_or_default().trim();
+            Ok(parse_datetime(text).map(|t| (t, text.len() <= 10)))
+        }
+        other => Err(PlanError::Unsupported(format!("{other} as a date"))),
+    }
+}
+
+/// Days in month `m` of year `y`.
+fn month_days(y: i64, m: u32) -> u32 {
+    match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// DATE_ADD and TIMESTAMPDIFF over their arguments' `values`: NULL if any is NULL, or a
+/// result outside MySQL's years 0 to 9999.
+fn time_function(kind: FuncKind, unit: TimeUnit, values: &[Value]) -> Result<Value, PlanError> {
+    if values.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    let in_range = |t: DateTime| (0..=9999).contains(&t.civil().0);
+    match (kind, values) {
+        (FuncKind::DateAdd(_), [at, n]) => {
+            let Some((at, date_only)) = datetime_of(at)? else {
+                return Ok(Value::Null);
+            };
+            let Value::Int(n) = n else {
+                return Err(PlanError::Unsupported(format!(
+                    "an INTERVAL of {n}, not an integer"
+                )));
+            };
+            let moved = match unit.size() {
+                Ok(micros) => n
+                    .checked_mul(micros)
+                    .and_then(|d| at.0.checked_add(d))
+                    .map(DateTime),
+                Err(months) => {
+                    let (y, m, d, micros) = at.civil();
+                    n.checked_mul(months).and_then(|add| {
+                        let total = (y * 12 + i64::from(m) - 1).checked_add(add)?;
+                        let (y, m) = (total.div_euclid(12), total.rem_euclid(12) as u32 + 1);
+                        DateTime::from_civil(y, m, d.min(month_days(y, m)), micros)
+                    })
+                }
+            };
+            Ok(match moved.filter(|t| in_range(*t)) {
+                None => Value::Null,
+                // A date alone moved by days or more stays a date, as in MySQL.
+                Some(t) if date_only && t.0.rem_euclid(86_400_000_000) == 0 => {
+                    let text = t.to_string();
+                    Value::from(&text[..10])
+                }
+                Some(t) => Value::DateTime(t),
+            })
+        }
+        (FuncKind::TimestampDiff(_), [a, b]) => {
+            let (Some((a, _)), Some((b, _))) = (datetime_of(a)?, datetime_of(b)?) else {
+                return Ok(Value::Null);
+            };
+            Ok(Value::Int(match unit.size() {
+                Ok(micros) => (b.0 - a.0) / micros,
+                Err(per) => {
+                    let (lo, hi, sign) = if a <= b { (a, b, 1) } else { (b, a, -1) };
+                    let (y1, m1, d1, t1) = lo.civil();
+                    let (y2, m2, d2, t2) = hi.civil();
+                    let mut months = (y2 - y1) * 12 + i64::from(m2) - i64::from(m1);
+                    if (d2, t2) < (d1, t1) {
+                        months -= 1;
+                    }
+                    sign * (months / per)
+                }
+            }))
+        }
+        _ => Err(PlanError::ParamCount(kind.name().to_uppercase())),
+    }
 }
 
 /// One element of a LIKE pattern.

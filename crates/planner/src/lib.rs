@@ -73,7 +73,7 @@ use waterline_types::Value;
 
 pub use bind::{BoundSelect, BoundTable, SessionValues};
 pub use catalog::{Catalog, IndexId, TableStats};
-pub use expr::{Case, CmpOp, ColumnRef, Env, Expr, Func, FuncKind, TrimSide};
+pub use expr::{Case, CmpOp, ColumnRef, Env, Expr, Func, FuncKind, TimeUnit, TrimSide};
 pub use memory::MemCatalog;
 pub use plan::{Access, Impossible, Plan, TablePlan, key_len, key_part_len};
 pub use table_map::{MAX_TABLES, TableMap};

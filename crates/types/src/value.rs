@@ -450,6 +450,22 @@ impl DateTime {
         let secs = days * 86_400 + i64::from(hh * 3600 + mm * 60 + ss);
         secs.checked_mul(1_000_000).map(DateTime)
     }
+
+    /// Its civil date (year, month, day) and the microseconds into that day.
+    pub fn civil(self) -> (i64, u32, u32, i64) {
+        let day = self.0.div_euclid(86_400_000_000);
+        let (y, m, d) = civil_from_days(day);
+        (y, m, d, self.0.rem_euclid(86_400_000_000))
+    }
+
+    /// The DATETIME `micros` microseconds into the civil date `y-m-d` (a valid date: see
+    /// [`DateTime::from_ymd_hms`]); `None` if it does not fit.
+    pub fn from_civil(y: i64, m: u32, d: u32, micros: i64) -> Option<DateTime> {
+        days_from_civil(y, m, d)
+            .checked_mul(86_400_000_000)?
+            .checked_add(micros)
+            .map(DateTime)
+    }
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
