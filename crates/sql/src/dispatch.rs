@@ -140,6 +140,9 @@ impl Session {
         }
         let (version, tables) = self.tables();
         let bound: Box<dyn Bound> = match statement {
+            Statement::Query(q) if crate::select::subquery::has_subquery(q) => {
+                Box::new(crate::select::subquery::WithSubqueries)
+            }
             Statement::Query(q) if crate::select::union::is_union(q) => {
                 Box::new(crate::select::union::bind_union(self, &tables, q)?)
             }
@@ -345,6 +348,9 @@ impl Session {
 
     /// The columns a query will return, for COM_STMT_PREPARE (planned, not run).
     fn describe(&mut self, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
+        if crate::select::subquery::has_subquery(q) {
+            return crate::select::subquery::describe(self, q);
+        }
         if crate::select::union::is_union(q) {
             return crate::select::union::describe(self, q);
         }

@@ -3,8 +3,8 @@
 //! checks ONLY_FULL_GROUP_BY, `limit.rs` reads LIMIT and OFFSET and how many rows the plan
 //! may stop at), planned over the session's transaction, and run by the planner's executor,
 //! whose steps (read, filter and join, group, aggregate, having, project, sort, limit) are
-//! one file each in `waterline_planner::exec`. Also EXPLAIN, SELECT without FROM, and
-//! UNION (`union.rs`).
+//! one file each in `waterline_planner::exec`. Also EXPLAIN, SELECT without FROM, UNION
+//! (`union.rs`) and uncorrelated subqueries (`subquery.rs`).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering as AtomicOrdering;
@@ -19,6 +19,7 @@ use waterline_txn::{LockMode, LockWait, Row, Table, Value};
 mod group_by;
 mod limit;
 mod project;
+pub(crate) mod subquery;
 pub(crate) mod union;
 
 use limit::{limit_offset, rows_wanted, usable_rows};

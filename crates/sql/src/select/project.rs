@@ -101,6 +101,9 @@ pub(super) fn bind_projection(
             }
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
                 let expr = pb.expr(e, "field list")?;
+                if matches!(expr, Expr::Row(_)) {
+                    return Err(waterline_planner::PlanError::Operand(1).into());
+                }
                 let (meta, table) = item_meta(&expr, tables, pb.aggregates());
                 let text = e.to_string();
                 let name = match item {
