@@ -448,6 +448,21 @@ SELECT id FROM t WHERE id IN (SELECT k1 FROM two WHERE two.v = t.a) ORDER BY id;
 SELECT id FROM t WHERE id IN (SELECT nope FROM two);
 SELECT id FROM t WHERE id IN (SELECT k1, k2 FROM two);
 
+-- Derived tables
+SELECT COUNT(*) AS n FROM (SELECT id FROM t WHERE a > 5) AS L;
+SELECT L.grp, L.n FROM (SELECT grp, COUNT(*) AS n FROM u GROUP BY grp) AS L WHERE L.n >= 1 ORDER BY L.grp;
+SELECT d.id, d.w, t.d FROM (SELECT id, a * 2 AS w FROM t) AS d JOIN t ON t.id = d.id ORDER BY d.id;
+SELECT x FROM (SELECT id FROM t) AS d(x) ORDER BY x DESC LIMIT 3;
+SELECT * FROM (SELECT k1, k2 FROM two WHERE k1 = 1) AS p ORDER BY k2;
+SELECT COUNT(*) AS low_stock FROM (SELECT id, a FROM t WHERE a < 25 AND id IN (SELECT k1 FROM two JOIN u ON u.id = two.k2 WHERE two.k1 >= 1)) AS L;
+SELECT c FROM (SELECT COUNT(*) AS c FROM (SELECT id FROM t WHERE a IS NULL) AS i) AS o;
+SELECT s.m FROM (SELECT MAX(a) AS m, MIN(a) AS lo FROM t) AS s WHERE s.lo < 0;
+SELECT * FROM (SELECT 1 AS one) AS d;
+SELECT * FROM (SELECT 1);
+SELECT * FROM (SELECT id, id FROM t) AS d;
+SELECT x FROM (SELECT id FROM t) AS d(x, y);
+SELECT nope FROM (SELECT id FROM t) AS d;
+
 -- Joins
 SELECT t.id, two.v FROM t JOIN two ON t.id = two.k1 ORDER BY t.id, two.v;
 SELECT t.id, two.v FROM t, two WHERE t.id = two.k1 AND two.k2 = 1 ORDER BY t.id;

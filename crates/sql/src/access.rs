@@ -25,10 +25,37 @@ use waterline_txn::{
 use crate::control::Watch;
 use crate::error::SqlError;
 
+/// A statement's derived tables (`FROM (SELECT ...) AS d`), materialized: each one's name
+/// (its alias), schema and rows. They have no index; a name here hides a table's.
+#[derive(Debug, Default)]
+pub(crate) struct Derived {
+    tables: Vec<(String, Arc<TableSchema>, Vec<Row>)>,
+}
+
+impl Derived {
+    /// Adds derived table `name`.
+    pub(crate) fn add(&mut self, name: String, schema: TableSchema, rows: Vec<Row>) {
+        self.tables.push((name, Arc::new(schema), rows));
+    }
+
+    /// Whether there are none.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    fn get(&self, name: &str) -> Option<(&Arc<TableSchema>, &Vec<Row>)> {
+        self.tables
+            .iter()
+            .find(|(n, ..)| n.eq_ignore_ascii_case(name))
+            .map(|(_, schema, rows)| (schema, rows))
+    }
+}
+
 /// A transaction seen as the planner's catalog and the executor's storage.
 pub struct TxnAccess<'t> {
     database: &'t str,
     tables: &'t [Table],
+    derived: Option<&'t Derived>,
     trx: RefCell<&'t mut Transaction>,
     lock: Option<LockMode>,
     /// What a locking read does with a row someone else holds.
@@ -53,6 +80,7 @@ impl<'t> TxnAccess<'t> {
             watch,
             database,
             tables,
+            derived: None,
             trx: RefCell::new(trx),
             lock,
             wait: LockWait::Wait,
@@ -64,6 +92,15 @@ impl<'t> TxnAccess<'t> {
     /// (`FOR UPDATE NOWAIT`, `FOR UPDATE SKIP LOCKED`).
     pub fn waiting(self, wait: LockWait) -> TxnAccess<'t> {
         TxnAccess { wait, ..self }
+    }
+
+    /// The same access, with the statement's derived tables.
+    pub(crate) fn with_derived(self, derived: Option<&'t Derived>) -> TxnAccess<'t> {
+        TxnAccess { derived, ..self }
+    }
+
+    fn derived(&self, name: &str) -> Option<(&Arc<TableSchema>, &Vec<Row>)> {
+        self.derived.and_then(|d| d.get(name))
     }
 
     /// The engine error a planner or executor failure came from, if it came from one.
@@ -129,10 +166,18 @@ impl Catalog for TxnAccess<'_> {
     }
 
     fn table(&self, table: &str) -> Option<Arc<TableSchema>> {
+        if let Some((schema, _)) = self.derived(table) {
+            return Some(Arc::clone(schema));
+        }
         self.handle(table).map(Table::shared_schema)
     }
 
     fn stats(&self, table: &str) -> TableStats {
+        if let Some((_, rows)) = self.derived(table) {
+            return TableStats {
+                rows: rows.len() as u64,
+            };
+        }
         TableStats {
             rows: self
                 .handle(table)
@@ -158,6 +203,9 @@ impl Catalog for TxnAccess<'_> {
         index: IndexId,
         key: &Key,
     ) -> Result<Option<Row>, PlanError> {
+        if self.derived(table).is_some() {
+            return Ok(None);
+        }
         let t = self.must(table)?;
         // A point read that must not wait goes the scan's way, which skips or fails.
         if index == IndexId::Primary && self.wait == LockWait::Wait {
@@ -187,11 +235,23 @@ impl Storage for TxnAccess<'_> {
         range: &KeyRange,
         limit: Option<usize>,
     ) -> Result<Vec<Row>, PlanError> {
+        if self.derived(table).is_some() {
+            return Err(PlanError::Internal(format!(
+                "derived table {table} read by an index"
+            )));
+        }
         let t = self.must(table)?;
         self.read(t, index, range.clone(), limit)
     }
 
     fn scan_all(&self, table: &str, limit: Option<usize>) -> Result<Vec<Row>, PlanError> {
+        if let Some((_, rows)) = self.derived(table) {
+            return Ok(rows
+                .iter()
+                .take(limit.unwrap_or(usize::MAX))
+                .cloned()
+                .collect());
+        }
         let t = self.must(table)?;
         self.read(t, IndexId::Primary, KeyRange::All, limit)
     }
@@ -240,6 +300,8 @@ pub(crate) fn unlock_unselected(
 pub(crate) struct SchemaCatalog<'a> {
     pub(crate) database: &'a str,
     pub(crate) tables: &'a [Table],
+    /// The statement's derived tables, if it has any.
+    pub(crate) derived: Option<&'a Derived>,
 }
 
 impl Catalog for SchemaCatalog<'_> {
@@ -247,6 +309,9 @@ impl Catalog for SchemaCatalog<'_> {
         self.database
     }
     fn table(&self, table: &str) -> Option<Arc<TableSchema>> {
+        if let Some((schema, _)) = self.derived.and_then(|d| d.get(table)) {
+            return Some(Arc::clone(schema));
+        }
         self.tables
             .iter()
             .find(|t| t.name().eq_ignore_ascii_case(table))

@@ -51,6 +51,7 @@ fn bind_filter(
     let catalog = crate::access::SchemaCatalog {
         database: db,
         tables: std::slice::from_ref(table),
+        derived: None,
     };
     let filter = Planner::new(&catalog).bind_where(table.name(), selection, Some(s))?;
     Ok(Arc::new(filter))

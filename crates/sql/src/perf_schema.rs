@@ -98,7 +98,7 @@ pub(crate) fn read(
         trx.insert(&table, row)?;
     }
     let tables = [table];
-    let bound = crate::select::bind_in(s, &tables, q, Some(SCHEMA))?;
+    let bound = crate::select::bind_in(s, &tables, q, Some(SCHEMA), None)?;
     let response = crate::select::read(s, q, &bound, params, (SCHEMA, None), &mut trx);
     trx.rollback();
     response

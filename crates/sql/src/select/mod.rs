@@ -23,10 +23,10 @@ pub(crate) mod subquery;
 pub(crate) mod union;
 
 use limit::{limit_offset, rows_wanted, usable_rows};
-pub(crate) use project::describe;
 use project::{Projection, bind_projection, project};
+pub(crate) use project::{describe, describe_in};
 
-use crate::access::{TxnAccess, plan_failure, scans_without_index, unlock_unselected};
+use crate::access::{Derived, TxnAccess, plan_failure, scans_without_index, unlock_unselected};
 use crate::error::SqlError;
 use crate::session::{Bound, Response, Session};
 
@@ -99,15 +99,17 @@ fn handles(tables: &[Table], bound: &[BoundTable]) -> Vec<Table> {
 /// Binds a query against the catalog's `tables`.
 pub(crate) fn bind(s: &Session, tables: &[Table], q: &ast::Query) -> Result<BoundQuery, SqlError> {
     let database = s.database().map(|d| &**d);
-    bind_in(s, tables, q, database)
+    bind_in(s, tables, q, database, None)
 }
 
-/// [`bind`] with `database` (`None`: no database chosen) as the current one.
+/// [`bind`] with `database` (`None`: no database chosen) as the current one, and the
+/// statement's `derived` tables if it has any.
 pub(crate) fn bind_in(
     s: &Session,
     tables: &[Table],
     q: &ast::Query,
     database: Option<&str>,
+    derived: Option<&Derived>,
 ) -> Result<BoundQuery, SqlError> {
     let select = select_of(q)?;
     let lock = q.locks.first().map(|l| match l.lock_type {
@@ -127,7 +129,11 @@ pub(crate) fn bind_in(
         None => return Err(SqlError::no_database()),
     };
     let bound = bind_query(
-        &crate::access::SchemaCatalog { database, tables },
+        &crate::access::SchemaCatalog {
+            database,
+            tables,
+            derived,
+        },
         q,
         Some(s),
     )?;
@@ -189,11 +195,25 @@ pub(crate) fn read(
     (db, lock): (&str, Option<LockMode>),
     trx: &mut waterline_txn::Transaction,
 ) -> Result<Response, SqlError> {
+    read_in(s, q, bound, params, (db, lock), trx, None)
+}
+
+/// [`read`], with the statement's `derived` tables if it has any.
+fn read_in(
+    s: &mut Session,
+    q: &ast::Query,
+    bound: &BoundQuery,
+    params: &[Value],
+    (db, lock): (&str, Option<LockMode>),
+    trx: &mut waterline_txn::Transaction,
+    derived: Option<&Derived>,
+) -> Result<Response, SqlError> {
     let select = select_of(q)?;
     let window = limit_offset(q, params)?;
     let mark = trx.lock_mark();
-    let access =
-        TxnAccess::new(db, &bound.tables, trx, lock, s.watch().clone()).waiting(bound.wait);
+    let access = TxnAccess::new(db, &bound.tables, trx, lock, s.watch().clone())
+        .waiting(bound.wait)
+        .with_derived(derived);
     let usable = usable_rows(q, select, &bound.select, window);
     let plan = Planner::new(&access)
         .mode(s.settings().planner)

@@ -339,11 +339,21 @@ fn star_tables<'t>(
 
 /// The columns a query returns, without running it (COM_STMT_PREPARE).
 pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
+    describe_in(s, q, None)
+}
+
+/// [`describe`], with the schemas of the query's `derived` tables.
+pub(crate) fn describe_in(
+    s: &mut Session,
+    q: &ast::Query,
+    derived: Option<&crate::access::Derived>,
+) -> Result<Vec<ResultColumn>, SqlError> {
     let select = select_of(q)?;
     let (_, tables) = s.tables();
     let catalog = crate::access::SchemaCatalog {
         database: s.database_name(),
         tables: &tables,
+        derived,
     };
     let bound = if select.from.is_empty() {
         Vec::new()

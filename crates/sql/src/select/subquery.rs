@@ -1,6 +1,8 @@
 //! Subqueries that do not refer to the query around them (uncorrelated): `x [NOT] IN
 //! (SELECT ...)`, `[NOT] EXISTS (SELECT ...)`, and scalar and row subqueries `(SELECT
-//! ...)`, in the select list, WHERE, HAVING and ORDER BY of a SELECT.
+//! ...)`, in the select list, WHERE, HAVING and ORDER BY of a SELECT; and derived tables,
+//! `FROM (SELECT ...) AS d`, materialized (MySQL merges the simple ones into the outer
+//! query; the rows are the same).
 //!
 //! Each is run once per execution, innermost first, in the statement's transaction (so in
 //! its read view), before the query around it is planned, and its result takes its place as
@@ -11,10 +13,15 @@
 //! meaning: `x IN` an empty subquery is false and `NOT IN` true even for a NULL `x`, and a
 //! NULL among the rows makes a `NOT IN` that finds no match NULL.
 //!
-//! Not built yet (refused with 1235): correlated subqueries, subqueries in FROM (derived
-//! tables), in UPDATE, DELETE and INSERT, UNION inside a subquery, and the semi-join
-//! transformations (FirstMatch, LooseScan, DuplicateWeedout) MySQL chooses by cost; EXPLAIN
-//! of a query with a subquery is refused.
+//! A derived table runs once per execution too, after the subqueries in it, and its rows
+//! become a table of its alias's name that the outer query reads whole (it has no index),
+//! its columns typed as the rows' result columns are.
+//!
+//! Not built yet (refused with 1235): correlated subqueries, LATERAL, subqueries in
+//! UPDATE, DELETE and INSERT, UNION inside a subquery, merging a derived table into the
+//! outer query, and the semi-join transformations (FirstMatch, LooseScan,
+//! DuplicateWeedout) MySQL chooses by cost; EXPLAIN of a query with a subquery or a
+//! derived table is refused.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -22,12 +29,32 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{self, Expr as Ast, SetExpr, Statement, TableFactor};
 use waterline_txn::{LockMode, Transaction, Value};
 
-use super::{bind, read, select_of, without_from};
+use waterline_txn::{Column, ColumnType, TableSchema};
+
+use super::{bind_in, read_in, select_of, without_from};
+use crate::access::Derived;
 use crate::error::SqlError;
 use crate::session::{Bound, Response, ResultColumn, Session};
+use crate::types::{FieldType, NOT_FIXED_DEC, UNSIGNED_FLAG};
 
-/// Whether `q` has a subquery in an expression anywhere.
+/// The table factors of `select`'s FROM: each item's first table and those it joins.
+fn factors_mut(select: &mut ast::Select) -> impl Iterator<Item = &mut TableFactor> {
+    select.from.iter_mut().flat_map(|from| {
+        std::iter::once(&mut from.relation).chain(from.joins.iter_mut().map(|j| &mut j.relation))
+    })
+}
+
+/// Whether `q` has a subquery in an expression anywhere, or a derived table in its FROM.
 pub(crate) fn has_subquery(q: &ast::Query) -> bool {
+    if let SetExpr::Select(select) = q.body.as_ref()
+        && select.from.iter().any(|from| {
+            std::iter::once(&from.relation)
+                .chain(from.joins.iter().map(|j| &j.relation))
+                .any(|t| matches!(t, TableFactor::Derived { .. }))
+        })
+    {
+        return true;
+    }
     ast::visit_expressions(q, |e| {
         if matches!(
             e,
@@ -69,15 +96,163 @@ fn run(s: &mut Session, q: &ast::Query, params: &[Value]) -> Result<Response, Sq
     s.with_trx(|s, trx| {
         let lock = serializable.then_some(LockMode::Shared);
         let resolved = resolve(s, trx, q, params, lock, db.as_deref())?;
-        let (_, tables) = s.tables();
-        let bound = bind(s, &tables, &resolved)?;
-        if select_of(&resolved)?.from.is_empty() {
-            return without_from(s, &resolved, &bound, &[]);
-        }
-        let db = db.as_deref().ok_or_else(SqlError::no_database)?;
-        let lock = bound.lock.or(lock);
-        read(s, &resolved, &bound, &[], (db, lock), trx)
+        answer(s, trx, resolved, lock, db.as_deref())
     })
+}
+
+/// What query `q` (its placeholders and expression subqueries resolved) returns, its
+/// derived tables materialized first, read in `trx`.
+fn answer(
+    s: &mut Session,
+    trx: &mut Transaction,
+    q: ast::Query,
+    lock: Option<LockMode>,
+    db: Option<&str>,
+) -> Result<Response, SqlError> {
+    let (q, derived) = materialize(s, trx, q, lock, db)?;
+    let (_, tables) = s.tables();
+    let bound = bind_in(s, &tables, &q, db, Some(&derived))?;
+    if select_of(&q)?.from.is_empty() {
+        return without_from(s, &q, &bound, &[]);
+    }
+    let db = db.ok_or_else(SqlError::no_database)?;
+    if !derived.is_empty() && bound.lock.is_some() {
+        return Err(SqlError::unsupported("a locking read of a derived table"));
+    }
+    let lock = bound.lock.or(lock);
+    read_in(s, &q, &bound, &[], (db, lock), trx, Some(&derived))
+}
+
+/// `q` with each derived table of its FROM run (its own derived tables first) and replaced
+/// by a table of its alias's name, whose schema and rows are returned.
+fn materialize(
+    s: &mut Session,
+    trx: &mut Transaction,
+    mut q: ast::Query,
+    lock: Option<LockMode>,
+    db: Option<&str>,
+) -> Result<(ast::Query, Derived), SqlError> {
+    let mut derived = Derived::default();
+    let SetExpr::Select(select) = q.body.as_mut() else {
+        return Ok((q, derived));
+    };
+    for factor in factors_mut(select) {
+        let TableFactor::Derived {
+            lateral,
+            subquery,
+            alias,
+            ..
+        } = factor
+        else {
+            continue;
+        };
+        if *lateral {
+            return Err(SqlError::unsupported("LATERAL"));
+        }
+        let Some(alias) = alias.clone() else {
+            return Err(SqlError::new(
+                1248,
+                "42000",
+                "Every derived table must have its own alias",
+            ));
+        };
+        if !matches!(subquery.body.as_ref(), SetExpr::Select(_)) {
+            return Err(SqlError::unsupported(format!(
+                "a derived table that is not one SELECT: {subquery}"
+            )));
+        }
+        let Response::Rows { columns, rows } = answer(s, trx, (**subquery).clone(), lock, db)?
+        else {
+            return Err(SqlError::other("a derived table's query returned no rows"));
+        };
+        let names: Vec<String> = if alias.columns.is_empty() {
+            columns.iter().map(|c| c.name.to_string()).collect()
+        } else if alias.columns.len() == columns.len() {
+            alias.columns.iter().map(|c| c.name.value.clone()).collect()
+        } else {
+            return Err(SqlError::new(
+                1353,
+                "HY000",
+                "In definition of view, derived table or common table expression, SELECT \
+                 list and column names list have different column counts",
+            ));
+        };
+        let schema_columns = names
+            .into_iter()
+            .zip(&columns)
+            .enumerate()
+            .map(|(i, (name, column))| {
+                Column::nullable(name, column_type(column, rows.iter().map(|r| &r[i])))
+            })
+            .collect();
+        let schema = TableSchema::new(alias.name.value.clone(), schema_columns);
+        schema.validate().map_err(SqlError::from)?;
+        derived.add(alias.name.value.clone(), schema, rows);
+        *factor = table_named(&alias.name);
+    }
+    Ok((q, derived))
+}
+
+/// A FROM item that names table `name`.
+fn table_named(name: &ast::Ident) -> TableFactor {
+    TableFactor::Table {
+        name: ast::ObjectName::from(vec![name.clone()]),
+        alias: None,
+        args: None,
+        with_hints: Vec::new(),
+        version: None,
+        with_ordinality: false,
+        partitions: Vec::new(),
+        json_path: None,
+        sample: None,
+        index_hints: Vec::new(),
+    }
+}
+
+/// A derived table's column type: what its result column says, a string as long as its
+/// longest value.
+fn column_type<'v>(column: &ResultColumn, values: impl Iterator<Item = &'v Value>) -> ColumnType {
+    let unsigned = column.flags & UNSIGNED_FLAG != 0;
+    let int = |signed: ColumnType, bytes: u8| {
+        if unsigned {
+            ColumnType::Unsigned(bytes)
+        } else {
+            signed
+        }
+    };
+    match column.ty {
+        FieldType::Tiny => int(ColumnType::TinyInt, 1),
+        FieldType::Short => int(ColumnType::SmallInt, 2),
+        FieldType::Int24 => int(ColumnType::MediumInt, 3),
+        FieldType::Long => int(ColumnType::Int, 4),
+        FieldType::LongLong => int(ColumnType::BigInt, 8),
+        FieldType::NewDecimal => {
+            let scale = values
+                .filter_map(Value::as_decimal)
+                .map(|d| d.scale())
+                .max()
+                .unwrap_or(0)
+                .max(if column.decimals == NOT_FIXED_DEC {
+                    0
+                } else {
+                    column.decimals
+                });
+            ColumnType::Decimal {
+                precision: 38,
+                scale: scale.min(30),
+            }
+        }
+        FieldType::Double => ColumnType::Double,
+        FieldType::DateTime => ColumnType::DateTime(column.decimals.min(6)),
+        FieldType::String | FieldType::VarString => {
+            let longest = values
+                .filter_map(Value::as_str)
+                .map(|t| t.chars().count())
+                .max()
+                .unwrap_or(0);
+            ColumnType::Varchar(u32::try_from(longest.max(1)).unwrap_or(u32::MAX))
+        }
+    }
 }
 
 /// `q` with its placeholders replaced by `params` and its subqueries by what they return,
@@ -155,21 +330,13 @@ fn rows_of(
             "a subquery that is not one SELECT: {q}"
         )));
     }
-    let (_, tables) = s.tables();
-    let bound = match bind(s, &tables, q) {
-        Ok(b) => b,
+    match answer(s, trx, q.clone(), lock, db) {
+        Ok(answer) => Ok(answer.into_rows()),
         Err(e) if e.code == 1054 && refers_outside(&e.message, outer, s) => {
-            return Err(SqlError::unsupported(format!("a correlated subquery: {q}")));
+            Err(SqlError::unsupported(format!("a correlated subquery: {q}")))
         }
-        Err(e) => return Err(e),
-    };
-    let answer = if select_of(q)?.from.is_empty() {
-        without_from(s, q, &bound, &[])?
-    } else {
-        let db = db.ok_or_else(SqlError::no_database)?;
-        read(s, q, &bound, &[], (db, bound.lock.or(lock)), trx)?
-    };
-    Ok(answer.into_rows())
+        Err(e) => Err(e),
+    }
 }
 
 /// The table names and aliases of every FROM in `q` (lower case).
@@ -280,8 +447,9 @@ fn scalar(rows: Vec<Vec<Value>>) -> Result<Ast, SqlError> {
     }
 }
 
-/// The columns a query with subqueries returns (COM_STMT_PREPARE): those of the query with
-/// each subquery as NULL, named as the query names them.
+/// The columns a query with subqueries returns (COM_STMT_PREPARE), without running it:
+/// those of the query with each expression subquery as NULL and each derived table as an
+/// empty table of the columns its query describes, named as the query names them.
 pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
     let mut stripped = q.clone();
     let _ = ast::visit_expressions_mut(&mut stripped, |e| {
@@ -293,7 +461,37 @@ pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColu
         }
         ControlFlow::<()>::Continue(())
     });
-    let mut columns = super::describe(s, &stripped)?;
+    let mut derived = Derived::default();
+    if let SetExpr::Select(select) = stripped.body.as_mut() {
+        for factor in factors_mut(select) {
+            let TableFactor::Derived {
+                subquery, alias, ..
+            } = factor
+            else {
+                continue;
+            };
+            let Some(alias) = alias.clone() else {
+                continue;
+            };
+            let columns = describe(s, subquery)?;
+            let names: Vec<String> = if alias.columns.len() == columns.len() {
+                alias.columns.iter().map(|c| c.name.value.clone()).collect()
+            } else {
+                columns.iter().map(|c| c.name.to_string()).collect()
+            };
+            let schema = TableSchema::new(
+                alias.name.value.clone(),
+                names
+                    .into_iter()
+                    .zip(&columns)
+                    .map(|(name, c)| Column::nullable(name, column_type(c, std::iter::empty())))
+                    .collect(),
+            );
+            derived.add(alias.name.value.clone(), schema, Vec::new());
+            *factor = table_named(&alias.name);
+        }
+    }
+    let mut columns = super::describe_in(s, &stripped, Some(&derived))?;
     if let (Ok(original), Ok(select)) = (select_of(q), select_of(&stripped))
         && original.projection.len() == select.projection.len()
         && columns.len() == original.projection.len()
