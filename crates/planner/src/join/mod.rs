@@ -382,9 +382,17 @@ impl Optimizer<'_> {
             let Some((ranges, parts)) = key_ranges(arg, index.columns(&table.schema).len()) else {
                 continue;
             };
+            // A point of a unique index holds at most one row: MySQL counts it as one
+            // without a dive into the index (UNIQUE_RANGE), so a long IN list on a primary
+            // key costs no index reads to plan.
+            let width = index.columns(&table.schema).len();
+            let unique = index.is_unique(&table.schema);
             let rows: u64 = ranges
                 .iter()
-                .map(|r| self.catalog.records_in_range(&table.name, *index, r))
+                .map(|r| match r {
+                    KeyRange::Prefix(key) if unique && key.len() == width => 1,
+                    r => self.catalog.records_in_range(&table.name, *index, r),
+                })
                 .sum();
             let consumed = alone
                 .iter()
