@@ -637,6 +637,24 @@ INSERT INTO copy (nope) SELECT 1;
 INSERT INTO nosuch SELECT 1;
 DROP TABLE copy;
 
+-- INSERT IGNORE
+CREATE TABLE ign (id INT NOT NULL AUTO_INCREMENT, k VARCHAR(3) NOT NULL, n TINYINT, PRIMARY KEY (id), UNIQUE KEY uk (k));
+INSERT IGNORE INTO ign (k, n) VALUES ('a', 1), ('b', 2), ('a', 3);
+SHOW WARNINGS;
+SELECT LAST_INSERT_ID() AS l;
+INSERT IGNORE INTO ign (k, n) VALUES ('c', 1);
+SELECT id, k, n FROM ign ORDER BY id;
+INSERT IGNORE INTO ign (id, k) VALUES (1, 'z'), (9, 'd');
+SHOW WARNINGS;
+INSERT IGNORE INTO ign (k, n) VALUES ('toolong', 300);
+SHOW WARNINGS;
+INSERT IGNORE INTO ign (k, n) VALUES (NULL, 5);
+SHOW WARNINGS;
+INSERT IGNORE INTO ign (k, n) SELECT d, a FROM t WHERE id <= 3;
+SELECT id, k, n FROM ign ORDER BY id;
+INSERT INTO ign (k, n) VALUES ('a', 1);
+DROP TABLE ign;
+
 -- INSERT ... ON DUPLICATE KEY UPDATE
 CREATE TABLE upsert (id INT NOT NULL AUTO_INCREMENT, k VARCHAR(5), n INT, m INT, PRIMARY KEY (id), UNIQUE KEY uk (k));
 INSERT INTO upsert (k, n) VALUES ('a', 1) ON DUPLICATE KEY UPDATE n = n + 1;
@@ -773,7 +791,6 @@ SHOW VARIABLES LIKE 'innodb_lock_wait_timeout';
 SHOW DATABASES LIKE 'waterline';
 
 -- What waterline does not support: refused, never half-done
-INSERT IGNORE INTO t (id) VALUES (2);
 CREATE TABLE dates (d DATE);
 SELECT CONCAT('a', 'b') AS r;
 SELECT CASE WHEN 1 THEN 2 END AS r;

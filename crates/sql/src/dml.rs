@@ -74,18 +74,23 @@ fn no_default(
     warnings: &mut Vec<crate::types::Warning>,
 ) -> Result<Value, SqlError> {
     let message = format!("Field '{}' doesn't have a default value", column.name);
-    let implicit = match column.ty {
-        ColumnType::Char(_) | ColumnType::Varchar(_) => Some(Value::from("")),
-        ColumnType::Double => Some(Value::Double(0.0)),
-        ColumnType::DateTime(_) => None,
-        _ => Some(Value::Int(0)), // integers, and a DECIMAL (stored as its zero)
-    };
-    match implicit {
+    match implicit_default(column) {
         Some(v) if !strict => {
             warnings.push(("Warning".into(), 1364, message));
             Ok(v)
         }
         _ => Err(SqlError::new(1364, "HY000", message)),
+    }
+}
+
+/// The value MySQL gives a NOT NULL column that gets none it can take: the type's zero (an
+/// empty string, 0); `None` for a DATETIME, whose zero waterline does not have.
+fn implicit_default(column: &Column) -> Option<Value> {
+    match column.ty {
+        ColumnType::Char(_) | ColumnType::Varchar(_) => Some(Value::from("")),
+        ColumnType::Double => Some(Value::Double(0.0)),
+        ColumnType::DateTime(_) => None,
+        _ => Some(Value::Int(0)), // integers, and a DECIMAL (stored as its zero)
     }
 }
 
@@ -147,6 +152,9 @@ pub(crate) struct BoundInsert {
     table: Table,
     /// REPLACE: a row that has the new row's primary or unique key is deleted first.
     replace: bool,
+    /// INSERT IGNORE: a row that would duplicate a key is left out, and a value a column
+    /// cannot take is made one it can, each with a warning instead of an error.
+    ignore: bool,
     source: Source,
     /// ON DUPLICATE KEY UPDATE's assignments, over the existing row (table 0) and the row
     /// the INSERT would have written (table 1, reached only as `new.col` or `VALUES(col)`).
@@ -177,9 +185,6 @@ pub(crate) fn bind_insert(
     };
     let (_, table) = table_handle(s, tables, name)?;
     let on_duplicate = bind_on_duplicate(s, &table, ins)?;
-    if ins.ignore {
-        return Err(SqlError::unsupported("INSERT IGNORE"));
-    }
     let schema = table.shared_schema();
     let positions: Vec<usize> = if ins.columns.is_empty() {
         (0..schema.columns.len()).collect()
@@ -208,6 +213,7 @@ pub(crate) fn bind_insert(
         return Ok(BoundInsert {
             table,
             replace: ins.replace_into,
+            ignore: ins.ignore,
             source: Source::Select(Box::new(query), positions),
             on_duplicate: on_duplicate.map(|(sets, _)| sets),
             volatile,
@@ -232,6 +238,7 @@ pub(crate) fn bind_insert(
     Ok(BoundInsert {
         table,
         replace: ins.replace_into,
+        ignore: ins.ignore,
         source: Source::Values(rows),
         volatile: binder.volatile || on_duplicate.as_ref().is_some_and(|(_, v)| *v),
         on_duplicate: on_duplicate.map(|(sets, _)| sets),
@@ -361,7 +368,7 @@ pub(crate) fn insert(
     let (n, first_id) = s.with_trx(|s, trx| {
         let rows = source_rows(s, bound, statement, params, trx)?;
         let bulk = matches!(bound.source, Source::Select(..));
-        let Completed { rows, auto } = complete_rows(s, &bound.table, rows, bulk)?;
+        let Completed { rows, auto } = complete_rows(s, &bound.table, rows, bulk, bound.ignore)?;
         // Generated values go to the rows inserted, in order: a row that updates a
         // duplicate instead gives its value back to the next, as MySQL's handler does.
         let mut next_id = auto.as_ref().and_then(|(col, generated)| {
@@ -382,6 +389,14 @@ pub(crate) fn insert(
             }
             if bound.replace {
                 affected += delete_conflicts(trx, &bound.table, &row)?;
+            } else if bound.ignore
+                && let Some(duplicate) = conflicts(trx, &bound.table, &row, LockMode::Shared)?
+                    .into_iter()
+                    .next()
+            {
+                // Left out, as a failed insert is: its generated value is given back.
+                s.warn("Warning", 1062, duplicate.message());
+                continue;
             }
             let explicit = auto
                 .as_ref()
@@ -428,12 +443,14 @@ struct Completed {
 /// stored as its column's type (with the sql_mode's errors or warnings). The statement
 /// reserves one value per row that takes one; a `bulk` insert (INSERT ... SELECT: its
 /// number of rows unknown until it has run) reserves as InnoDB does for one, see
-/// [`bulk_reservation`].
+/// [`bulk_reservation`]. With `ignore` (INSERT IGNORE), values are stored as without a
+/// strict sql_mode, and a NULL for a NOT NULL column is its type's implicit default.
 fn complete_rows(
     s: &mut Session,
     table: &Table,
     mut rows: Vec<Vec<Option<Value>>>,
     bulk: bool,
+    ignore: bool,
 ) -> Result<Completed, SqlError> {
     let schema = table.shared_schema();
     let meta = meta(s, table);
@@ -463,12 +480,23 @@ fn complete_rows(
         (col, generated)
     });
     let mut full: Vec<Row> = Vec::with_capacity(rows.len());
-    let strict = s.settings().sql_mode.strict;
+    let strict = s.settings().sql_mode.strict && !ignore;
     for (n, r) in rows.into_iter().enumerate() {
         let mut row = Vec::with_capacity(r.len());
         for (i, v) in r.into_iter().enumerate() {
             let column = &schema.columns[i];
             let v = match v.or_else(|| meta.defaults.get(i).cloned().flatten()) {
+                Some(Value::Null) if ignore && !column.nullable => match implicit_default(column) {
+                    Some(zero) => {
+                        s.warn(
+                            "Warning",
+                            1048,
+                            format!("Column '{}' cannot be null", column.name),
+                        );
+                        zero
+                    }
+                    None => Value::Null,
+                },
                 Some(v) => v,
                 None if column.nullable => Value::Null,
                 None => no_default(column, strict, s.warnings_mut())?,
@@ -486,20 +514,58 @@ fn complete_rows(
     Ok(Completed { rows: full, auto })
 }
 
-/// The primary keys of the rows of `table` that `row` would duplicate: the one with its
-/// primary key, then those with one of its unique keys, in the table's order of indexes;
-/// each locked exclusively (the rows, or the gap where one would be), as InnoDB locks a
-/// duplicate it finds.
-fn conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<Vec<Key>, SqlError> {
+/// A row that an inserted row would duplicate.
+struct Duplicate {
+    /// The existing row's primary key.
+    pk: Key,
+    /// The key it shares with the new row: its index's name and its values.
+    index: String,
+    key: Key,
+}
+
+impl Duplicate {
+    /// MySQL's text for it (error 1062, or INSERT IGNORE's warning).
+    fn message(&self) -> String {
+        let values: Vec<String> = self
+            .key
+            .iter()
+            .map(|v| v.to_string().trim_matches('\'').to_owned())
+            .collect();
+        format!(
+            "Duplicate entry '{}' for key '{}'",
+            values.join("-"),
+            self.index
+        )
+    }
+}
+
+/// The rows of `table` that `row` would duplicate: the one with its primary key, then those
+/// with one of its unique keys, in the table's order of indexes; each locked in `mode` (the
+/// row, or the gap where one would be), as InnoDB locks a duplicate it finds (exclusively
+/// for REPLACE and ON DUPLICATE KEY UPDATE, shared for INSERT IGNORE).
+fn conflicts(
+    trx: &mut Transaction,
+    table: &Table,
+    row: &Row,
+    mode: LockMode,
+) -> Result<Vec<Duplicate>, SqlError> {
     let schema = table.shared_schema();
-    let mut found: Vec<Key> = Vec::new();
+    let mut found: Vec<Duplicate> = Vec::new();
+    let options = ReadOptions {
+        lock: Some(mode),
+        ..ReadOptions::default()
+    };
     if let Some(pk) = &schema.primary_key {
         let key: Key = pk.iter().map(|&c| row[c].clone()).collect();
         if trx
-            .get_with(table, key.clone(), ReadOptions::FOR_UPDATE, copy_row)?
+            .get_with(table, key.clone(), options, copy_row)?
             .is_some()
         {
-            found.push(key);
+            found.push(Duplicate {
+                pk: key.clone(),
+                index: "PRIMARY".into(),
+                key,
+            });
         }
     }
     for index in schema.indexes.iter().filter(|i| i.unique) {
@@ -508,18 +574,18 @@ fn conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<Vec<Key>
             continue;
         }
         let key: Key = index.columns.iter().map(|&c| row[c].clone()).collect();
-        let options = ReadOptions {
-            lock: Some(LockMode::Exclusive),
-            ..ReadOptions::default()
-        };
         for (pk, _) in trx.scan_with(
             table,
-            KeyRange::Prefix(key),
+            KeyRange::Prefix(key.clone()),
             options.on_index(&index.name),
             copy_keyed_row,
         )? {
-            if !found.contains(&pk) {
-                found.push(pk);
+            if !found.iter().any(|d| d.pk == pk) {
+                found.push(Duplicate {
+                    pk,
+                    index: index.name.clone(),
+                    key: key.clone(),
+                });
             }
         }
     }
@@ -530,9 +596,9 @@ fn conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<Vec<Key>
 /// MySQL's REPLACE does before it inserts. Returns how many it deleted (each counts as an
 /// affected row).
 fn delete_conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<u64, SqlError> {
-    let doomed = conflicts(trx, table, row)?;
-    for key in &doomed {
-        trx.delete(table, key.clone())?;
+    let doomed = conflicts(trx, table, row, LockMode::Exclusive)?;
+    for duplicate in &doomed {
+        trx.delete(table, duplicate.pk.clone())?;
     }
     Ok(doomed.len() as u64)
 }
@@ -549,7 +615,10 @@ fn update_duplicate(
     row: &Row,
     (sets, params): (&[(usize, Expr)], &[Value]),
 ) -> Result<Option<u64>, SqlError> {
-    let Some(key) = conflicts(trx, table, row)?.into_iter().next() else {
+    let Some(Duplicate { pk: key, .. }) = conflicts(trx, table, row, LockMode::Exclusive)?
+        .into_iter()
+        .next()
+    else {
         return Ok(None);
     };
     let Some(old) = trx.get_with(table, key.clone(), ReadOptions::FOR_UPDATE, copy_row)? else {
