@@ -290,13 +290,7 @@ fn bind_on_duplicate(
         ControlFlow::<()>::Continue(())
     });
     // The statement's other `?`s, numbered first.
-    let mut before = 0;
-    let _ = ast::visit_expressions(&ins.source, |e| {
-        before += usize::from(
-            matches!(e, Ast::Value(v) if matches!(v.value, ast::Value::Placeholder(_))),
-        );
-        ControlFlow::<()>::Continue(())
-    });
+    let before = crate::parse::placeholders(&ins.source);
     let mut binder = Binder::new(&bound).with_session(s).qualified_only(1);
     binder.set_param_base(before);
     let sets = bind_assignments(&schema, &sets, &mut binder)?;
@@ -337,7 +331,9 @@ fn source_rows(
             };
             let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
             let lock = (trx.isolation() != Isolation::ReadCommitted).then_some(LockMode::Shared);
-            let result = crate::select::read(s, q, query, params, (&db, lock), trx)?;
+            // The query's own `?`s (ON DUPLICATE KEY UPDATE's come after them).
+            let own = &params[..crate::parse::placeholders(q).min(params.len())];
+            let result = crate::select::read(s, q, query, own, (&db, lock), trx)?;
             let width = bound.table.shared_schema().columns.len();
             result
                 .into_rows()

@@ -316,6 +316,20 @@ fn without_dual(statement: &mut Statement) {
     }
 }
 
+/// The number of `?` placeholders in `node` (a query, or a part of a statement).
+pub(crate) fn placeholders(node: &impl sqlparser::ast::Visit) -> usize {
+    let mut n = 0;
+    let _ = sqlparser::ast::visit_expressions(node, |e| {
+        n += usize::from(matches!(
+            e,
+            sqlparser::ast::Expr::Value(v)
+                if matches!(v.value, sqlparser::ast::Value::Placeholder(_))
+        ));
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    n
+}
+
 /// How many `?` placeholders `statement` has.
 pub fn count_params(statement: &Statement) -> usize {
     let text = statement.to_string();

@@ -8,7 +8,7 @@
 //! another are refused.
 
 use std::collections::HashSet;
-use std::ops::{ControlFlow, Range};
+use std::ops::Range;
 use std::sync::Arc;
 
 use sqlparser::ast::{self, Expr as Ast, SetExpr, SetOperator, SetQuantifier};
@@ -43,18 +43,6 @@ pub(crate) struct BoundUnion {
 /// Whether `q` is a set operation (UNION, INTERSECT, EXCEPT) rather than one SELECT.
 pub(crate) fn is_union(q: &ast::Query) -> bool {
     matches!(q.body.as_ref(), SetExpr::SetOperation { .. })
-}
-
-/// The number of `?`s in `q`.
-fn placeholders(q: &ast::Query) -> usize {
-    let mut n = 0;
-    let _ = ast::visit_expressions(q, |e| {
-        n += usize::from(
-            matches!(e, Ast::Value(v) if matches!(v.value, ast::Value::Placeholder(_))),
-        );
-        ControlFlow::<()>::Continue(())
-    });
-    n
 }
 
 /// `e`'s SELECTs in order, each as a query of its own and with whether the UNION before it
@@ -136,7 +124,7 @@ pub(crate) fn bind_union(
                 "The used SELECT statements have a different number of columns",
             ));
         }
-        let n = placeholders(&query);
+        let n = crate::parse::placeholders(&query);
         parts.push(Part {
             query,
             bound,
