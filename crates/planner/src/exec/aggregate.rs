@@ -7,10 +7,10 @@ use std::collections::HashSet;
 use waterline_types::{Row, Value};
 
 use crate::PlanError;
-use crate::expr::Expr;
+use crate::expr::{Env, Expr};
 use crate::value::{ArithOp, arith, sql_cmp};
 
-use super::{env, slots};
+use super::slots;
 
 /// An aggregate function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +51,7 @@ pub(super) fn aggregate(
             match &agg.arg {
                 None => values.push(Value::Int(1)),
                 Some(e) => {
-                    let v = e.eval(env(&slots(row), params))?;
+                    let v = e.eval(Env::new(&slots(row), params))?;
                     if !v.is_null() {
                         values.push(v);
                     }

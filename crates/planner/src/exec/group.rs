@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use waterline_types::{Row, Value};
 
 use crate::PlanError;
-use crate::expr::Expr;
+use crate::expr::{Env, Expr};
 
-use super::{env, slots};
+use super::slots;
 
 /// The joined rows `rows` in groups by the values of `group_by`, each group in arrival order;
 /// with `aggregates` and no GROUP BY, one group of every row (one even if there is none).
@@ -24,7 +24,7 @@ pub(super) fn group<'r>(
     for row in rows {
         let key = group_by
             .iter()
-            .map(|e| e.eval(env(&slots(row), params)))
+            .map(|e| e.eval(Env::new(&slots(row), params)))
             .collect::<Result<Vec<_>, PlanError>>()?;
         let at = *index.entry(key).or_insert_with(|| {
             groups.push(Vec::new());

@@ -115,10 +115,6 @@ fn slots(row: &[Row]) -> SmallVec<[Option<&Row>; 4]> {
     row.iter().map(Some).collect()
 }
 
-fn env<'r>(slots: &'r [Option<&'r Row>], params: &'r [Value]) -> Env<'r> {
-    Env::new(slots, params)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,6 @@ use sqlparser::ast::{self, Expr as Ast, GroupByExpr, SelectItem};
 use waterline_planner::bind::{Binder, BoundSelect};
 use waterline_txn::Value;
 
-use super::env;
 use crate::error::SqlError;
 use waterline_planner::bind::contains_aggregate;
 
@@ -13,7 +12,9 @@ use waterline_planner::bind::contains_aggregate;
 fn limit_value(e: &Ast, base: usize, params: &[Value]) -> Result<usize, SqlError> {
     let mut binder = Binder::new(&[]);
     binder.set_param_base(base);
-    let v = binder.expr(e, "limit clause")?.eval(env(&[], params))?;
+    let v = binder
+        .expr(e, "limit clause")?
+        .eval(waterline_planner::Env::new(&[], params))?;
     match v {
         Value::Int(n) if n >= 0 => Ok(n as usize),
         // MySQL's grammar takes only an unsigned integer (or a `?`) in LIMIT.

@@ -14,7 +14,7 @@ use waterline_planner::bind::{BoundSelect, BoundTable, bind_query};
 use waterline_planner::exec::execute_first;
 use waterline_planner::explain::{COLUMNS, explain as explain_rows};
 use waterline_planner::{Env, Planner};
-use waterline_txn::{LockMode, LockWait, Row, Table, Value};
+use waterline_txn::{LockMode, LockWait, Table, Value};
 
 mod group_by;
 mod limit;
@@ -30,8 +30,12 @@ use crate::access::{Derived, TxnAccess, plan_failure, scans_without_index, unloc
 use crate::error::SqlError;
 use crate::session::{Bound, Response, Session};
 
-fn env<'r>(slots: &'r [Option<&'r Row>], params: &'r [Value]) -> Env<'r> {
-    Env::new(slots, params)
+/// The query a bound SELECT, UNION or query with subqueries runs: its statement's.
+fn query_of(statement: &Statement) -> Result<&ast::Query, SqlError> {
+    match statement {
+        Statement::Query(q) => Ok(q),
+        _ => Err(SqlError::other("a query's binding for another statement")),
+    }
 }
 
 fn select_of(q: &ast::Query) -> Result<&ast::Select, SqlError> {
@@ -76,10 +80,7 @@ impl Bound for BoundQuery {
         statement: &Statement,
         params: &[Value],
     ) -> Result<Response, SqlError> {
-        match statement {
-            Statement::Query(q) => run(s, q, self, params),
-            _ => Err(SqlError::other("a query's binding for another statement")),
-        }
+        run(s, query_of(statement)?, self, params)
     }
 }
 

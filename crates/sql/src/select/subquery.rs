@@ -83,10 +83,7 @@ impl Bound for WithSubqueries {
         statement: &Statement,
         params: &[Value],
     ) -> Result<Response, SqlError> {
-        let Statement::Query(q) = statement else {
-            return Err(SqlError::other("a query's binding for another statement"));
-        };
-        run(s, q, params)
+        run(s, super::query_of(statement)?, params)
     }
 }
 

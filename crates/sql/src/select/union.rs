@@ -187,10 +187,7 @@ impl Bound for BoundUnion {
         statement: &ast::Statement,
         params: &[Value],
     ) -> Result<Response, SqlError> {
-        let ast::Statement::Query(q) = statement else {
-            return Err(SqlError::other("a UNION's binding for another statement"));
-        };
-        run(s, q, self, params)
+        run(s, super::query_of(statement)?, self, params)
     }
 }
 

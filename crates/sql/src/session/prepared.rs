@@ -23,7 +23,7 @@ pub(crate) struct Prepared {
 /// A SELECT, INSERT, UPDATE or DELETE with its names resolved against the catalog: tables to
 /// handles, columns to positions, `?` to parameter numbers. A prepared statement is bound
 /// once and planned at every execution, as in MySQL. Each statement binds itself and runs
-/// from its binding (`select.rs`, `dml.rs`).
+/// from its binding (`select/`, `dml/`).
 pub(crate) trait Bound: std::fmt::Debug + Send + Sync {
     /// Whether it holds a value of this moment (NOW(), @@autocommit), so it is not kept.
     fn volatile(&self) -> bool;
