@@ -462,6 +462,19 @@ SELECT * FROM (SELECT 1);
 SELECT * FROM (SELECT id, id FROM t) AS d;
 SELECT x FROM (SELECT id FROM t) AS d(x, y);
 SELECT nope FROM (SELECT id FROM t) AS d;
+SELECT (SELECT MAX(k2) FROM two), id FROM t WHERE id = 1;
+
+-- Common table expressions
+WITH big AS (SELECT id, a FROM t WHERE a > 5) SELECT COUNT(*) AS n FROM big;
+WITH big (i, x) AS (SELECT id, a FROM t WHERE a > 5) SELECT i, x FROM big ORDER BY i LIMIT 3;
+WITH g AS (SELECT grp, COUNT(*) AS n FROM u GROUP BY grp), h AS (SELECT grp FROM g WHERE n >= 1) SELECT h.grp, g.n FROM h JOIN g ON g.grp = h.grp ORDER BY h.grp;
+WITH two AS (SELECT k1 FROM two WHERE k1 = 1) SELECT k1 FROM two;
+WITH d AS (SELECT id FROM t WHERE id <= 3) SELECT a.id, b.id FROM d a JOIN d b ON b.id = a.id + 1 ORDER BY a.id;
+WITH d AS (SELECT k1 FROM two) SELECT id FROM t WHERE id IN (SELECT k1 FROM d) ORDER BY id;
+SELECT id FROM t WHERE id IN (WITH d AS (SELECT k1 FROM two) SELECT k1 FROM d) ORDER BY id;
+WITH d AS (SELECT 1 AS x), d AS (SELECT 2 AS x) SELECT x FROM d;
+WITH d (x, y) AS (SELECT id FROM t) SELECT x FROM d;
+WITH RECURSIVE r (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT n FROM r;
 
 -- Joins
 SELECT t.id, two.v FROM t JOIN two ON t.id = two.k1 ORDER BY t.id, two.v;

@@ -637,6 +637,10 @@ pub fn bind_query(
     let SetExpr::Select(select) = query.body.as_ref() else {
         return Err(PlanError::Unsupported(format!("{}", query.body)));
     };
+    // Common table expressions are the SQL layer's (its caller's) to expand.
+    if let Some(with) = &query.with {
+        return Err(PlanError::Unsupported(format!("{with}")));
+    }
     let mut tables = Vec::new();
     let mut ons = Vec::new();
     for from in &select.from {
@@ -648,14 +652,10 @@ pub fn bind_query(
                     match c {
                         JoinConstraint::On(e) => ons.push(e),
                         JoinConstraint::None => {}
-                        other => {
-                            return Err(PlanError::Unsupported(format!(
-                                "join constraint {other:?}"
-                            )));
-                        }
+                        _ => return Err(PlanError::Unsupported(join.to_string())),
                     }
                 }
-                other => return Err(PlanError::Unsupported(format!("join {other:?}"))),
+                _ => return Err(PlanError::Unsupported(join.to_string())),
             }
         }
     }

@@ -16,6 +16,7 @@ use waterline_planner::explain::{COLUMNS, explain as explain_rows};
 use waterline_planner::{Env, Planner};
 use waterline_txn::{LockMode, LockWait, Table, Value};
 
+mod cte;
 mod group_by;
 mod limit;
 mod project;

@@ -44,8 +44,12 @@ fn factors_mut(select: &mut ast::Select) -> impl Iterator<Item = &mut TableFacto
     })
 }
 
-/// Whether `q` has a subquery in an expression anywhere, or a derived table in its FROM.
+/// Whether `q` has a subquery in an expression anywhere, a derived table in its FROM, or a
+/// WITH clause.
 pub(crate) fn has_subquery(q: &ast::Query) -> bool {
+    if super::cte::has_with(q) {
+        return true;
+    }
     if let SetExpr::Select(select) = q.body.as_ref()
         && select.from.iter().any(|from| {
             std::iter::once(&from.relation)
@@ -90,11 +94,67 @@ impl Bound for WithSubqueries {
 fn run(s: &mut Session, q: &ast::Query, params: &[Value]) -> Result<Response, SqlError> {
     let db = s.database().map(|d| d.to_string());
     let serializable = s.serializable_read();
-    s.with_trx(|s, trx| {
+    // Placeholders first, in the order of the text, before a CTE's query is copied to where
+    // it is read.
+    let inlined = super::cte::inline(&with_params(q, params)?)?;
+    let answered = s.with_trx(|s, trx| {
         let lock = serializable.then_some(LockMode::Shared);
-        let resolved = resolve(s, trx, q, params, lock, db.as_deref())?;
+        let resolved = resolve(s, trx, &inlined, lock, db.as_deref())?;
         answer(s, trx, resolved, lock, db.as_deref())
-    })
+    })?;
+    let mut answered = answered;
+    if let Response::Rows { columns, .. } = &mut answered {
+        name_as_written(q, columns);
+    }
+    Ok(answered)
+}
+
+/// `q` with its placeholders replaced by `params`, in the order of the text.
+fn with_params(q: &ast::Query, params: &[Value]) -> Result<ast::Query, SqlError> {
+    let mut q = q.clone();
+    let mut params = params.iter();
+    let mut missing = false;
+    let _ = ast::visit_expressions_mut(&mut q, |e| {
+        if let Ast::Value(v) = &*e
+            && matches!(v.value, ast::Value::Placeholder(_))
+        {
+            match params.next() {
+                Some(p) => *e = constant(p),
+                None => {
+                    missing = true;
+                    return ControlFlow::Break(());
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    if missing {
+        return Err(SqlError::new(
+            1210,
+            "HY000",
+            "Incorrect arguments to EXECUTE",
+        ));
+    }
+    Ok(q)
+}
+
+/// Names each of `columns` that an expression of `q`'s select list makes by the
+/// expression's text, as MySQL names it (`(SELECT MAX(x) FROM t)`, `?`), not by the
+/// constant that replaced it.
+fn name_as_written(q: &ast::Query, columns: &mut [ResultColumn]) {
+    let Ok(select) = select_of(q) else { return };
+    if columns.len() != select.projection.len() {
+        return;
+    }
+    for (column, item) in columns.iter_mut().zip(&select.projection) {
+        match item {
+            ast::SelectItem::UnnamedExpr(Ast::Value(v))
+                if !matches!(v.value, ast::Value::Placeholder(_)) => {}
+            ast::SelectItem::UnnamedExpr(Ast::Identifier(_) | Ast::CompoundIdentifier(_)) => {}
+            ast::SelectItem::UnnamedExpr(e) => column.name = e.to_string().into(),
+            _ => {}
+        }
+    }
 }
 
 /// What query `q` (its placeholders and expression subqueries resolved) returns, its
@@ -252,50 +312,38 @@ fn column_type<'v>(column: &ResultColumn, values: impl Iterator<Item = &'v Value
     }
 }
 
-/// `q` with its placeholders replaced by `params` and its subqueries by what they return,
-/// each run in `trx` (reading in `lock`'s mode, if any).
+/// `q` with its subqueries replaced by what they return, each run in `trx` (reading in
+/// `lock`'s mode, if any).
 fn resolve(
     s: &mut Session,
     trx: &mut Transaction,
     q: &ast::Query,
-    params: &[Value],
     lock: Option<LockMode>,
     db: Option<&str>,
 ) -> Result<ast::Query, SqlError> {
     let outer = names_in_from(q);
     let mut q = q.clone();
-    let mut params = params.iter();
     let mut failed = None;
-    // After the children of each expression (so inner subqueries first, and placeholders
-    // in the order of the text).
+    // After the children of each expression, so inner subqueries first.
     let _ = ast::visit_expressions_mut(&mut q, |e| {
-        let replacement = match &*e {
-            Ast::Value(v) if matches!(v.value, ast::Value::Placeholder(_)) => match params.next() {
-                Some(p) => Ok(Some(constant(p))),
-                None => Err(SqlError::new(
-                    1210,
-                    "HY000",
-                    "Incorrect arguments to EXECUTE",
-                )),
-            },
-            Ast::InSubquery {
-                expr,
-                subquery,
-                negated,
-            } => rows_of(s, trx, subquery, lock, db, &outer)
-                .map(|rows| Some(in_list(expr, rows, *negated))),
-            Ast::Exists { subquery, negated } => {
-                rows_of(s, trx, subquery, lock, db, &outer).map(|rows| {
-                    Some(Ast::Value(
-                        ast::Value::Boolean(rows.is_empty() == *negated).into(),
-                    ))
-                })
-            }
-            Ast::Subquery(subquery) => {
-                rows_of(s, trx, subquery, lock, db, &outer).and_then(|rows| scalar(rows).map(Some))
-            }
-            _ => Ok(None),
-        };
+        let replacement =
+            match &*e {
+                Ast::InSubquery {
+                    expr,
+                    subquery,
+                    negated,
+                } => rows_of(s, trx, subquery, lock, db, &outer)
+                    .map(|rows| Some(in_list(expr, rows, *negated))),
+                Ast::Exists { subquery, negated } => rows_of(s, trx, subquery, lock, db, &outer)
+                    .map(|rows| {
+                        Some(Ast::Value(
+                            ast::Value::Boolean(rows.is_empty() == *negated).into(),
+                        ))
+                    }),
+                Ast::Subquery(subquery) => rows_of(s, trx, subquery, lock, db, &outer)
+                    .and_then(|rows| scalar(rows).map(Some)),
+                _ => Ok(None),
+            };
         let done = replacement.map(|r| {
             if let Some(r) = r {
                 *e = r;
@@ -448,7 +496,7 @@ fn scalar(rows: Vec<Vec<Value>>) -> Result<Ast, SqlError> {
 /// those of the query with each expression subquery as NULL and each derived table as an
 /// empty table of the columns its query describes, named as the query names them.
 pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
-    let mut stripped = q.clone();
+    let mut stripped = super::cte::inline(q)?;
     let _ = ast::visit_expressions_mut(&mut stripped, |e| {
         if matches!(
             e,
@@ -489,15 +537,6 @@ pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColu
         }
     }
     let mut columns = super::describe_in(s, &stripped, Some(&derived))?;
-    if let (Ok(original), Ok(select)) = (select_of(q), select_of(&stripped))
-        && original.projection.len() == select.projection.len()
-        && columns.len() == original.projection.len()
-    {
-        for (column, item) in columns.iter_mut().zip(&original.projection) {
-            if let ast::SelectItem::UnnamedExpr(e) = item {
-                column.name = e.to_string().into();
-            }
-        }
-    }
+    name_as_written(q, &mut columns);
     Ok(columns)
 }
