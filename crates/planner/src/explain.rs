@@ -37,9 +37,20 @@ impl ExplainRow {
     }
 }
 
-/// The EXPLAIN rows of a plan.
+/// The EXPLAIN rows of a plan of a statement of one query block.
 pub fn explain(plan: &Plan, catalog: &dyn Catalog) -> Vec<ExplainRow> {
-    let head = [Some("1".to_owned()), Some("SIMPLE".to_owned())];
+    explain_block(plan, catalog, 1, "SIMPLE")
+}
+
+/// The EXPLAIN rows of query block number `id` of a statement, of `select_type` (`SIMPLE`,
+/// `PRIMARY`, `SUBQUERY`, `DERIVED`).
+pub fn explain_block(
+    plan: &Plan,
+    catalog: &dyn Catalog,
+    id: usize,
+    select_type: &str,
+) -> Vec<ExplainRow> {
+    let head = [Some(id.to_string()), Some(select_type.to_owned())];
     if let Some(why) = plan.impossible {
         let mut values: [Option<String>; 11] = Default::default();
         values[..2].clone_from_slice(&head);
@@ -107,8 +118,8 @@ pub fn explain(plan: &Plan, catalog: &dyn Catalog) -> Vec<ExplainRow> {
             }
             ExplainRow {
                 values: [
-                    Some("1".into()),
-                    Some("SIMPLE".into()),
+                    head[0].clone(),
+                    head[1].clone(),
                     Some(plan.select.tables[tp.table].alias.clone()),
                     Some(tp.access.kind().into()),
                     names(&tp.possible_keys),

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering as AtomicOrdering;
 use sqlparser::ast::{self, SetExpr, Statement};
 use waterline_planner::bind::{BoundSelect, BoundTable, bind_query};
 use waterline_planner::exec::execute_first;
-use waterline_planner::explain::{COLUMNS, explain as explain_rows};
+use waterline_planner::explain::{COLUMNS, ExplainRow, explain as explain_rows, explain_block};
 use waterline_planner::{Env, Planner};
 use waterline_txn::{LockMode, LockWait, Table, Value};
 
@@ -237,12 +237,16 @@ fn read_in(
     project(s, &bound.projection, run.rows, params, window)
 }
 
-/// EXPLAIN of a query (planned in the session's transaction, not run).
+/// EXPLAIN of a query (planned in the session's transaction, not run; a query with
+/// subqueries runs them, as their values are what the query around them is planned with).
 pub(crate) fn explain(
     s: &mut Session,
     q: &ast::Query,
     params: &[Value],
 ) -> Result<Response, SqlError> {
+    if subquery::has_subquery(q) {
+        return subquery::explain(s, q, params);
+    }
     let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
     let (_, tables) = s.tables();
     s.with_trx(|s, trx| {
@@ -254,22 +258,51 @@ pub(crate) fn explain(
             .limit(usable)
             .optimize(Arc::new(bound), params)
             .map_err(|e| plan_failure(&access, e))?;
-        let rows = explain_rows(&plan, &access)
-            .into_iter()
-            .map(|r| {
-                r.values
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| match (i, v) {
-                        (_, None) => Value::Null,
-                        (0 | 8, Some(n)) => n
-                            .parse()
-                            .map_or_else(|_| Value::from(n.as_str()), Value::Int),
-                        (_, Some(t)) => Value::from(t.as_str()),
-                    })
-                    .collect()
-            })
-            .collect();
-        Ok(Response::text(&COLUMNS, rows))
+        Ok(explain_response(explain_rows(&plan, &access)))
     })
+}
+
+/// The EXPLAIN rows of bound query block `id` of a statement (of `select_type`), planned in
+/// `trx` for `params` in database `db`, with the statement's `derived` tables.
+#[allow(clippy::too_many_arguments)]
+fn explain_in(
+    s: &Session,
+    q: &ast::Query,
+    bound: &BoundQuery,
+    params: &[Value],
+    db: &str,
+    trx: &mut waterline_txn::Transaction,
+    derived: Option<&Derived>,
+    (id, select_type): (usize, &str),
+) -> Result<Vec<ExplainRow>, SqlError> {
+    let usable = usable_rows(q, select_of(q)?, &bound.select, limit_offset(q, params)?);
+    let access =
+        TxnAccess::new(db, &bound.tables, trx, None, s.watch().clone()).with_derived(derived);
+    let plan = Planner::new(&access)
+        .mode(s.settings().planner)
+        .limit(usable)
+        .optimize(Arc::clone(&bound.select), params)
+        .map_err(|e| plan_failure(&access, e))?;
+    Ok(explain_block(&plan, &access, id, select_type))
+}
+
+/// EXPLAIN's rows as a result: `id` and `rows` are numbers, the rest text.
+fn explain_response(rows: Vec<ExplainRow>) -> Response {
+    let rows = rows
+        .into_iter()
+        .map(|r| {
+            r.values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match (i, v) {
+                    (_, None) => Value::Null,
+                    (0 | 8, Some(n)) => n
+                        .parse()
+                        .map_or_else(|_| Value::from(n.as_str()), Value::Int),
+                    (_, Some(t)) => Value::from(t.as_str()),
+                })
+                .collect()
+        })
+        .collect();
+    Response::text(&COLUMNS, rows)
 }

@@ -1,0 +1,341 @@
+//! One query block (one SELECT) of a statement with subqueries. Its own subqueries and
+//! derived tables (those directly in it, not those inside them) run first, each as a block
+//! of its own; then the block is bound with their results as constants and tables, planned,
+//! and read, or explained.
+//!
+//! Blocks are numbered as MySQL numbers them for EXPLAIN's `id`: the statement's first
+//! SELECT is 1, and every other SELECT follows in the order of the text (a CTE's query where
+//! the CTE is read). EXPLAIN's `select_type` is `SIMPLE` for a statement of one block,
+//! else `PRIMARY` for the outer one, `SUBQUERY` for a subquery in an expression (run once:
+//! none is correlated) and `DERIVED` for a derived table, shown in the FROM of the block
+//! around it as `<derivedN>`.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{self, Expr as Ast, Query, TableFactor, Visit, VisitMut, Visitor, VisitorMut};
+use waterline_planner::explain::ExplainRow;
+use waterline_txn::{Column, LockMode, TableSchema, Transaction};
+
+use super::values::{column_type, in_list, scalar, table_named};
+use super::{factors_mut, refers_outside};
+use crate::access::Derived;
+use crate::error::SqlError;
+use crate::select::{bind_in, explain_in, read_in, select_of, without_from};
+use crate::session::{Response, Session};
+
+/// What the blocks of one statement share.
+pub(super) struct Context<'a> {
+    /// The mode of a locking read (SERIALIZABLE's FOR SHARE), if any.
+    pub(super) lock: Option<LockMode>,
+    /// The database in use.
+    pub(super) db: Option<&'a str>,
+    /// Every table name and alias of the statement (lower case): a name a block does not
+    /// know that is one of these makes the block correlated.
+    pub(super) outer: HashSet<String>,
+    /// EXPLAIN's rows, when the statement is explained.
+    pub(super) explain: Option<Vec<ExplainRow>>,
+}
+
+/// Where a block stands in its statement.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Kind {
+    /// The statement's outer block.
+    Top,
+    /// A subquery in an expression.
+    Subquery,
+    /// A derived table.
+    Derived,
+}
+
+/// How many SELECTs `q` holds, its own included.
+fn blocks(q: &Query) -> usize {
+    struct Count(usize);
+    impl Visitor for Count {
+        type Break = ();
+        fn pre_visit_select(&mut self, _: &ast::Select) -> ControlFlow<()> {
+            self.0 += 1;
+            ControlFlow::Continue(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = q.visit(&mut count);
+    count.0
+}
+
+/// The query of subquery expression `e`, if it is one.
+fn subquery_of(e: &Ast) -> Option<&Query> {
+    match e {
+        Ast::InSubquery { subquery, .. }
+        | Ast::Exists { subquery, .. }
+        | Ast::Subquery(subquery) => Some(subquery),
+        _ => None,
+    }
+}
+
+/// The numbers of block `id`'s own subqueries (in expressions) and derived tables, each kind
+/// in the order of the text.
+fn child_ids(q: &Query, id: usize) -> (Vec<usize>, Vec<usize>) {
+    struct Walk {
+        depth: usize,
+        next: usize,
+        exprs: Vec<usize>,
+        derived: Vec<usize>,
+    }
+    impl Visitor for Walk {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &Ast) -> ControlFlow<()> {
+            if self.depth == 1
+                && let Some(q) = subquery_of(e)
+            {
+                self.exprs.push(self.next);
+                self.next += blocks(q);
+            }
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_table_factor(&mut self, f: &TableFactor) -> ControlFlow<()> {
+            if self.depth == 1
+                && let TableFactor::Derived { subquery, .. } = f
+            {
+                self.derived.push(self.next);
+                self.next += blocks(subquery);
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut walk = Walk {
+        depth: 0,
+        next: id + 1,
+        exprs: Vec::new(),
+        derived: Vec::new(),
+    };
+    let _ = q.visit(&mut walk);
+    (walk.exprs, walk.derived)
+}
+
+/// What block `q` (numbered `id`) returns, read in `trx`; `None` when `run` is false (the
+/// statement is explained and this is its outer block, which is planned, not read).
+pub(super) fn answer(
+    s: &mut Session,
+    trx: &mut Transaction,
+    st: &mut Context<'_>,
+    q: &Query,
+    (id, kind): (usize, Kind),
+    run: bool,
+) -> Result<Option<Response>, SqlError> {
+    let (expr_ids, derived_ids) = child_ids(q, id);
+    let nested = !expr_ids.is_empty() || !derived_ids.is_empty();
+    let mut q = q.clone();
+    let mut resolve = Resolve {
+        s,
+        trx,
+        st,
+        ids: expr_ids.into_iter(),
+        depth: 0,
+    };
+    if let ControlFlow::Break(e) = VisitMut::visit(&mut q, &mut resolve) {
+        return Err(e);
+    }
+    let Resolve { s, trx, st, .. } = resolve;
+    let (q, derived, names) = materialize(s, trx, st, q, derived_ids)?;
+    let (_, tables) = s.tables();
+    let bound = bind_in(s, &tables, &q, st.db, Some(&derived))?;
+    if let Some(rows) = st.explain.as_mut() {
+        let select_type = match kind {
+            Kind::Top if nested => "PRIMARY",
+            Kind::Top => "SIMPLE",
+            Kind::Subquery => "SUBQUERY",
+            Kind::Derived => "DERIVED",
+        };
+        let db = st.db.unwrap_or_default();
+        let explained = explain_in(
+            s,
+            &q,
+            &bound,
+            &[],
+            db,
+            trx,
+            Some(&derived),
+            (id, select_type),
+        )?;
+        rows.extend(explained.into_iter().map(|mut row| {
+            if let Some((_, n)) = names
+                .iter()
+                .find(|(alias, _)| row.values[2].as_deref() == Some(alias.as_str()))
+            {
+                row.values[2] = Some(format!("<derived{n}>"));
+            }
+            row
+        }));
+    }
+    if !run {
+        return Ok(None);
+    }
+    if select_of(&q)?.from.is_empty() {
+        return without_from(s, &q, &bound, &[]).map(Some);
+    }
+    let db = st.db.ok_or_else(SqlError::no_database)?;
+    if !derived.is_empty() && bound.lock.is_some() {
+        return Err(SqlError::unsupported("a locking read of a derived table"));
+    }
+    let lock = bound.lock.or(st.lock);
+    read_in(s, &q, &bound, &[], (db, lock), trx, Some(&derived)).map(Some)
+}
+
+/// Replaces each subquery in an expression of the block with what it returns.
+struct Resolve<'b, 'a> {
+    s: &'b mut Session,
+    trx: &'b mut Transaction,
+    st: &'b mut Context<'a>,
+    /// The numbers of the block's subqueries, in the order of the text.
+    ids: std::vec::IntoIter<usize>,
+    depth: usize,
+}
+
+impl Resolve<'_, '_> {
+    /// The rows subquery `q` returns; a name it does not know that the statement's tables
+    /// have makes it correlated, which is refused.
+    fn rows(&mut self, q: &Query) -> Result<Vec<Vec<waterline_txn::Value>>, SqlError> {
+        let id = self.ids.next().unwrap_or_default();
+        if !matches!(q.body.as_ref(), ast::SetExpr::Select(_)) {
+            return Err(SqlError::unsupported(format!(
+                "a subquery that is not one SELECT: {q}"
+            )));
+        }
+        match answer(self.s, self.trx, self.st, q, (id, Kind::Subquery), true) {
+            Ok(answer) => Ok(answer.map(Response::into_rows).unwrap_or_default()),
+            Err(e) if e.code == 1054 && refers_outside(&e.message, &self.st.outer, self.s) => {
+                Err(SqlError::unsupported(format!("a correlated subquery: {q}")))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl VisitorMut for Resolve<'_, '_> {
+    type Break = SqlError;
+
+    fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<SqlError> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<SqlError> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+
+    /// After the expression's children: a subquery's own subqueries are its block's to run.
+    fn post_visit_expr(&mut self, e: &mut Ast) -> ControlFlow<SqlError> {
+        if self.depth != 1 {
+            return ControlFlow::Continue(());
+        }
+        let replacement = match &*e {
+            Ast::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => self
+                .rows(subquery)
+                .map(|rows| in_list(expr, rows, *negated)),
+            Ast::Exists { subquery, negated } => self
+                .rows(subquery)
+                .map(|rows| Ast::Value(ast::Value::Boolean(rows.is_empty() == *negated).into())),
+            Ast::Subquery(subquery) => self.rows(subquery).and_then(scalar),
+            _ => return ControlFlow::Continue(()),
+        };
+        match replacement {
+            Ok(r) => {
+                *e = r;
+                ControlFlow::Continue(())
+            }
+            Err(err) => ControlFlow::Break(err),
+        }
+    }
+}
+
+/// Each derived table's alias, with its block's number.
+type Numbers = Vec<(String, usize)>;
+
+/// `q` with each derived table of its FROM (numbered by `ids`) run and replaced by a table
+/// of its alias's name; their schemas and rows, and each alias with its number.
+fn materialize(
+    s: &mut Session,
+    trx: &mut Transaction,
+    st: &mut Context<'_>,
+    mut q: Query,
+    ids: Vec<usize>,
+) -> Result<(Query, Derived, Numbers), SqlError> {
+    let mut derived = Derived::default();
+    let mut names = Vec::new();
+    let ast::SetExpr::Select(select) = q.body.as_mut() else {
+        return Ok((q, derived, names));
+    };
+    let mut ids = ids.into_iter();
+    for factor in factors_mut(select) {
+        let TableFactor::Derived {
+            lateral,
+            subquery,
+            alias,
+            ..
+        } = factor
+        else {
+            continue;
+        };
+        let id = ids.next().unwrap_or_default();
+        if *lateral {
+            return Err(SqlError::unsupported("LATERAL"));
+        }
+        let Some(alias) = alias.clone() else {
+            return Err(SqlError::new(
+                1248,
+                "42000",
+                "Every derived table must have its own alias",
+            ));
+        };
+        if !matches!(subquery.body.as_ref(), ast::SetExpr::Select(_)) {
+            return Err(SqlError::unsupported(format!(
+                "a derived table that is not one SELECT: {subquery}"
+            )));
+        }
+        let Some(Response::Rows { columns, rows }) =
+            answer(s, trx, st, subquery, (id, Kind::Derived), true)?
+        else {
+            return Err(SqlError::other("a derived table's query returned no rows"));
+        };
+        let names_of_columns: Vec<String> = if alias.columns.is_empty() {
+            columns.iter().map(|c| c.name.to_string()).collect()
+        } else if alias.columns.len() == columns.len() {
+            alias.columns.iter().map(|c| c.name.value.clone()).collect()
+        } else {
+            return Err(SqlError::new(
+                1353,
+                "HY000",
+                "In definition of view, derived table or common table expression, SELECT \
+                 list and column names list have different column counts",
+            ));
+        };
+        let schema_columns = names_of_columns
+            .into_iter()
+            .zip(&columns)
+            .enumerate()
+            .map(|(i, (name, column))| {
+                Column::nullable(name, column_type(column, rows.iter().map(|r| &r[i])))
+            })
+            .collect();
+        let schema = TableSchema::new(alias.name.value.clone(), schema_columns);
+        schema.validate().map_err(SqlError::from)?;
+        derived.add(alias.name.value.clone(), schema, rows);
+        names.push((alias.name.value.clone(), id));
+        *factor = table_named(&alias.name);
+    }
+    Ok((q, derived, names))
+}

@@ -1,0 +1,297 @@
+//! Subqueries that do not refer to the query around them (uncorrelated): `x [NOT] IN
+//! (SELECT ...)`, `[NOT] EXISTS (SELECT ...)`, and scalar and row subqueries `(SELECT
+//! ...)`, in the select list, WHERE, HAVING and ORDER BY of a SELECT; and derived tables,
+//! `FROM (SELECT ...) AS d`, materialized (MySQL merges the simple ones into the outer
+//! query; the rows are the same).
+//!
+//! Each is run once per execution, innermost first, in the statement's transaction (so in
+//! its read view), before the query around it is planned, and its result takes its place as
+//! constants: an IN subquery becomes the list of its rows (MySQL's subquery
+//! materialization: the rows once, then a lookup per outer row, here a sorted list), EXISTS
+//! a truth value, a scalar subquery its value. The statement is then bound and planned as
+//! one without subqueries, so the range optimizer sees the constants. NULLs keep MySQL's
+//! meaning: `x IN` an empty subquery is false and `NOT IN` true even for a NULL `x`, and a
+//! NULL among the rows makes a `NOT IN` that finds no match NULL.
+//!
+//! A derived table runs once per execution too, after the subqueries in it, and its rows
+//! become a table of its alias's name that the outer query reads whole (it has no index),
+//! its columns typed as the rows' result columns are.
+//!
+//! Each SELECT is a query block of its own (`block.rs`), numbered and named in EXPLAIN as
+//! MySQL numbers and names the blocks it does not merge or transform (`PRIMARY`, `SUBQUERY`,
+//! `DERIVED`, `<derivedN>`).
+//!
+//! Not built yet (refused with 1235): correlated subqueries, LATERAL, subqueries in
+//! UPDATE, DELETE and INSERT, UNION inside a subquery, merging a derived table into the
+//! outer query, and the semi-join transformations (FirstMatch, LooseScan,
+//! DuplicateWeedout) MySQL chooses by cost. So where MySQL 8.0's EXPLAIN shows one block of
+//! semi-joined tables, waterline's shows the blocks as written.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{self, Expr as Ast, SetExpr, Statement, TableFactor};
+use waterline_txn::{Column, LockMode, TableSchema, Value};
+
+mod block;
+mod values;
+
+use block::{Context, Kind, answer};
+use values::{column_type, constant, table_named};
+
+use super::select_of;
+use crate::access::Derived;
+use crate::error::SqlError;
+use crate::session::{Bound, Response, ResultColumn, Session};
+
+/// The table factors of `select`'s FROM: each item's first table and those it joins.
+fn factors_mut(select: &mut ast::Select) -> impl Iterator<Item = &mut TableFactor> {
+    select.from.iter_mut().flat_map(|from| {
+        std::iter::once(&mut from.relation).chain(from.joins.iter_mut().map(|j| &mut j.relation))
+    })
+}
+
+/// Whether `q` has a subquery in an expression anywhere, a derived table in its FROM, or a
+/// WITH clause.
+pub(crate) fn has_subquery(q: &ast::Query) -> bool {
+    if super::cte::has_with(q) {
+        return true;
+    }
+    if let SetExpr::Select(select) = q.body.as_ref()
+        && select.from.iter().any(|from| {
+            std::iter::once(&from.relation)
+                .chain(from.joins.iter().map(|j| &j.relation))
+                .any(|t| matches!(t, TableFactor::Derived { .. }))
+        })
+    {
+        return true;
+    }
+    ast::visit_expressions(q, |e| {
+        if matches!(
+            e,
+            Ast::InSubquery { .. } | Ast::Subquery(_) | Ast::Exists { .. }
+        ) {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })
+    .is_break()
+}
+
+/// A query with subqueries: bound anew at every execution, once its subqueries have run.
+#[derive(Debug)]
+pub(crate) struct WithSubqueries;
+
+impl Bound for WithSubqueries {
+    fn volatile(&self) -> bool {
+        true
+    }
+
+    fn run(
+        &self,
+        s: &mut Session,
+        statement: &Statement,
+        params: &[Value],
+    ) -> Result<Response, SqlError> {
+        run(s, super::query_of(statement)?, params)
+    }
+}
+
+fn run(s: &mut Session, q: &ast::Query, params: &[Value]) -> Result<Response, SqlError> {
+    let db = s.database().map(|d| d.to_string());
+    let lock = s.serializable_read().then_some(LockMode::Shared);
+    // Placeholders first, in the order of the text, before a CTE's query is copied to where
+    // it is read.
+    let inlined = super::cte::inline(&with_params(q, params)?)?;
+    let mut answered = s
+        .with_trx(|s, trx| {
+            let mut st = Context {
+                lock,
+                db: db.as_deref(),
+                outer: names_in_from(&inlined),
+                explain: None,
+            };
+            answer(s, trx, &mut st, &inlined, (1, Kind::Top), true)
+        })?
+        .ok_or_else(|| SqlError::other("a query that returned nothing"))?;
+    if let Response::Rows { columns, .. } = &mut answered {
+        name_as_written(q, columns);
+    }
+    Ok(answered)
+}
+
+/// EXPLAIN of a query with subqueries: a row per table of each of its blocks, by block
+/// number. The subqueries run (in the session's transaction), as the blocks around them are
+/// planned with what they return.
+pub(crate) fn explain(
+    s: &mut Session,
+    q: &ast::Query,
+    params: &[Value],
+) -> Result<Response, SqlError> {
+    let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
+    let inlined = super::cte::inline(&with_params(q, params)?)?;
+    let mut rows = s.with_trx(|s, trx| {
+        let mut st = Context {
+            lock: None,
+            db: Some(&db),
+            outer: names_in_from(&inlined),
+            explain: Some(Vec::new()),
+        };
+        answer(s, trx, &mut st, &inlined, (1, Kind::Top), false)?;
+        Ok(st.explain.unwrap_or_default())
+    })?;
+    rows.sort_by_key(|r| {
+        r.values[0]
+            .as_deref()
+            .and_then(|id| id.parse::<usize>().ok())
+    });
+    Ok(super::explain_response(rows))
+}
+
+/// `q` with its placeholders replaced by `params`, in the order of the text.
+fn with_params(q: &ast::Query, params: &[Value]) -> Result<ast::Query, SqlError> {
+    let mut q = q.clone();
+    let mut params = params.iter();
+    let mut missing = false;
+    let _ = ast::visit_expressions_mut(&mut q, |e| {
+        if let Ast::Value(v) = &*e
+            && matches!(v.value, ast::Value::Placeholder(_))
+        {
+            match params.next() {
+                Some(p) => *e = constant(p),
+                None => {
+                    missing = true;
+                    return ControlFlow::Break(());
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    if missing {
+        return Err(SqlError::new(
+            1210,
+            "HY000",
+            "Incorrect arguments to EXECUTE",
+        ));
+    }
+    Ok(q)
+}
+
+/// Names each of `columns` that an expression of `q`'s select list makes by the
+/// expression's text, as MySQL names it (`(SELECT MAX(x) FROM t)`, `?`), not by the
+/// constant that replaced it.
+fn name_as_written(q: &ast::Query, columns: &mut [ResultColumn]) {
+    let Ok(select) = select_of(q) else { return };
+    if columns.len() != select.projection.len() {
+        return;
+    }
+    for (column, item) in columns.iter_mut().zip(&select.projection) {
+        match item {
+            ast::SelectItem::UnnamedExpr(Ast::Value(v))
+                if !matches!(v.value, ast::Value::Placeholder(_)) => {}
+            ast::SelectItem::UnnamedExpr(Ast::Identifier(_) | Ast::CompoundIdentifier(_)) => {}
+            ast::SelectItem::UnnamedExpr(e) => column.name = e.to_string().into(),
+            _ => {}
+        }
+    }
+}
+
+/// The table names and aliases of every FROM in `q` (lower case).
+fn names_in_from(q: &ast::Query) -> HashSet<String> {
+    let mut names = HashSet::new();
+    let _ = ast::visit_relations(q, |name| {
+        if let Some(last) = name.0.last() {
+            names.insert(last.to_string().trim_matches('`').to_ascii_lowercase());
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    let mut aliases = Vec::new();
+    collect_aliases(q, &mut aliases);
+    names.extend(aliases);
+    names
+}
+
+fn collect_aliases(q: &ast::Query, out: &mut Vec<String>) {
+    if let SetExpr::Select(select) = q.body.as_ref() {
+        for from in &select.from {
+            for factor in
+                std::iter::once(&from.relation).chain(from.joins.iter().map(|j| &j.relation))
+            {
+                if let TableFactor::Table { alias: Some(a), .. } = factor {
+                    out.push(a.name.value.to_ascii_lowercase());
+                }
+            }
+        }
+    }
+}
+
+/// Whether the unknown column of a 1054 `message` ("Unknown column 'x.y' in ...") names a
+/// table of the statement, or a column one of them has: the subquery refers outside itself.
+fn refers_outside(message: &str, outer: &HashSet<String>, s: &Session) -> bool {
+    let Some(name) = message.split('\'').nth(1) else {
+        return false;
+    };
+    match name.rsplit_once('.') {
+        Some((qualifier, _)) => outer.contains(&qualifier.to_ascii_lowercase()),
+        None => {
+            let (_, tables) = s.tables();
+            tables.iter().any(|t| {
+                outer.contains(&t.name().to_ascii_lowercase())
+                    && t.schema()
+                        .columns
+                        .iter()
+                        .any(|c| c.name.eq_ignore_ascii_case(name))
+            })
+        }
+    }
+}
+
+/// The columns a query with subqueries returns (COM_STMT_PREPARE), without running it:
+/// those of the query with each expression subquery as NULL and each derived table as an
+/// empty table of the columns its query describes, named as the query names them.
+pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
+    let mut stripped = super::cte::inline(q)?;
+    let _ = ast::visit_expressions_mut(&mut stripped, |e| {
+        if matches!(
+            e,
+            Ast::InSubquery { .. } | Ast::Subquery(_) | Ast::Exists { .. }
+        ) {
+            *e = Ast::Value(ast::Value::Null.into());
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    let mut derived = Derived::default();
+    if let SetExpr::Select(select) = stripped.body.as_mut() {
+        for factor in factors_mut(select) {
+            let TableFactor::Derived {
+                subquery, alias, ..
+            } = factor
+            else {
+                continue;
+            };
+            let Some(alias) = alias.clone() else {
+                continue;
+            };
+            let columns = describe(s, subquery)?;
+            let names: Vec<String> = if alias.columns.len() == columns.len() {
+                alias.columns.iter().map(|c| c.name.value.clone()).collect()
+            } else {
+                columns.iter().map(|c| c.name.to_string()).collect()
+            };
+            let schema = TableSchema::new(
+                alias.name.value.clone(),
+                names
+                    .into_iter()
+                    .zip(&columns)
+                    .map(|(name, c)| Column::nullable(name, column_type(c, std::iter::empty())))
+                    .collect(),
+            );
+            derived.add(alias.name.value.clone(), schema, Vec::new());
+            *factor = table_named(&alias.name);
+        }
+    }
+    let mut columns = super::describe_in(s, &stripped, Some(&derived))?;
+    name_as_written(q, &mut columns);
+    Ok(columns)
+}
