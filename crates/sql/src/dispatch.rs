@@ -15,6 +15,12 @@ use crate::session::{Binding, Bound, Prepared, Response, ResultColumn, Session};
 impl Session {
     /// Runs one SQL statement.
     pub fn execute(&mut self, sql: &str) -> Result<Response, SqlError> {
+        let response = self.execute_text(sql);
+        self.finish_trace(|| sql.to_owned());
+        response
+    }
+
+    fn execute_text(&mut self, sql: &str) -> Result<Response, SqlError> {
         self.start_statement()?;
         self.forget_stale_bindings();
         if sql.len() > self.shared().config.max_allowed_packet {
@@ -72,7 +78,7 @@ impl Session {
             ));
         }
         if let Statement::Query(q) = statement.as_ref()
-            && crate::perf_schema::view_of(q, self.database().map(|d| &**d))?.is_some()
+            && crate::system_views::view_of(q, self.database().map(|d| &**d))?.is_some()
         {
             return Err(SqlError::new(
                 1295,
@@ -95,6 +101,14 @@ impl Session {
 
     /// Runs prepared statement `id` with `params`.
     pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<Response, SqlError> {
+        let response = self.execute_statement(id, params);
+        if let Some(prepared) = self.prepared(id) {
+            self.finish_trace(|| prepared.statement.to_string());
+        }
+        response
+    }
+
+    fn execute_statement(&mut self, id: u32, params: &[Value]) -> Result<Response, SqlError> {
         self.start_statement()?;
         self.forget_stale_bindings();
         let prepared = self
@@ -162,9 +176,9 @@ impl Session {
     fn run(&mut self, statement: &Statement, params: &[Value]) -> Result<Response, SqlError> {
         self.clear_warnings();
         if let Statement::Query(q) = statement
-            && let Some(view) = crate::perf_schema::view_of(q, self.database().map(|d| &**d))?
+            && let Some(view) = crate::system_views::view_of(q, self.database().map(|d| &**d))?
         {
-            return crate::perf_schema::read(self, q, view, params);
+            return crate::system_views::read(self, q, view, params);
         }
         if let Some(binding) = self.bind(statement)? {
             return binding.bound.run(self, statement, params);

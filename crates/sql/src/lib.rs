@@ -28,11 +28,11 @@ mod dml;
 pub mod error;
 mod functions;
 mod parse;
-mod perf_schema;
 mod select;
 mod session;
 mod settings;
 mod shared;
+mod system_views;
 pub mod types;
 mod vars;
 

@@ -20,6 +20,7 @@ mod prepared;
 mod response;
 mod statement;
 mod temporary;
+mod trace;
 mod transaction;
 
 pub(crate) use prepared::{Binding, Bound, Prepared};
@@ -62,6 +63,8 @@ pub struct Session {
     control: Arc<crate::control::Control>,
     /// The running statement's look-out: whether it must stop.
     watch: crate::control::Watch,
+    /// The optimizer trace of the running and the last statement.
+    traces: trace::Traces,
 }
 
 impl Session {
@@ -111,6 +114,7 @@ impl Session {
         let control = shared.controls.register(connection_id, user);
         Ok(Session {
             watch: crate::control::Watch::new(&control, None),
+            traces: trace::Traces::default(),
             control,
             settings: crate::settings::Settings::new(&shared),
             trx_level: crate::settings::Level::Engine(shared.config.isolation),

@@ -30,6 +30,8 @@ pub(crate) struct Settings {
     pub(crate) unique_checks: bool,
     /// `wait_timeout`, `net_read_timeout`, `max_execution_time` and the others.
     pub(crate) timeouts: Timeouts,
+    /// `optimizer_trace`'s `enabled` (`session/trace.rs`).
+    pub(crate) optimizer_trace: bool,
 }
 
 impl Settings {
@@ -46,6 +48,7 @@ impl Settings {
             foreign_key_checks: true,
             unique_checks: true,
             timeouts: shared.config.timeouts,
+            optimizer_trace: false,
         }
     }
 }

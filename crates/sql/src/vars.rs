@@ -24,7 +24,7 @@ use crate::settings::{
 use crate::shared::Timeouts;
 
 /// Names the server answers for, in SHOW VARIABLES order.
-const NAMES: [&str; 29] = [
+const NAMES: [&str; 30] = [
     "auto_increment_increment",
     "autocommit",
     "character_set_client",
@@ -43,6 +43,7 @@ const NAMES: [&str; 29] = [
     "max_execution_time",
     "net_read_timeout",
     "net_write_timeout",
+    "optimizer_trace",
     "socket",
     "sql_mode",
     "system_time_zone",
@@ -128,6 +129,11 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         "transaction_read_only" | "tx_read_only" | "performance_schema" => Value::Int(0),
         "version" => Value::from(crate::VERSION),
         "version_comment" => Value::from("waterline, a miniature MVCC row store"),
+        "optimizer_trace" => Value::from(if s.settings().optimizer_trace {
+            "enabled=on,one_line=off"
+        } else {
+            "enabled=off,one_line=off"
+        }),
         "waterline_planner_mode" => {
             Value::from(format!("{:?}", s.settings().planner).to_ascii_lowercase())
         }
@@ -267,6 +273,30 @@ fn assign(
         "time_zone" => s.settings_mut().time_zone = TimeZone::parse(&text_of(&value))?,
         "foreign_key_checks" => s.settings_mut().foreign_key_checks = switch(name, &value)?,
         "unique_checks" => s.settings_mut().unique_checks = switch(name, &value)?,
+        "optimizer_trace" => {
+            let text = text_of(&value);
+            let wrong = || {
+                SqlError::new(
+                    1231,
+                    "42000",
+                    format!("Variable 'optimizer_trace' can't be set to the value of '{text}'"),
+                )
+            };
+            for part in text.split(',').filter(|p| !p.trim().is_empty()) {
+                let (key, setting) = part.split_once('=').ok_or_else(wrong)?;
+                let on = match setting.trim().to_ascii_lowercase().as_str() {
+                    "on" => true,
+                    "off" | "default" => false,
+                    _ => return Err(wrong()),
+                };
+                match key.trim().to_ascii_lowercase().as_str() {
+                    "enabled" => s.settings_mut().optimizer_trace = on,
+                    // The trace is lines of text either way.
+                    "one_line" => {}
+                    _ => return Err(wrong()),
+                }
+            }
+        }
         "waterline_planner_mode" => {
             s.settings_mut().planner = text_of(&value)
                 .parse::<PlannerMode>()

@@ -165,10 +165,11 @@ fn candidates(
         Some(LockMode::Exclusive),
         s.watch().clone(),
     );
-    let plan = Planner::new(&access)
-        .mode(s.settings().planner)
+    let plan = s
+        .planner(&access)
         .optimize(Arc::clone(filter), params)
         .map_err(|e| plan_failure(&access, e))?;
+    s.trace_plan(&plan);
     let semi_consistent = semi_consistent && scans_clustered(&plan);
     let access = if semi_consistent {
         drop(access);

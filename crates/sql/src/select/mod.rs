@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
 use sqlparser::ast::{self, SetExpr, Statement};
+use waterline_planner::Env;
 use waterline_planner::bind::{BoundSelect, BoundTable, bind_query};
 use waterline_planner::exec::execute_first;
 use waterline_planner::explain::{COLUMNS, ExplainRow, explain as explain_rows, explain_block};
-use waterline_planner::{Env, Planner};
 use waterline_txn::{LockMode, LockWait, Table, Value};
 
 mod cte;
@@ -217,11 +217,12 @@ fn read_in(
         .waiting(bound.wait)
         .with_derived(derived);
     let usable = usable_rows(q, select, &bound.select, window);
-    let plan = Planner::new(&access)
-        .mode(s.settings().planner)
+    let plan = s
+        .planner(&access)
         .limit(usable)
         .optimize(Arc::clone(&bound.select), params)
         .map_err(|e| plan_failure(&access, e))?;
+    s.trace_plan(&plan);
     let wanted = rows_wanted(&plan, usable);
     s.scanned_without_index(scans_without_index(&plan));
     let run =
@@ -253,11 +254,12 @@ pub(crate) fn explain(
         let access = TxnAccess::new(&db, &tables, trx, None, s.watch().clone());
         let bound = bind_query(&access, q, Some(&*s)).map_err(|e| plan_failure(&access, e))?;
         let usable = usable_rows(q, select_of(q)?, &bound, limit_offset(q, params)?);
-        let plan = Planner::new(&access)
-            .mode(s.settings().planner)
+        let plan = s
+            .planner(&access)
             .limit(usable)
             .optimize(Arc::new(bound), params)
             .map_err(|e| plan_failure(&access, e))?;
+        s.trace_plan(&plan);
         Ok(explain_response(explain_rows(&plan, &access)))
     })
 }
@@ -266,7 +268,7 @@ pub(crate) fn explain(
 /// `trx` for `params` in database `db`, with the statement's `derived` tables.
 #[allow(clippy::too_many_arguments)]
 fn explain_in(
-    s: &Session,
+    s: &mut Session,
     q: &ast::Query,
     bound: &BoundQuery,
     params: &[Value],
@@ -278,11 +280,12 @@ fn explain_in(
     let usable = usable_rows(q, select_of(q)?, &bound.select, limit_offset(q, params)?);
     let access =
         TxnAccess::new(db, &bound.tables, trx, None, s.watch().clone()).with_derived(derived);
-    let plan = Planner::new(&access)
-        .mode(s.settings().planner)
+    let plan = s
+        .planner(&access)
         .limit(usable)
         .optimize(Arc::clone(&bound.select), params)
         .map_err(|e| plan_failure(&access, e))?;
+    s.trace_plan(&plan);
     Ok(explain_block(&plan, &access, id, select_type))
 }
 

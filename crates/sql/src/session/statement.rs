@@ -19,6 +19,7 @@ impl Session {
             .fetch_add(1, Ordering::Relaxed);
         self.statement_began.set(0);
         self.no_index_used = false;
+        self.discard_trace();
         if self.control.connection_killed() {
             return Err(TxnError::Interrupted(Interruption::Connection).into());
         }

@@ -148,13 +148,14 @@ pub(super) fn answer(
     let (q, derived, names) = materialize(s, trx, st, q, derived_ids)?;
     let (_, tables) = s.tables();
     let bound = bind_in(s, &tables, &q, st.db, Some(&derived))?;
+    let select_type = match kind {
+        Kind::Top if nested => "PRIMARY",
+        Kind::Top => "SIMPLE",
+        Kind::Subquery => "SUBQUERY",
+        Kind::Derived => "DERIVED",
+    };
+    s.trace_note(|| format!("select #{id} ({select_type}): {q}"));
     if let Some(rows) = st.explain.as_mut() {
-        let select_type = match kind {
-            Kind::Top if nested => "PRIMARY",
-            Kind::Top => "SIMPLE",
-            Kind::Subquery => "SUBQUERY",
-            Kind::Derived => "DERIVED",
-        };
         let db = st.db.unwrap_or_default();
         let explained = explain_in(
             s,
@@ -211,7 +212,16 @@ impl Resolve<'_, '_> {
             )));
         }
         match answer(self.s, self.trx, self.st, q, (id, Kind::Subquery), true) {
-            Ok(answer) => Ok(answer.map(Response::into_rows).unwrap_or_default()),
+            Ok(answer) => {
+                let rows = answer.map(Response::into_rows).unwrap_or_default();
+                self.s.trace_note(|| {
+                    format!(
+                        "select #{id}: run once (not correlated), its {} row(s) made constants of the query around it",
+                        rows.len()
+                    )
+                });
+                Ok(rows)
+            }
             Err(e) if e.code == 1054 && refers_outside(&e.message, &self.st.outer, self.s) => {
                 Err(SqlError::unsupported(format!("a correlated subquery: {q}")))
             }
@@ -333,6 +343,13 @@ fn materialize(
             .collect();
         let schema = TableSchema::new(alias.name.value.clone(), schema_columns);
         schema.validate().map_err(SqlError::from)?;
+        s.trace_note(|| {
+            format!(
+                "select #{id}: derived table {} materialized, {} row(s)",
+                alias.name,
+                rows.len()
+            )
+        });
         derived.add(alias.name.value.clone(), schema, rows);
         names.push((alias.name.value.clone(), id));
         *factor = table_named(&alias.name);

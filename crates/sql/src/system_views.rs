@@ -1,3 +1,6 @@
+//! The system tables waterline has, read as any table is (WHERE, ORDER BY, aggregates) over
+//! a snapshot put in a temporary table of MySQL's columns:
+//! `information_schema.OPTIMIZER_TRACE` (the session's last trace, `session/trace.rs`), and
 //! `performance_schema.data_locks` and `performance_schema.data_lock_waits`, MySQL 8.0's
 //! views of the lock table: which transaction holds or waits for which row and gap lock, in
 //! InnoDB's words (`X,REC_NOT_GAP`, `X,GAP`, `X` for a next-key lock, `X,GAP,INSERT_INTENTION`
@@ -18,19 +21,41 @@ use waterline_txn::{
 use crate::error::SqlError;
 use crate::session::{Response, Session};
 
-const SCHEMA: &str = "performance_schema";
+const PERFORMANCE_SCHEMA: &str = "performance_schema";
+const INFORMATION_SCHEMA: &str = "information_schema";
 
-/// A performance_schema table waterline has.
+/// A system table waterline has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum View {
     DataLocks,
     DataLockWaits,
+    OptimizerTrace,
 }
 
-/// The performance_schema table `q` reads, if it names one (`performance_schema.data_locks`;
-/// there is no database of that name to `USE` yet, since every database name sees the same
-/// tables). A name there that is not one of them is MySQL's
-/// 1146, and reading one together with other tables is refused.
+impl View {
+    /// The table `name` of system database `schema`, if waterline has it.
+    fn find(schema: &str, name: &str) -> Option<View> {
+        let schema = schema.to_ascii_lowercase();
+        match (schema.as_str(), name.to_ascii_lowercase().as_str()) {
+            (PERFORMANCE_SCHEMA, "data_locks") => Some(View::DataLocks),
+            (PERFORMANCE_SCHEMA, "data_lock_waits") => Some(View::DataLockWaits),
+            (INFORMATION_SCHEMA, "optimizer_trace") => Some(View::OptimizerTrace),
+            _ => None,
+        }
+    }
+
+    /// The database it is in.
+    fn schema(self) -> &'static str {
+        match self {
+            View::DataLocks | View::DataLockWaits => PERFORMANCE_SCHEMA,
+            View::OptimizerTrace => INFORMATION_SCHEMA,
+        }
+    }
+}
+
+/// The system table `q` reads, if it names one (`performance_schema.data_locks`; there is
+/// no database of that name to `USE` yet). A name in a system database that is not one of
+/// them is MySQL's 1146, and reading one together with other tables is refused.
 pub(crate) fn view_of(q: &ast::Query, database: Option<&str>) -> Result<Option<View>, SqlError> {
     let SetExpr::Select(select) = q.body.as_ref() else {
         return Ok(None);
@@ -53,33 +78,37 @@ pub(crate) fn view_of(q: &ast::Query, database: Option<&str>) -> Result<Option<V
                 _ => None,
             })
             .collect();
-        let table = match parts[..] {
-            [schema, table] if schema.eq_ignore_ascii_case(SCHEMA) => table,
-            [table] if database.is_some_and(|d| d.eq_ignore_ascii_case(SCHEMA)) => table,
+        let system = |s: &str| {
+            [PERFORMANCE_SCHEMA, INFORMATION_SCHEMA]
+                .iter()
+                .any(|d| d.eq_ignore_ascii_case(s))
+        };
+        let (schema, table) = match parts[..] {
+            [schema, table] if system(schema) => (schema, table),
+            [table] if database.is_some_and(system) => (database.unwrap_or_default(), table),
             _ => continue,
         };
-        views.push(match table.to_ascii_lowercase().as_str() {
-            "data_locks" => View::DataLocks,
-            "data_lock_waits" => View::DataLockWaits,
-            _ => {
-                return Err(SqlError::new(
-                    1146,
-                    "42S02",
-                    format!("Table '{SCHEMA}.{table}' doesn't exist"),
-                ));
-            }
-        });
+        views.push(View::find(schema, table).ok_or_else(|| {
+            SqlError::new(
+                1146,
+                "42S02",
+                format!(
+                    "Table '{}.{table}' doesn't exist",
+                    schema.to_ascii_lowercase()
+                ),
+            )
+        })?);
     }
     match (views.len(), factors.len()) {
         (0, _) => Ok(None),
         (1, 1) => Ok(Some(views[0])),
         _ => Err(SqlError::unsupported(
-            "a query that reads a performance_schema table together with another table",
+            "a query that reads a system table together with another table",
         )),
     }
 }
 
-/// Runs `q`, which reads `view`, over a snapshot of the lock table.
+/// Runs `q`, which reads `view`, over a snapshot of it.
 pub(crate) fn read(
     s: &mut Session,
     q: &ast::Query,
@@ -87,10 +116,13 @@ pub(crate) fn read(
     params: &[Value],
 ) -> Result<Response, SqlError> {
     let engine = std::sync::Arc::clone(&s.shared().engine);
-    let (locks, waits) = engine.data_locks();
     let (schema, rows) = match view {
-        View::DataLocks => (data_locks_schema(), lock_rows(s, &engine.tables(), locks)),
-        View::DataLockWaits => (data_lock_waits_schema(), wait_rows(waits)),
+        View::DataLocks => {
+            let (locks, _) = engine.data_locks();
+            (data_locks_schema(), lock_rows(s, &engine.tables(), locks))
+        }
+        View::DataLockWaits => (data_lock_waits_schema(), wait_rows(engine.data_locks().1)),
+        View::OptimizerTrace => (optimizer_trace_schema(), trace_rows(s)),
     };
     let table = engine.create_temporary_table(schema)?;
     let mut trx = engine.begin_with(Isolation::ReadCommitted);
@@ -98,10 +130,41 @@ pub(crate) fn read(
         trx.insert(&table, row)?;
     }
     let tables = [table];
-    let bound = crate::select::bind_in(s, &tables, q, Some(SCHEMA), None)?;
-    let response = crate::select::read(s, q, &bound, params, (SCHEMA, None), &mut trx);
+    let database = view.schema();
+    let bound = crate::select::bind_in(s, &tables, q, Some(database), None)?;
+    let response = crate::select::read(s, q, &bound, params, (database, None), &mut trx);
     trx.rollback();
+    // Reading the trace is not a statement to trace.
+    s.discard_trace();
     response
+}
+
+/// MySQL 8.0's columns of `OPTIMIZER_TRACE` (its TRACE is JSON, this one lines of text).
+fn optimizer_trace_schema() -> TableSchema {
+    TableSchema::new(
+        "OPTIMIZER_TRACE",
+        vec![
+            varchar("QUERY", 16_777_215),
+            varchar("TRACE", 16_777_215),
+            Column::nullable("MISSING_BYTES_BEYOND_MAX_MEM_SIZE", ColumnType::Int),
+            Column::nullable("INSUFFICIENT_PRIVILEGES", ColumnType::TinyInt),
+        ],
+    )
+}
+
+/// The session's last trace, if any: one row.
+fn trace_rows(s: &Session) -> Vec<Vec<Value>> {
+    s.last_trace()
+        .map(|(query, trace)| {
+            vec![
+                Value::from(query.as_str()),
+                Value::from(trace.as_str()),
+                Value::Int(0),
+                Value::Int(0),
+            ]
+        })
+        .into_iter()
+        .collect()
 }
 
 fn varchar(name: &str, n: u32) -> Column {
