@@ -486,6 +486,27 @@ SELECT t.id FROM t JOIN two ON t.id = two.k1 WHERE two.v > 100 ORDER BY t.id;
 SELECT x.k1, y.v FROM two x JOIN two y ON x.k1 = y.k1 AND x.k2 = y.k2 WHERE x.k1 = 1 ORDER BY y.v;
 SELECT id FROM t JOIN two ON t.id = two.k1;
 
+-- Outer joins
+SELECT t.id, two.k2, two.v FROM t LEFT JOIN two ON two.k1 = t.id ORDER BY t.id, two.k2;
+SELECT t.id, two.v FROM t LEFT JOIN two ON two.k1 = t.id AND two.v > 100 ORDER BY t.id, two.v;
+SELECT t.id FROM t LEFT JOIN two ON two.k1 = t.id WHERE two.k1 IS NULL ORDER BY t.id;
+SELECT t.id, two.v FROM t LEFT JOIN two ON two.k1 = t.id WHERE two.v > 0 ORDER BY t.id, two.v;
+SELECT t.id, two.v FROM t LEFT JOIN two ON two.k1 = t.id WHERE t.a > 15 ORDER BY t.id, two.v;
+SELECT t.id, two.v FROM t LEFT JOIN two ON two.k1 = t.id AND t.a > 15 ORDER BY t.id, two.v;
+SELECT t.id, two.v FROM t LEFT JOIN two ON t.a IS NULL ORDER BY t.id, two.v;
+SELECT t.id, u.email FROM t LEFT JOIN u ON u.grp = t.id ORDER BY t.id, u.email;
+SELECT t.id, COUNT(two.k1) AS n, SUM(two.v) AS s FROM t LEFT JOIN two ON two.k1 = t.id GROUP BY t.id ORDER BY t.id;
+SELECT t.id, two.v, u.email FROM t LEFT JOIN two ON two.k1 = t.id LEFT JOIN u ON u.grp = two.k2 ORDER BY t.id, two.v, u.email;
+SELECT t.id, two.v, u.email FROM t LEFT JOIN two ON two.k1 = t.id JOIN u ON u.id = t.id ORDER BY t.id, two.v;
+SELECT t.id, two.v FROM two RIGHT JOIN t ON two.k1 = t.id ORDER BY t.id, two.v;
+SELECT t.id, two.v, u.id FROM two JOIN u ON u.id = two.k2 RIGHT JOIN t ON t.id = two.k1 ORDER BY t.id, two.v, u.id;
+SELECT a.id, b.id FROM t a LEFT JOIN t b ON b.a = a.a + 10 ORDER BY a.id;
+SELECT t.id, two.v FROM t LEFT OUTER JOIN two ON two.k1 = t.id WHERE COALESCE(two.v, -1) < 0 ORDER BY t.id;
+SELECT t.id FROM t LEFT JOIN two ON two.k1 = t.id AND 1 = 0 ORDER BY t.id;
+SELECT COUNT(*) FROM t LEFT JOIN u ON u.id = t.id LEFT JOIN two ON two.k1 = u.id;
+SELECT t.id FROM t LEFT JOIN two ON two.k1 = nope.id;
+SELECT t.id FROM t LEFT JOIN u USING (id) ORDER BY t.id;
+
 -- Arithmetic and comparisons of constants
 SELECT 7 + 2 AS r;
 SELECT -7 + 2 AS r;

@@ -19,6 +19,7 @@
 //! | module | MySQL | what it does |
 //! |---|---|---|
 //! | [`bind`] | `Item` resolution | names to (table, column); every [`Expr`] knows its [`TableMap`] |
+//! | `outer` | `simplify_joins` | LEFT and RIGHT JOIN as [`OuterJoin`]s; those a WHERE makes inner; the join orders they allow |
 //! | `join` | `JOIN::make_join_plan` | equalities, const tables, access paths, join order |
 //! | `order` | `test_if_skip_sort_order`, `test_if_cheaper_ordering` | whether an index gives the ORDER BY / GROUP BY order; with a LIMIT ([`Planner::limit`]), an index read in order instead of a scan and a sort |
 //! | [`range`] | `sql/range_optimizer/` | [`SelArg`](range::SelArg) intervals per key part, [`SelTree`](range::SelTree) per index, key ranges |
@@ -57,6 +58,7 @@ mod func;
 mod join;
 mod memory;
 mod order;
+mod outer;
 mod plan;
 pub mod range;
 mod table_map;
@@ -75,7 +77,8 @@ pub use bind::{BoundSelect, BoundTable, SessionValues};
 pub use catalog::{Catalog, IndexId, TableStats};
 pub use expr::{Case, CmpOp, ColumnRef, Env, Expr, Func, FuncKind, TimeUnit, TrimSide};
 pub use memory::MemCatalog;
-pub use plan::{Access, Impossible, Plan, TablePlan, key_len, key_part_len};
+pub use outer::OuterJoin;
+pub use plan::{Access, Impossible, Nest, Plan, TablePlan, key_len, key_part_len};
 pub use table_map::{MAX_TABLES, TableMap};
 
 /// Which range analysis the planner runs.

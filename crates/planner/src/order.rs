@@ -121,7 +121,9 @@ fn index_order(
     };
     // Columns of the first table bound to one value by an equality: any order on them holds.
     let fixed = |col: usize| {
-        plan.select.conds.iter().any(|c| match c {
+        let conds = plan.select.conds.iter().enumerate();
+        let own = conds.filter(|(i, _)| plan.select.on_of(*i).is_none());
+        own.map(|(_, c)| c).any(|c| match c {
             Expr::Cmp(CmpOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
                 (Expr::Column(x), v) | (v, Expr::Column(x)) => {
                     x.table == first.table

@@ -93,6 +93,15 @@ impl Access {
     }
 }
 
+/// An outer join's inner tables in a plan: positions `first..=last` of [`Plan::tables`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Nest {
+    /// The position of the first.
+    pub first: usize,
+    /// The position of the last.
+    pub last: usize,
+}
+
 /// One table of a plan.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TablePlan {
@@ -111,6 +120,9 @@ pub struct TablePlan {
     /// position in the query's [`BoundSelect::conds`](crate::BoundSelect): a prepared
     /// statement's plan, made at every execution, copies none of them.
     pub cond: Vec<usize>,
+    /// An outer join's ON conditions checked on each row read here (by position in the
+    /// query's conditions): what decides whether the outer row found a match.
+    pub on: Vec<usize>,
     /// Whether a condition the access does not guarantee remains ("Using where").
     pub using_where: bool,
     /// Whether the index holds every column the query reads ("Using index").
@@ -151,6 +163,9 @@ pub struct Plan {
     pub select: Arc<BoundSelect>,
     /// The tables in join order: const tables first.
     pub tables: Vec<TablePlan>,
+    /// Each outer join's inner tables in `tables`, by outer join (of the query's
+    /// [`outer_joins`](crate::BoundSelect::outer_joins)).
+    pub nests: Vec<Nest>,
     /// Set if the query can return no row.
     pub impossible: Option<Impossible>,
     /// Whether rows come out in ORDER BY order from the index (no sort needed).

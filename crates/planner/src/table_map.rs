@@ -54,6 +54,11 @@ impl TableMap {
         TableMap(1 << position)
     }
 
+    /// The tables at FROM positions `0..n`.
+    pub fn first(n: usize) -> TableMap {
+        TableMap((0..n.min(MAX_TABLES)).fold(0, |m, i| m | 1 << i))
+    }
+
     /// Whether no bit is set.
     pub fn is_empty(self) -> bool {
         self.0 == 0

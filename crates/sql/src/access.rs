@@ -290,6 +290,8 @@ pub(crate) fn unlock_unselected(
         let selected: HashSet<Key> = rows
             .iter()
             .flat_map(|joined| positions.iter().map(move |&i| &joined[i]))
+            // An outer join's NULL row (no columns) is no row of the table.
+            .filter(|row| !row.is_empty())
             .map(|row| pk.iter().map(|&c| row[c].clone()).collect())
             .collect();
         trx.unlock_rows_since(mark, table, |key| selected.contains(key));

@@ -14,7 +14,7 @@ use crate::PlanError;
 use crate::catalog::Catalog;
 use crate::exec::Agg;
 use crate::expr::{Case, CmpOp, ColumnRef, Expr, Func, FuncKind, TimeUnit, TrimSide};
-use crate::table_map::MAX_TABLES;
+use crate::table_map::{MAX_TABLES, TableMap};
 use crate::value::ArithOp;
 
 mod functions;
@@ -32,13 +32,22 @@ pub struct BoundTable {
     pub schema: Arc<TableSchema>,
 }
 
+use crate::outer::OuterJoin;
+
 /// A SELECT's parts, bound.
 #[derive(Clone, Debug, Default)]
 pub struct BoundSelect {
     /// The tables, in FROM order.
     pub tables: Vec<BoundTable>,
-    /// The conjuncts of WHERE and of every ON (inner joins only, so they are one condition).
+    /// The conjuncts of WHERE and of every ON.
     pub conds: Vec<Expr>,
+    /// Per condition of `conds`: the outer join (of `outer_joins`) whose ON it is part of,
+    /// if any. Such a condition decides which inner rows match an outer row; the others
+    /// (WHERE, and the ONs of inner joins, which are one condition with it) filter the
+    /// joined rows, NULL-filled ones included.
+    pub on_of: Vec<Option<usize>>,
+    /// The LEFT JOINs (a RIGHT JOIN is bound as the LEFT JOIN it is) that stay outer joins.
+    pub outer_joins: Vec<OuterJoin>,
     /// For each table, which columns the query reads anywhere (to know a covering index).
     pub used_columns: Vec<Vec<bool>>,
     /// ORDER BY: expression and whether it is DESC.
@@ -50,6 +59,23 @@ pub struct BoundSelect {
     /// Whether a session value of this moment (`NOW()`) was bound in: the binding is good
     /// for one execution only.
     pub volatile: bool,
+}
+
+impl BoundSelect {
+    /// The outer join whose ON condition `i` of [`conds`](Self::conds) is part of, if any.
+    pub fn on_of(&self, i: usize) -> Option<usize> {
+        self.on_of.get(i).copied().flatten()
+    }
+
+    /// Whether condition `i` may choose table `t`'s rows (its access path, its estimates):
+    /// for an outer join's inner table, only that join's ON, since the others are checked
+    /// after the match (`t.x IS NULL` must see the NULL row the match makes, not limit the
+    /// rows matched); for any other table, any condition but an outer join's ON.
+    pub fn applies(&self, i: usize, t: usize) -> bool {
+        let me = TableMap::table(t);
+        let inner_of = self.outer_joins.iter().position(|j| j.inner.overlaps(me));
+        self.on_of(i) == inner_of
+    }
 }
 
 /// The values a statement takes from the session it runs in, wherever they stand in it:
@@ -642,20 +668,63 @@ pub fn bind_query(
         return Err(PlanError::Unsupported(format!("{with}")));
     }
     let mut tables = Vec::new();
-    let mut ons = Vec::new();
+    // Each ON: its text, how many tables were bound when it came (it may read only those),
+    // and the outer join it belongs to.
+    let mut ons: Vec<(&ast::Expr, usize, Option<usize>)> = Vec::new();
+    let mut outer_joins: Vec<OuterJoin> = Vec::new();
     for from in &select.from {
+        let item_start = tables.len();
+        let item_ons = ons.len();
         bind_table(catalog, &from.relation, &mut tables)?;
         for join in &from.joins {
+            let before = tables.len();
             bind_table(catalog, &join.relation, &mut tables)?;
-            match &join.join_operator {
+            let me = TableMap::table(before);
+            let unsupported = || PlanError::Unsupported(join.to_string());
+            let (c, kind) = match &join.join_operator {
                 JoinOperator::Join(c) | JoinOperator::Inner(c) | JoinOperator::CrossJoin(c) => {
-                    match c {
-                        JoinConstraint::On(e) => ons.push(e),
-                        JoinConstraint::None => {}
-                        _ => return Err(PlanError::Unsupported(join.to_string())),
-                    }
+                    (c, None)
                 }
-                _ => return Err(PlanError::Unsupported(join.to_string())),
+                JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (c, Some(false)),
+                JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (c, Some(true)),
+                _ => return Err(unsupported()),
+            };
+            let on = match c {
+                JoinConstraint::On(e) => Some(e),
+                JoinConstraint::None if kind.is_none() => None,
+                _ => return Err(unsupported()),
+            };
+            match (kind, on) {
+                (None, Some(e)) => ons.push((e, tables.len(), None)),
+                (None, None) => {}
+                (Some(false), Some(e)) => {
+                    ons.push((e, tables.len(), Some(outer_joins.len())));
+                    outer_joins.push(OuterJoin {
+                        inner: me,
+                        after: TableMap::first(before),
+                    });
+                }
+                // `x RIGHT JOIN t ON e` is `t LEFT JOIN x ON e`: the tables of this FROM
+                // item so far are the inner side, and the ONs of the inner joins among
+                // them belong to the outer join.
+                (Some(true), Some(e)) => {
+                    let inner = TableMap::first(before) & !TableMap::first(item_start);
+                    if outer_joins.iter().any(|j| j.inner.overlaps(inner)) {
+                        return Err(PlanError::Unsupported(format!(
+                            "an outer join on the left of {join}"
+                        )));
+                    }
+                    let k = outer_joins.len();
+                    for on in &mut ons[item_ons..] {
+                        on.2 = Some(k);
+                    }
+                    ons.push((e, tables.len(), Some(k)));
+                    outer_joins.push(OuterJoin {
+                        inner,
+                        after: TableMap::first(item_start) | me,
+                    });
+                }
+                (Some(_), None) => return Err(unsupported()),
             }
         }
     }
@@ -673,12 +742,33 @@ pub fn bind_query(
         }
     }
     let mut conds = Vec::new();
-    for on in ons {
-        conds.extend(binder.expr(on, "on clause")?.conjuncts());
+    let mut on_of = Vec::new();
+    for (on, known, join) in ons {
+        let e = binder.expr(on, "on clause")?;
+        let mut later = None;
+        e.visit(&mut |x| {
+            if let Expr::Column(c) = x
+                && c.table >= known
+                && later.is_none()
+            {
+                later = Some(c.name.clone());
+            }
+        });
+        if let Some(name) = later {
+            return Err(PlanError::UnknownColumn(name, "on clause"));
+        }
+        for c in e.conjuncts() {
+            conds.push(c);
+            on_of.push(join);
+        }
     }
     if let Some(w) = &select.selection {
-        conds.extend(binder.expr(w, "where clause")?.conjuncts());
+        for c in binder.expr(w, "where clause")?.conjuncts() {
+            conds.push(c);
+            on_of.push(None);
+        }
     }
+    crate::outer::simplify(&mut outer_joins, &mut on_of, &conds);
     let mut group_by = Vec::new();
     if let GroupByExpr::Expressions(exprs, _) = &select.group_by {
         for e in exprs {
@@ -719,6 +809,8 @@ pub fn bind_query(
         volatile: binder.volatile,
         tables,
         conds,
+        on_of,
+        outer_joins,
         used_columns,
         order_by,
         group_by,

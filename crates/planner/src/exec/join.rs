@@ -2,6 +2,11 @@
 //! conditions the plan attached to that table, and joined in the plan's order by nested
 //! loops (a table the plan joins through a hash table is read once and kept). UPDATE and
 //! DELETE stop here; a SELECT goes on to [`super::Output::finish`].
+//!
+//! An outer join's inner tables are a nest of positions in the plan (`outer.rs`): a row of
+//! the last of them that passes the join's ON marks the outer row as matched, and then
+//! goes on through the conditions checked after the match; an outer row the nest never
+//! matched goes on once with an empty row (every column NULL) for each of its tables.
 
 use waterline_types::{Row, Value};
 
@@ -66,6 +71,7 @@ pub fn execute_first(
             hint,
             buffers: Vec::new(),
             exhausted: true,
+            found: vec![false; plan.nests.len()],
         };
         run.step(0, &mut current, &mut exec)?;
         let short = wanted.is_some_and(|w| exec.rows.len() < w);
@@ -91,6 +97,8 @@ struct Run<'a> {
     buffers: Vec<Option<Vec<Row>>>,
     /// Whether the first table's read returned fewer entries than `hint` (nothing was cut).
     exhausted: bool,
+    /// Per outer join: whether its inner tables matched the current outer row.
+    found: Vec<bool>,
 }
 
 impl Run<'_> {
@@ -132,41 +140,79 @@ impl Run<'_> {
                 rows
             }
         };
+        let opens = plan.nests.iter().position(|n| n.first == pos);
+        if let Some(k) = opens {
+            self.found[k] = false;
+        }
+        let closes = plan.nests.iter().position(|n| n.last == pos);
         for row in candidates {
             if self.wanted.is_some_and(|w| exec.rows.len() >= w) {
                 break;
             }
             self.storage.check()?;
             current[tp.table] = Some(row);
-            let pass = {
-                let refs = row_refs(current);
-                let env = Env::new(&refs, params);
-                let mut pass = true;
-                for &c in &tp.cond {
-                    if !plan.select.conds[c].is_true(env)? {
-                        pass = false;
-                        break;
-                    }
-                }
-                pass
-            };
-            if !pass {
+            if !self.holds(&tp.on, current)? {
                 continue;
             }
-            if pos + 1 == plan.tables.len() {
-                // The last table: its row moves into the output (a one-table query copies none).
-                let last = current[tp.table].take();
-                let mut out: Vec<Row> = current
-                    .iter()
-                    .map(|r| r.clone().unwrap_or_default())
-                    .collect();
-                out[tp.table] = last.unwrap_or_default();
-                exec.rows.push(out);
-            } else {
-                self.step(pos + 1, current, exec)?;
+            if let Some(k) = closes {
+                self.found[k] = true;
+            }
+            if !self.holds(&tp.cond, current)? {
+                continue;
+            }
+            self.next(pos, current, exec)?;
+        }
+        // An outer row no inner row matched: once, with NULLs for the inner tables.
+        if let Some(k) = opens
+            && !self.found[k]
+            && self.wanted.is_none_or(|w| exec.rows.len() < w)
+        {
+            let nest = plan.nests[k];
+            for t in &plan.tables[nest.first..=nest.last] {
+                current[t.table] = Some(Row::new());
+            }
+            if self.holds(&plan.tables[nest.last].cond, current)? {
+                self.next(nest.last, current, exec)?;
+            }
+            for t in &plan.tables[nest.first..=nest.last] {
+                current[t.table] = None;
             }
         }
         current[tp.table] = None;
+        Ok(())
+    }
+
+    /// Whether the conditions `conds` (positions in the query's) hold of `current`.
+    fn holds(&self, conds: &[usize], current: &[Option<Row>]) -> Result<bool, PlanError> {
+        let refs = row_refs(current);
+        let env = Env::new(&refs, self.params);
+        for &c in conds {
+            if !self.plan.select.conds[c].is_true(env)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// After a row of position `pos` passed: the next position, or the output.
+    fn next(
+        &mut self,
+        pos: usize,
+        current: &mut Vec<Option<Row>>,
+        exec: &mut Execution,
+    ) -> Result<(), PlanError> {
+        if pos + 1 < self.plan.tables.len() {
+            return self.step(pos + 1, current, exec);
+        }
+        // The last table: its row moves into the output (a one-table query copies none).
+        let t = self.plan.tables[pos].table;
+        let last = current[t].take();
+        let mut out: Vec<Row> = current
+            .iter()
+            .map(|r| r.clone().unwrap_or_default())
+            .collect();
+        out[t] = last.unwrap_or_default();
+        exec.rows.push(out);
         Ok(())
     }
 }

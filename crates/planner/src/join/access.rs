@@ -80,6 +80,7 @@ impl Optimizer<'_> {
             rows: c.rows,
             filtered: c.filtered,
             cond: Vec::new(),
+            on: Vec::new(),
             using_where: c.using_where,
             covering: c.covering,
             join_buffer: c.join_buffer,
@@ -103,7 +104,7 @@ impl Optimizer<'_> {
         let here: Vec<usize> = (0..self.own)
             .filter(|&i| {
                 let used = self.conds[i].used_tables();
-                used.overlaps(me) && (known | me).contains(used)
+                used.overlaps(me) && (known | me).contains(used) && self.select.applies(i, t)
             })
             .collect();
         let covering_of = |index: IndexId| index.covers(schema, &self.select.used_columns[t]);

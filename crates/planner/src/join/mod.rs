@@ -16,7 +16,7 @@ use crate::bind::BoundSelect;
 use crate::catalog::{Catalog, IndexId};
 use crate::cost;
 use crate::expr::{CmpOp, ColumnRef, Env, Expr, row_refs};
-use crate::plan::{Access, Impossible, Plan, TablePlan};
+use crate::plan::{Access, Impossible, Nest, Plan, TablePlan};
 use crate::range::{
     KeyTree, RangeParam, SelTree, describe, get_mm_tree, get_mm_tree_and, key_ranges,
 };
@@ -83,13 +83,14 @@ pub fn optimize(
     };
     let outcome = opt.run();
     let trace = std::mem::take(&mut opt.trace);
-    let (tables, impossible, cost) = match outcome? {
-        Ok((tables, cost)) => (tables, None, cost),
-        Err(why) => (Vec::new(), Some(why), 0.0),
+    let (tables, nests, impossible, cost) = match outcome? {
+        Ok((tables, nests, cost)) => (tables, nests, None, cost),
+        Err(why) => (Vec::new(), Vec::new(), Some(why), 0.0),
     };
     let mut plan = Plan {
         select,
         tables,
+        nests,
         impossible,
         ordered_by_index: false,
         backward: false,
@@ -110,7 +111,16 @@ pub fn optimize(
 fn propagate_equalities(select: &BoundSelect) -> Vec<Expr> {
     let ty = |c: &ColumnRef| select.tables[c.table].schema.columns[c.column].ty;
     let mut classes: Vec<Vec<ColumnRef>> = Vec::new();
-    for cond in &select.conds {
+    // An outer join's ON says nothing of the rows outside it.
+    let conds = || {
+        select
+            .conds
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| select.on_of(*i).is_none())
+            .map(|(_, c)| c)
+    };
+    for cond in conds() {
         if let Expr::Cmp(CmpOp::Eq, a, b) = cond
             && let (Expr::Column(x), Expr::Column(y)) = (a.as_ref(), b.as_ref())
             && ty(x) == ty(y)
@@ -129,7 +139,7 @@ fn propagate_equalities(select: &BoundSelect) -> Vec<Expr> {
         }
     }
     let mut derived = Vec::new();
-    for cond in &select.conds {
+    for cond in conds() {
         let Expr::Cmp(CmpOp::Eq, a, b) = cond else {
             continue;
         };
@@ -159,10 +169,21 @@ impl Optimizer<'_> {
         e.eval(Env::new(&rows, self.params))
     }
 
+    /// Every outer join's inner tables.
+    fn inner_tables(&self) -> TableMap {
+        (self.select.outer_joins.iter()).fold(TableMap::EMPTY, |m, j| m | j.inner)
+    }
+
     /// A value `t.col = value` gives, among the conditions, using only `known` tables.
     fn eq_value(&self, t: usize, col: usize, known: TableMap) -> Option<&Expr> {
         let me = TableMap::table(t);
-        let candidates = self.conds.iter().filter_map(|c| match c {
+        let applicable = self
+            .conds
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.select.applies(*i, t))
+            .map(|(_, c)| c);
+        let candidates = applicable.filter_map(|c| match c {
             Expr::Cmp(CmpOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
                 (Expr::Column(x), v) | (v, Expr::Column(x)) if x.table == t && x.column == col => {
                     Some(v)
@@ -189,7 +210,8 @@ impl Optimizer<'_> {
         }
     }
 
-    fn run(&mut self) -> Result<Result<(Vec<TablePlan>, f64), Impossible>, PlanError> {
+    #[allow(clippy::type_complexity)]
+    fn run(&mut self) -> Result<Result<(Vec<TablePlan>, Vec<Nest>, f64), Impossible>, PlanError> {
         self.trace
             .line(0, || format!("planner mode: {:?}", self.mode));
         for d in &self.conds[self.own..] {
@@ -211,9 +233,9 @@ impl Optimizer<'_> {
                 return Err(e);
             }
         }
-        // Constant conditions.
-        for c in &self.conds[..self.own] {
-            if c.used_tables().is_empty() {
+        // Constant conditions (an outer join's ON is its match's, not the query's).
+        for (i, c) in self.conds[..self.own].iter().enumerate() {
+            if c.used_tables().is_empty() && self.select.on_of(i).is_none() {
                 match self.eval(c) {
                     Ok(v) if truth(&v) == Some(true) => {}
                     Ok(_) => return Ok(Err(Impossible::Where)),
@@ -226,9 +248,12 @@ impl Optimizer<'_> {
         if consts.iter().any(|t| self.const_rows[t.table].is_none()) {
             return Ok(Err(Impossible::NoConstRow));
         }
-        for c in &self.conds[..self.own] {
+        for (i, c) in self.conds[..self.own].iter().enumerate() {
             let used = c.used_tables();
-            if !used.is_empty() && self.const_tables.contains(used) {
+            if !used.is_empty()
+                && self.const_tables.contains(used)
+                && self.select.on_of(i).is_none()
+            {
                 match self.eval(c) {
                     Ok(v) if truth(&v) == Some(true) => {}
                     Ok(_) => return Ok(Err(Impossible::AfterConstTables)),
@@ -244,6 +269,20 @@ impl Optimizer<'_> {
         for &t in &rest {
             match self.test_quick_select(t)? {
                 Some(found) => ranges[t] = found,
+                // An outer join's ON that no row meets: the inner table matches nothing (it
+                // reads no range), and its outer rows still come, NULL-filled.
+                None if self.inner_tables().overlaps(TableMap::table(t)) => {
+                    let schema = &self.select.tables[t].schema;
+                    if let Some(&index) = IndexId::all(schema).first() {
+                        ranges[t] = vec![RangeCandidate {
+                            index,
+                            ranges: Vec::new(),
+                            parts: 0,
+                            rows: 0,
+                            consumed: vec![false; self.conds.len()],
+                        }];
+                    }
+                }
                 None => return Ok(Err(Impossible::Where)),
             }
         }
@@ -255,8 +294,8 @@ impl Optimizer<'_> {
             }
         }
         consts.append(&mut tables);
-        self.attach_conditions(&mut consts);
-        Ok(Ok((consts, cost)))
+        let nests = self.attach_conditions(&mut consts);
+        Ok(Ok((consts, nests, cost)))
     }
 
     /// Step 3: tables whose primary or unique key is fully bound to constants (or to columns
@@ -265,8 +304,12 @@ impl Optimizer<'_> {
     fn find_const_tables(&mut self) -> Result<Vec<TablePlan>, PlanError> {
         let mut found = Vec::new();
         'again: loop {
+            let inner = self.inner_tables();
             for t in 0..self.select.tables.len() {
-                if self.const_tables.overlaps(TableMap::table(t)) {
+                // An outer join's inner table may have no matching row and still give rows.
+                if self.const_tables.overlaps(TableMap::table(t))
+                    || inner.overlaps(TableMap::table(t))
+                {
                     continue;
                 }
                 let table = &self.select.tables[t];
@@ -315,6 +358,7 @@ impl Optimizer<'_> {
                         rows: 1,
                         filtered: 100.0,
                         cond: Vec::new(),
+                        on: Vec::new(),
                         using_where: false,
                         covering: false,
                         join_buffer: false,
@@ -346,6 +390,19 @@ impl Optimizer<'_> {
         self.trace.map(1, "current_table", current_table);
         let rows = row_refs(&self.const_rows);
         let env = Env::new(&rows, self.params);
+        // Another outer join's ON limits nothing here: it stands as TRUE.
+        let conds: Cow<'_, [Expr]> = if (0..self.conds.len()).all(|i| self.select.applies(i, t)) {
+            Cow::Borrowed(&self.conds[..])
+        } else {
+            Cow::Owned(
+                (self.conds.iter().enumerate())
+                    .map(|(i, c)| match self.select.applies(i, t) {
+                        true => c.clone(),
+                        false => Expr::Literal(Value::Int(1)),
+                    })
+                    .collect(),
+            )
+        };
         // One parameter set for the traced analysis of the whole condition, then for each
         // condition alone (untraced), to learn which conditions each index's ranges guarantee.
         let mut trace = std::mem::take(&mut self.trace);
@@ -362,13 +419,9 @@ impl Optimizer<'_> {
                 env,
                 trace: &mut trace,
             };
-            let tree = get_mm_tree_and(&mut param, &self.conds);
+            let tree = get_mm_tree_and(&mut param, &conds);
             param.trace = &mut scratch;
-            let alone: Vec<SelTree> = self
-                .conds
-                .iter()
-                .map(|c| get_mm_tree(&mut param, c))
-                .collect();
+            let alone: Vec<SelTree> = conds.iter().map(|c| get_mm_tree(&mut param, c)).collect();
             (tree, alone)
         };
         self.trace = trace;
@@ -437,10 +490,13 @@ impl Optimizer<'_> {
             // Every table is const: nothing to order (most statements of an OLTP workload).
             return Ok((Vec::new(), 0.0));
         }
-        let orders = if rest.len() <= 4 {
-            permutations(rest)
+        let joins = &self.select.outer_joins;
+        let orders: Vec<Vec<usize>> = if rest.len() <= 4 {
+            (permutations(rest).into_iter())
+                .filter(|o| crate::outer::order_ok(o, joins, self.const_tables))
+                .collect()
         } else {
-            vec![rest.to_vec()]
+            vec![crate::outer::from_order(rest, joins, self.const_tables)]
         };
         let mut best: Option<(Vec<TablePlan>, f64)> = None;
         for order in orders {
@@ -486,27 +542,49 @@ impl Optimizer<'_> {
     }
 
     /// Step 6: each of the query's conditions goes to the first table (in join order) after
-    /// which every table it uses has a row. Conditions on constants and const tables were
-    /// checked while planning, unless a parameter was missing.
-    fn attach_conditions(&self, tables: &mut [TablePlan]) {
+    /// which every table it uses has a row; one that reads an outer join's inner tables, to
+    /// the last of them or later (it is checked after the match, on NULL rows too); an outer
+    /// join's ON, to its inner tables (the first of them or later), as what decides the
+    /// match. Other conditions on constants and const tables were checked while planning,
+    /// unless a parameter was missing.
+    fn attach_conditions(&self, tables: &mut [TablePlan]) -> Vec<Nest> {
+        let nests: Vec<Nest> = (self.select.outer_joins.iter())
+            .filter_map(|j| {
+                let at = |t: &TablePlan| j.inner.overlaps(TableMap::table(t.table));
+                Some(Nest {
+                    first: tables.iter().position(at)?,
+                    last: tables.iter().rposition(at)?,
+                })
+            })
+            .collect();
         if tables.is_empty() {
-            return;
+            return nests;
         }
         for (i, c) in self.conds[..self.own].iter().enumerate() {
             let used = c.used_tables();
-            if self.const_tables.contains(used) && !c.has_params() {
+            let on = self.select.on_of(i);
+            if on.is_none() && self.const_tables.contains(used) && !c.has_params() {
                 continue;
             }
             let mut known = TableMap::EMPTY;
-            let at = tables
+            let mut at = tables
                 .iter()
                 .position(|tp| {
                     known = known | TableMap::table(tp.table);
                     known.contains(used)
                 })
                 .unwrap_or(0);
-            tables[at].cond.push(i);
+            for (j, nest) in self.select.outer_joins.iter().zip(&nests) {
+                if on.is_none() && j.inner.overlaps(used) {
+                    at = at.max(nest.last);
+                }
+            }
+            match on.and_then(|k| nests.get(k)) {
+                Some(nest) => tables[at.max(nest.first)].on.push(i),
+                None => tables[at].cond.push(i),
+            }
         }
+        nests
     }
 }
 
