@@ -445,6 +445,22 @@ SELECT id FROM t WHERE (id, a) IN (SELECT id, a FROM t WHERE a > 15) ORDER BY id
 SELECT id FROM t WHERE id IN (SELECT k1 FROM two WHERE k2 IN (SELECT id FROM u)) ORDER BY id;
 SELECT grp, COUNT(*) AS n FROM u GROUP BY grp HAVING COUNT(*) >= (SELECT COUNT(*) FROM two WHERE k1 = 99) ORDER BY grp;
 SELECT id FROM t WHERE id IN (SELECT k1 FROM two WHERE two.v = t.a) ORDER BY id;
+
+-- Subqueries (correlated)
+SELECT id FROM t WHERE EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) ORDER BY id;
+SELECT id FROM t WHERE NOT EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) ORDER BY id;
+SELECT id FROM t WHERE a > (SELECT COUNT(*) FROM two WHERE two.k1 = t.id) ORDER BY id;
+SELECT id FROM t WHERE (SELECT SUM(v) FROM two WHERE two.k1 = t.id) IS NULL ORDER BY id;
+SELECT id FROM t WHERE a IN (SELECT v FROM two WHERE two.k1 = t.id) ORDER BY id;
+SELECT id FROM t WHERE a NOT IN (SELECT v FROM two WHERE two.k1 = t.id) ORDER BY id;
+SELECT id FROM t WHERE a NOT IN (SELECT v FROM two WHERE two.k2 = t.id) ORDER BY id;
+SELECT id FROM t WHERE id IN (SELECT k1 FROM two WHERE two.v > t.a) ORDER BY id;
+SELECT id FROM t WHERE EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id AND EXISTS (SELECT 1 FROM u WHERE u.grp = two.k2 AND u.id >= t.id)) ORDER BY id;
+SELECT id FROM t WHERE EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id AND two.k2 IN (SELECT grp FROM u WHERE u.id <> t.id)) ORDER BY id;
+SELECT t.id, COUNT(*) AS n FROM t JOIN u ON u.id = t.id WHERE EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) GROUP BY t.id ORDER BY t.id;
+SELECT id FROM t x WHERE a = (SELECT MAX(a) FROM t y WHERE y.id <= x.id) ORDER BY id;
+SELECT id FROM t WHERE a > 5 AND EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) ORDER BY id LIMIT 2;
+SELECT id FROM t WHERE id > (SELECT k1 FROM two WHERE two.k2 = t.id);
 SELECT id FROM t WHERE id IN (SELECT nope FROM two);
 SELECT id FROM t WHERE id IN (SELECT k1, k2 FROM two);
 

@@ -14,7 +14,7 @@ use waterline_planner::Env;
 use waterline_planner::bind::{BoundSelect, BoundTable, bind_query};
 use waterline_planner::exec::execute_first;
 use waterline_planner::explain::{COLUMNS, ExplainRow, explain as explain_rows, explain_block};
-use waterline_txn::{LockMode, LockWait, Table, Value};
+use waterline_txn::{LockMode, LockWait, Row, Table, Value};
 
 mod cte;
 mod group_by;
@@ -197,10 +197,21 @@ pub(crate) fn read(
     (db, lock): (&str, Option<LockMode>),
     trx: &mut waterline_txn::Transaction,
 ) -> Result<Response, SqlError> {
-    read_in(s, q, bound, params, (db, lock), trx, None)
+    read_in(s, q, bound, params, (db, lock), trx, None, None)
 }
 
-/// [`read`], with the statement's `derived` tables if it has any.
+/// What a query block's joined rows go through before they are projected: its WHERE
+/// conditions with a correlated subquery, checked per row (`subquery/correlated.rs`).
+pub(crate) type RowFilter<'f> = &'f mut dyn FnMut(
+    &mut Session,
+    &mut waterline_txn::Transaction,
+    &[BoundTable],
+    Vec<Vec<Row>>,
+) -> Result<Vec<Vec<Row>>, SqlError>;
+
+/// [`read`], with the statement's `derived` tables if it has any, and a filter of the joined
+/// rows if the block has one (then no LIMIT is pushed into the plan).
+#[allow(clippy::too_many_arguments)]
 fn read_in(
     s: &mut Session,
     q: &ast::Query,
@@ -209,6 +220,7 @@ fn read_in(
     (db, lock): (&str, Option<LockMode>),
     trx: &mut waterline_txn::Transaction,
     derived: Option<&Derived>,
+    filter: Option<RowFilter<'_>>,
 ) -> Result<Response, SqlError> {
     let select = select_of(q)?;
     let window = limit_offset(q, params)?;
@@ -216,7 +228,7 @@ fn read_in(
     let access = TxnAccess::new(db, &bound.tables, trx, lock, s.watch().clone())
         .waiting(bound.wait)
         .with_derived(derived);
-    let usable = usable_rows(q, select, &bound.select, window);
+    let usable = usable_rows(q, select, &bound.select, window).filter(|_| filter.is_none());
     let plan = s
         .planner(&access)
         .limit(usable)
@@ -232,10 +244,14 @@ fn read_in(
         .rows_examined
         .fetch_add(run.examined.iter().sum(), AtomicOrdering::Relaxed);
     drop(access);
+    let rows = match filter {
+        Some(filter) => filter(s, trx, &bound.select.tables, run.rows)?,
+        None => run.rows,
+    };
     if lock.is_some() {
-        unlock_unselected(trx, mark, &bound.tables, &bound.select.tables, &run.rows);
+        unlock_unselected(trx, mark, &bound.tables, &bound.select.tables, &rows);
     }
-    project(s, &bound.projection, run.rows, params, window)
+    project(s, &bound.projection, rows, params, window)
 }
 
 /// EXPLAIN of a query (planned in the session's transaction, not run; a query with

@@ -17,11 +17,12 @@ use sqlparser::ast::{self, Expr as Ast, Query, TableFactor, Visit, VisitMut, Vis
 use waterline_planner::explain::ExplainRow;
 use waterline_txn::{Column, LockMode, TableSchema, Transaction};
 
+use super::correlated::{filter_rows, take_filters, with_placeholders};
 use super::values::{column_type, in_list, scalar, table_named};
 use super::{factors_mut, refers_outside};
 use crate::access::Derived;
 use crate::error::SqlError;
-use crate::select::{bind_in, explain_in, read_in, select_of, without_from};
+use crate::select::{RowFilter, bind_in, explain_in, read_in, select_of, without_from};
 use crate::session::{Response, Session};
 
 /// What the blocks of one statement share.
@@ -44,6 +45,8 @@ pub(super) enum Kind {
     Top,
     /// A subquery in an expression.
     Subquery,
+    /// A correlated subquery in an expression, run per row of the block around it.
+    Dependent,
     /// A derived table.
     Derived,
 }
@@ -64,7 +67,7 @@ fn blocks(q: &Query) -> usize {
 }
 
 /// The query of subquery expression `e`, if it is one.
-fn subquery_of(e: &Ast) -> Option<&Query> {
+pub(super) fn subquery_of(e: &Ast) -> Option<&Query> {
     match e {
         Ast::InSubquery { subquery, .. }
         | Ast::Exists { subquery, .. }
@@ -140,11 +143,22 @@ pub(super) fn answer(
         st,
         ids: expr_ids.into_iter(),
         depth: 0,
+        correlated: Vec::new(),
     };
     if let ControlFlow::Break(e) = VisitMut::visit(&mut q, &mut resolve) {
         return Err(e);
     }
-    let Resolve { s, trx, st, .. } = resolve;
+    let Resolve {
+        s,
+        trx,
+        st,
+        correlated,
+        ..
+    } = resolve;
+    let filters = match correlated.is_empty() {
+        true => Vec::new(),
+        false => take_filters(&mut q)?,
+    };
     let (q, derived, names) = materialize(s, trx, st, q, derived_ids)?;
     let (_, tables) = s.tables();
     let bound = bind_in(s, &tables, &q, st.db, Some(&derived))?;
@@ -152,12 +166,13 @@ pub(super) fn answer(
         Kind::Top if nested => "PRIMARY",
         Kind::Top => "SIMPLE",
         Kind::Subquery => "SUBQUERY",
+        Kind::Dependent => "DEPENDENT SUBQUERY",
         Kind::Derived => "DERIVED",
     };
     s.trace_note(|| format!("select #{id} ({select_type}): {q}"));
     if let Some(rows) = st.explain.as_mut() {
         let db = st.db.unwrap_or_default();
-        let explained = explain_in(
+        let mut explained = explain_in(
             s,
             &q,
             &bound,
@@ -167,6 +182,16 @@ pub(super) fn answer(
             Some(&derived),
             (id, select_type),
         )?;
+        // The correlated conditions are checked after the last table.
+        if !filters.is_empty()
+            && let Some(extra) = explained.last_mut().map(|r| &mut r.values[10])
+            && !extra.as_deref().unwrap_or_default().contains("Using where")
+        {
+            *extra = Some(match extra.take() {
+                Some(e) => format!("Using where; {e}"),
+                None => "Using where".to_owned(),
+            });
+        }
         rows.extend(explained.into_iter().map(|mut row| {
             if let Some((_, n)) = names
                 .iter()
@@ -176,6 +201,12 @@ pub(super) fn answer(
             }
             row
         }));
+    }
+    if st.explain.is_some() {
+        for (id, sub) in &correlated {
+            let planned = with_placeholders(s, sub, &bound.select.tables);
+            answer(s, trx, st, &planned, (*id, Kind::Dependent), false)?;
+        }
     }
     if !run {
         return Ok(None);
@@ -188,7 +219,15 @@ pub(super) fn answer(
         return Err(SqlError::unsupported("a locking read of a derived table"));
     }
     let lock = bound.lock.or(st.lock);
-    read_in(s, &q, &bound, &[], (db, lock), trx, Some(&derived)).map(Some)
+    let first = correlated.first().map_or(id, |(id, _)| *id);
+    let mut filter = |s: &mut Session, trx: &mut Transaction, tables: &[_], rows| {
+        filter_rows(s, trx, st, (&filters, first), tables, rows)
+    };
+    let filter: Option<RowFilter<'_>> = match filters.is_empty() {
+        true => None,
+        false => Some(&mut filter),
+    };
+    read_in(s, &q, &bound, &[], (db, lock), trx, Some(&derived), filter).map(Some)
 }
 
 /// Replaces each subquery in an expression of the block with what it returns.
@@ -199,12 +238,14 @@ struct Resolve<'b, 'a> {
     /// The numbers of the block's subqueries, in the order of the text.
     ids: std::vec::IntoIter<usize>,
     depth: usize,
+    /// The correlated subqueries met (left in place), with their numbers.
+    correlated: Vec<(usize, Query)>,
 }
 
 impl Resolve<'_, '_> {
-    /// The rows subquery `q` returns; a name it does not know that the statement's tables
-    /// have makes it correlated, which is refused.
-    fn rows(&mut self, q: &Query) -> Result<Vec<Vec<waterline_txn::Value>>, SqlError> {
+    /// The rows subquery `q` returns; `None` if a name it does not know is one the
+    /// statement's tables have: it is correlated, left for the block to run per row.
+    fn rows(&mut self, q: &Query) -> Result<Option<Vec<Vec<waterline_txn::Value>>>, SqlError> {
         let id = self.ids.next().unwrap_or_default();
         if !matches!(q.body.as_ref(), ast::SetExpr::Select(_)) {
             return Err(SqlError::unsupported(format!(
@@ -220,10 +261,13 @@ impl Resolve<'_, '_> {
                         rows.len()
                     )
                 });
-                Ok(rows)
+                Ok(Some(rows))
             }
             Err(e) if e.code == 1054 && refers_outside(&e.message, &self.st.outer, self.s) => {
-                Err(SqlError::unsupported(format!("a correlated subquery: {q}")))
+                self.s
+                    .trace_note(|| format!("select #{id}: correlated, run per row"));
+                self.correlated.push((id, q.clone()));
+                Ok(None)
             }
             Err(e) => Err(e),
         }
@@ -248,19 +292,20 @@ impl VisitorMut for Resolve<'_, '_> {
         if self.depth != 1 {
             return ControlFlow::Continue(());
         }
+        let Some(q) = subquery_of(e) else {
+            return ControlFlow::Continue(());
+        };
+        let rows = match self.rows(&q.clone()) {
+            Ok(Some(rows)) => rows,
+            Ok(None) => return ControlFlow::Continue(()),
+            Err(err) => return ControlFlow::Break(err),
+        };
         let replacement = match &*e {
-            Ast::InSubquery {
-                expr,
-                subquery,
-                negated,
-            } => self
-                .rows(subquery)
-                .map(|rows| in_list(expr, rows, *negated)),
-            Ast::Exists { subquery, negated } => self
-                .rows(subquery)
-                .map(|rows| Ast::Value(ast::Value::Boolean(rows.is_empty() == *negated).into())),
-            Ast::Subquery(subquery) => self.rows(subquery).and_then(scalar),
-            _ => return ControlFlow::Continue(()),
+            Ast::InSubquery { expr, negated, .. } => Ok(in_list(expr, rows, *negated)),
+            Ast::Exists { negated, .. } => Ok(Ast::Value(
+                ast::Value::Boolean(rows.is_empty() == *negated).into(),
+            )),
+            _ => scalar(rows),
         };
         match replacement {
             Ok(r) => {

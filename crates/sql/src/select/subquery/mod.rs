@@ -1,31 +1,32 @@
-//! Subqueries that do not refer to the query around them (uncorrelated): `x [NOT] IN
-//! (SELECT ...)`, `[NOT] EXISTS (SELECT ...)`, and scalar and row subqueries `(SELECT
-//! ...)`, in the select list, WHERE, HAVING and ORDER BY of a SELECT; and derived tables,
-//! `FROM (SELECT ...) AS d`, materialized (MySQL merges the simple ones into the outer
-//! query; the rows are the same).
+//! Subqueries: `x [NOT] IN (SELECT ...)`, `[NOT] EXISTS (SELECT ...)`, and scalar and row
+//! subqueries `(SELECT ...)`, in the select list, WHERE, HAVING and ORDER BY of a SELECT;
+//! derived tables, `FROM (SELECT ...) AS d`, materialized (MySQL merges the simple ones into
+//! the outer query; the rows are the same); and CTEs (`cte.rs`), read as derived tables.
 //!
-//! Each is run once per execution, innermost first, in the statement's transaction (so in
-//! its read view), before the query around it is planned, and its result takes its place as
-//! constants: an IN subquery becomes the list of its rows (MySQL's subquery
-//! materialization: the rows once, then a lookup per outer row, here a sorted list), EXISTS
-//! a truth value, a scalar subquery its value. The statement is then bound and planned as
-//! one without subqueries, so the range optimizer sees the constants. NULLs keep MySQL's
-//! meaning: `x IN` an empty subquery is false and `NOT IN` true even for a NULL `x`, and a
-//! NULL among the rows makes a `NOT IN` that finds no match NULL.
+//! Each SELECT is a query block of its own (`block.rs`), numbered and named in EXPLAIN as
+//! MySQL numbers and names the blocks it does not merge or transform (`PRIMARY`,
+//! `SUBQUERY`, `DEPENDENT SUBQUERY`, `DERIVED`, `<derivedN>`).
+//!
+//! A subquery that does not refer to the query around it runs once per execution, innermost
+//! first, in the statement's transaction (so in its read view), before the query around it
+//! is planned, and its result takes its place as constants: an IN subquery becomes the list
+//! of its rows (MySQL's subquery materialization: the rows once, then a lookup per outer
+//! row, here a sorted list), EXISTS a truth value, a scalar subquery its value. The block is
+//! then bound and planned as one without subqueries, so the range optimizer sees the
+//! constants. NULLs keep MySQL's meaning: `x IN` an empty subquery is false and `NOT IN` true
+//! even for a NULL `x`, and a NULL among the rows makes a `NOT IN` that finds no match NULL.
+//! A correlated subquery runs per row of the block around it (`correlated.rs`).
 //!
 //! A derived table runs once per execution too, after the subqueries in it, and its rows
 //! become a table of its alias's name that the outer query reads whole (it has no index),
 //! its columns typed as the rows' result columns are.
 //!
-//! Each SELECT is a query block of its own (`block.rs`), numbered and named in EXPLAIN as
-//! MySQL numbers and names the blocks it does not merge or transform (`PRIMARY`, `SUBQUERY`,
-//! `DERIVED`, `<derivedN>`).
-//!
-//! Not built yet (refused with 1235): correlated subqueries, LATERAL, subqueries in
-//! UPDATE, DELETE and INSERT, UNION inside a subquery, merging a derived table into the
-//! outer query, and the semi-join transformations (FirstMatch, LooseScan,
-//! DuplicateWeedout) MySQL chooses by cost. So where MySQL 8.0's EXPLAIN shows one block of
-//! semi-joined tables, waterline's shows the blocks as written.
+//! Not built yet (refused with 1235): a correlated subquery outside WHERE's conditions,
+//! LATERAL, subqueries in UPDATE, DELETE and INSERT, UNION inside a subquery, merging a
+//! derived table into the outer query, and the semi-join transformations (FirstMatch,
+//! Materialization, LooseScan, DuplicateWeedout) MySQL chooses by cost. So where MySQL
+//! 8.0's EXPLAIN shows one block of semi-joined tables, waterline's shows the blocks as
+//! written.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -34,6 +35,7 @@ use sqlparser::ast::{self, Expr as Ast, SetExpr, Statement, TableFactor};
 use waterline_txn::{Column, LockMode, TableSchema, Value};
 
 mod block;
+mod correlated;
 mod values;
 
 use block::{Context, Kind, answer};
