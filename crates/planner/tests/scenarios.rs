@@ -12,6 +12,7 @@
 //! `limit=N` says the caller wants only the first N rows, as the server does for a LIMIT):
 //! - `explain [mode=..] [params=..] "SQL"`: the EXPLAIN table;
 //! - `trace [mode=..] [params=..] "SQL"`: the optimizer trace;
+//! - `tree [mode=..] [params=..] "SQL"`: the join's iterator tree (EXPLAIN FORMAT=TREE);
 //! - `run [mode=..] [params=..] [limit=..] "SQL"`: rows returned and rows read per table, by
 //!   the reference executor, with the estimate beside each; with `limit`, it stops there if
 //!   the plan gives the rows in order.
@@ -102,6 +103,7 @@ impl goldenscript::Runner for Runner {
         match command.name.as_str() {
             "explain" => out.push_str(&table(&explain(&plan, catalog))),
             "trace" => out.push_str(&plan.trace.to_string()),
+            "tree" => out.push_str(&waterline_planner::explain::tree(&plan).render()),
             "run" => {
                 let wanted = limit.filter(|_| plan.ordered_by_index && !plan.backward);
                 let run = execute_first(&plan, catalog, &params, wanted)?;

@@ -184,8 +184,16 @@ impl Session {
             return binding.bound.run(self, statement, params);
         }
         match statement {
-            Statement::Explain { statement, .. } => match statement.as_ref() {
-                Statement::Query(q) => crate::select::explain(self, q, params),
+            Statement::Explain {
+                statement,
+                analyze,
+                format,
+                ..
+            } => match statement.as_ref() {
+                Statement::Query(q) => {
+                    let format = crate::select::Format::of(*analyze, format.as_ref())?;
+                    crate::select::explain(self, q, params, format)
+                }
                 other => Err(SqlError::unsupported(format!("EXPLAIN {other}"))),
             },
             Statement::StartTransaction { .. } => {

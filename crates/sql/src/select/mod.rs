@@ -13,15 +13,17 @@ use sqlparser::ast::{self, SetExpr, Statement};
 use waterline_planner::Env;
 use waterline_planner::bind::{BoundSelect, BoundTable, bind_query};
 use waterline_planner::exec::execute_first;
-use waterline_planner::explain::{COLUMNS, ExplainRow, explain as explain_rows, explain_block};
 use waterline_txn::{LockMode, LockWait, Row, Table, Value};
 
 mod cte;
+mod explain;
 mod group_by;
 mod limit;
 mod project;
 pub(crate) mod subquery;
 pub(crate) mod union;
+
+pub(crate) use explain::{Explained, Format, explain, explain_in};
 
 use limit::{limit_offset, rows_wanted, usable_rows};
 use project::{Projection, bind_projection, project};
@@ -252,76 +254,4 @@ fn read_in(
         unlock_unselected(trx, mark, &bound.tables, &bound.select.tables, &rows);
     }
     project(s, &bound.projection, rows, params, window)
-}
-
-/// EXPLAIN of a query (planned in the session's transaction, not run; a query with
-/// subqueries runs them, as their values are what the query around them is planned with).
-pub(crate) fn explain(
-    s: &mut Session,
-    q: &ast::Query,
-    params: &[Value],
-) -> Result<Response, SqlError> {
-    if subquery::has_subquery(q) {
-        return subquery::explain(s, q, params);
-    }
-    let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
-    let (_, tables) = s.tables();
-    s.with_trx(|s, trx| {
-        let access = TxnAccess::new(&db, &tables, trx, None, s.watch().clone());
-        let bound = bind_query(&access, q, Some(&*s)).map_err(|e| plan_failure(&access, e))?;
-        let usable = usable_rows(q, select_of(q)?, &bound, limit_offset(q, params)?);
-        let plan = s
-            .planner(&access)
-            .limit(usable)
-            .optimize(Arc::new(bound), params)
-            .map_err(|e| plan_failure(&access, e))?;
-        s.trace_plan(&plan);
-        Ok(explain_response(explain_rows(&plan, &access)))
-    })
-}
-
-/// The EXPLAIN rows of bound query block `id` of a statement (of `select_type`), planned in
-/// `trx` for `params` in database `db`, with the statement's `derived` tables.
-#[allow(clippy::too_many_arguments)]
-fn explain_in(
-    s: &mut Session,
-    q: &ast::Query,
-    bound: &BoundQuery,
-    params: &[Value],
-    db: &str,
-    trx: &mut waterline_txn::Transaction,
-    derived: Option<&Derived>,
-    (id, select_type): (usize, &str),
-) -> Result<Vec<ExplainRow>, SqlError> {
-    let usable = usable_rows(q, select_of(q)?, &bound.select, limit_offset(q, params)?);
-    let access =
-        TxnAccess::new(db, &bound.tables, trx, None, s.watch().clone()).with_derived(derived);
-    let plan = s
-        .planner(&access)
-        .limit(usable)
-        .optimize(Arc::clone(&bound.select), params)
-        .map_err(|e| plan_failure(&access, e))?;
-    s.trace_plan(&plan);
-    Ok(explain_block(&plan, &access, id, select_type))
-}
-
-/// EXPLAIN's rows as a result: `id` and `rows` are numbers, the rest text.
-fn explain_response(rows: Vec<ExplainRow>) -> Response {
-    let rows = rows
-        .into_iter()
-        .map(|r| {
-            r.values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| match (i, v) {
-                    (_, None) => Value::Null,
-                    (0 | 8, Some(n)) => n
-                        .parse()
-                        .map_or_else(|_| Value::from(n.as_str()), Value::Int),
-                    (_, Some(t)) => Value::from(t.as_str()),
-                })
-                .collect()
-        })
-        .collect();
-    Response::text(&COLUMNS, rows)
 }

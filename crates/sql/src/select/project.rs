@@ -62,6 +62,11 @@ pub(super) struct Projection {
 }
 
 impl Projection {
+    /// The steps after the join: grouping, aggregates, HAVING, sort, DISTINCT.
+    pub(super) fn output(&self) -> &Output {
+        &self.output
+    }
+
     /// How many columns the query returns.
     pub(super) fn width(&self) -> usize {
         self.cols.len()

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, Expr as Ast, Query, TableFactor, Visit, VisitMut, Visitor, VisitorMut};
-use waterline_planner::explain::ExplainRow;
+use waterline_planner::explain::{ExplainRow, Node};
 use waterline_txn::{Column, LockMode, TableSchema, Transaction};
 
 use super::correlated::{filter_rows, take_filters, with_placeholders};
@@ -22,7 +22,9 @@ use super::values::{column_type, in_list, scalar, table_named};
 use super::{factors_mut, refers_outside};
 use crate::access::Derived;
 use crate::error::SqlError;
-use crate::select::{RowFilter, bind_in, explain_in, read_in, select_of, without_from};
+use crate::select::{
+    Explained, Format, RowFilter, bind_in, explain_in, read_in, select_of, without_from,
+};
 use crate::session::{Response, Session};
 
 /// What the blocks of one statement share.
@@ -34,12 +36,98 @@ pub(super) struct Context<'a> {
     /// Every table name and alias of the statement (lower case): a name a block does not
     /// know that is one of these makes the block correlated.
     pub(super) outer: HashSet<String>,
-    /// EXPLAIN's rows, when the statement is explained.
-    pub(super) explain: Option<Vec<ExplainRow>>,
+    /// EXPLAIN's rows or trees, when the statement is explained.
+    pub(super) explain: Option<Explaining>,
+    /// The number of the block being answered (0: none yet).
+    pub(super) current: usize,
+}
+
+/// A statement's EXPLAIN while its blocks are planned.
+pub(super) struct Explaining {
+    pub(super) format: Format,
+    /// The table's rows, of every block.
+    pub(super) rows: Vec<ExplainRow>,
+    /// Each block's tree: its number, the number of the block it is in, what it is.
+    pub(super) trees: Vec<(usize, usize, Kind, Node)>,
+}
+
+impl Explaining {
+    /// A new one, in `format`.
+    pub(super) fn new(format: Format) -> Explaining {
+        Explaining {
+            format,
+            rows: Vec::new(),
+            trees: Vec::new(),
+        }
+    }
+
+    /// Block `id`'s EXPLAIN (its derived tables' aliases with their numbers, and its
+    /// correlated conditions, checked after its join).
+    fn add(
+        &mut self,
+        explained: Explained,
+        (id, parent, kind): (usize, usize, Kind),
+        names: &[(String, usize)],
+        filters: &[Ast],
+    ) {
+        match explained {
+            Explained::Rows(mut rows) => {
+                if !filters.is_empty()
+                    && let Some(extra) = rows.last_mut().map(|r| &mut r.values[10])
+                    && !extra.as_deref().unwrap_or_default().contains("Using where")
+                {
+                    *extra = Some(match extra.take() {
+                        Some(e) => format!("Using where; {e}"),
+                        None => "Using where".to_owned(),
+                    });
+                }
+                self.rows.extend(rows.into_iter().map(|mut row| {
+                    if let Some((_, n)) = names
+                        .iter()
+                        .find(|(alias, _)| row.values[2].as_deref() == Some(alias.as_str()))
+                    {
+                        row.values[2] = Some(format!("<derived{n}>"));
+                    }
+                    row
+                }));
+            }
+            Explained::Tree(mut node) => {
+                if !filters.is_empty() {
+                    let conds: Vec<String> = filters.iter().map(ToString::to_string).collect();
+                    node = Node::new(format!("Filter: ({})", conds.join(" and ")), vec![node]);
+                }
+                self.trees.push((id, parent, kind, node));
+            }
+        }
+    }
+
+    /// The statement's tree: block `id`'s, with the blocks in it under it.
+    pub(super) fn tree(&self, id: usize) -> Node {
+        let Some((_, _, _, node)) = self.trees.iter().find(|t| t.0 == id) else {
+            return Node::new(format!("Select #{id}"), Vec::new());
+        };
+        let mut node = node.clone();
+        let mut inner: Vec<&(usize, usize, Kind, Node)> =
+            self.trees.iter().filter(|t| t.1 == id).collect();
+        inner.sort_by_key(|t| t.0);
+        for &(n, _, kind, _) in inner {
+            let what = match kind {
+                Kind::Subquery => "subquery; run only once",
+                Kind::Dependent => "subquery in condition; dependent",
+                Kind::Derived => "derived table; materialized",
+                Kind::Top => "query",
+            };
+            node.children.push(Node::new(
+                format!("Select #{n} ({what})"),
+                vec![self.tree(n)],
+            ));
+        }
+        node
+    }
 }
 
 /// Where a block stands in its statement.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Kind {
     /// The statement's outer block.
     Top,
@@ -134,6 +222,20 @@ pub(super) fn answer(
     (id, kind): (usize, Kind),
     run: bool,
 ) -> Result<Option<Response>, SqlError> {
+    let parent = std::mem::replace(&mut st.current, id);
+    let answered = answer_block(s, trx, st, q, (id, parent, kind), run);
+    st.current = parent;
+    answered
+}
+
+fn answer_block(
+    s: &mut Session,
+    trx: &mut Transaction,
+    st: &mut Context<'_>,
+    q: &Query,
+    (id, parent, kind): (usize, usize, Kind),
+    run: bool,
+) -> Result<Option<Response>, SqlError> {
     let (expr_ids, derived_ids) = child_ids(q, id);
     let nested = !expr_ids.is_empty() || !derived_ids.is_empty();
     let mut q = q.clone();
@@ -170,37 +272,13 @@ pub(super) fn answer(
         Kind::Derived => "DERIVED",
     };
     s.trace_note(|| format!("select #{id} ({select_type}): {q}"));
-    if let Some(rows) = st.explain.as_mut() {
+    if let Some(format) = st.explain.as_ref().map(|e| e.format) {
         let db = st.db.unwrap_or_default();
-        let mut explained = explain_in(
-            s,
-            &q,
-            &bound,
-            &[],
-            db,
-            trx,
-            Some(&derived),
-            (id, select_type),
-        )?;
-        // The correlated conditions are checked after the last table.
-        if !filters.is_empty()
-            && let Some(extra) = explained.last_mut().map(|r| &mut r.values[10])
-            && !extra.as_deref().unwrap_or_default().contains("Using where")
-        {
-            *extra = Some(match extra.take() {
-                Some(e) => format!("Using where; {e}"),
-                None => "Using where".to_owned(),
-            });
+        let block = (id, select_type, format);
+        let explained = explain_in(s, &q, &bound, &[], db, trx, Some(&derived), block)?;
+        if let Some(e) = st.explain.as_mut() {
+            e.add(explained, (id, parent, kind), &names, &filters);
         }
-        rows.extend(explained.into_iter().map(|mut row| {
-            if let Some((_, n)) = names
-                .iter()
-                .find(|(alias, _)| row.values[2].as_deref() == Some(alias.as_str()))
-            {
-                row.values[2] = Some(format!("<derived{n}>"));
-            }
-            row
-        }));
     }
     if st.explain.is_some() {
         for (id, sub) in &correlated {

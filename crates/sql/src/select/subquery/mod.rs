@@ -38,10 +38,10 @@ mod block;
 mod correlated;
 mod values;
 
-use block::{Context, Kind, answer};
+use block::{Context, Explaining, Kind, answer};
 use values::{column_type, constant, table_named};
 
-use super::select_of;
+use super::{Explained, Format, select_of};
 use crate::access::Derived;
 use crate::error::SqlError;
 use crate::session::{Bound, Response, ResultColumn, Session};
@@ -113,6 +113,7 @@ fn run(s: &mut Session, q: &ast::Query, params: &[Value]) -> Result<Response, Sq
                 db: db.as_deref(),
                 outer: names_in_from(&inlined),
                 explain: None,
+                current: 0,
             };
             answer(s, trx, &mut st, &inlined, (1, Kind::Top), true)
         })?
@@ -124,31 +125,41 @@ fn run(s: &mut Session, q: &ast::Query, params: &[Value]) -> Result<Response, Sq
 }
 
 /// EXPLAIN of a query with subqueries: a row per table of each of its blocks, by block
-/// number. The subqueries run (in the session's transaction), as the blocks around them are
-/// planned with what they return.
+/// number, or the tree of each block with the blocks in it under it. The subqueries run (in
+/// the session's transaction), as the blocks around them are planned with what they return.
 pub(crate) fn explain(
     s: &mut Session,
     q: &ast::Query,
     params: &[Value],
+    format: Format,
 ) -> Result<Response, SqlError> {
     let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
     let inlined = super::cte::inline(&with_params(q, params)?)?;
-    let mut rows = s.with_trx(|s, trx| {
+    let explaining = s.with_trx(|s, trx| {
         let mut st = Context {
             lock: None,
             db: Some(&db),
             outer: names_in_from(&inlined),
-            explain: Some(Vec::new()),
+            explain: Some(Explaining::new(format)),
+            current: 0,
         };
         answer(s, trx, &mut st, &inlined, (1, Kind::Top), false)?;
-        Ok(st.explain.unwrap_or_default())
+        st.explain
+            .ok_or_else(|| SqlError::other("an EXPLAIN that explained nothing"))
     })?;
-    rows.sort_by_key(|r| {
-        r.values[0]
-            .as_deref()
-            .and_then(|id| id.parse::<usize>().ok())
-    });
-    Ok(super::explain_response(rows))
+    let explained = match format {
+        Format::Table => {
+            let mut rows = explaining.rows;
+            rows.sort_by_key(|r| {
+                r.values[0]
+                    .as_deref()
+                    .and_then(|id| id.parse::<usize>().ok())
+            });
+            Explained::Rows(rows)
+        }
+        Format::Tree => Explained::Tree(explaining.tree(1)),
+    };
+    Ok(super::explain::response(explained))
 }
 
 /// `q` with its placeholders replaced by `params`, in the order of the text.

@@ -1,4 +1,8 @@
-//! EXPLAIN in MySQL's tabular form.
+//! EXPLAIN in MySQL's tabular form, and as its iterator tree (`FORMAT=TREE`, [`tree`]).
+
+mod tree;
+
+pub use tree::{Node, tree};
 
 use std::fmt::Write as _;
 
