@@ -479,6 +479,13 @@ SELECT * FROM (SELECT id, id FROM t) AS d;
 SELECT x FROM (SELECT id FROM t) AS d(x, y);
 SELECT nope FROM (SELECT id FROM t) AS d;
 SELECT (SELECT MAX(k2) FROM two), id FROM t WHERE id = 1;
+SELECT * FROM (SELECT id, a * 2 AS w FROM t WHERE a > 5) AS d WHERE w < 50 ORDER BY id;
+SELECT x, y FROM (SELECT id AS x, a AS y FROM t) AS d WHERE y IS NOT NULL ORDER BY y DESC LIMIT 2;
+SELECT d.w + 1 AS v, COUNT(*) AS n FROM (SELECT a * 2 AS w FROM t) AS d GROUP BY d.w + 1 ORDER BY v;
+SELECT w FROM (SELECT a * 2 AS w FROM t ORDER BY a DESC LIMIT 2) AS d ORDER BY w;
+SELECT d.k1, d.v FROM (SELECT two.k1, two.v FROM two JOIN u ON u.id = two.k2) AS d WHERE d.v > 0 ORDER BY d.k1, d.v;
+SELECT COUNT(*) AS n FROM (SELECT DISTINCT k1 FROM two) AS d;
+SELECT w, COUNT(*) AS n FROM (SELECT id, a * 2 AS w FROM t) AS d GROUP BY w HAVING n > 0 ORDER BY w;
 
 -- Common table expressions
 WITH big AS (SELECT id, a FROM t WHERE a > 5) SELECT COUNT(*) AS n FROM big;

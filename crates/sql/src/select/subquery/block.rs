@@ -18,6 +18,7 @@ use waterline_planner::explain::{ExplainRow, Node};
 use waterline_txn::{Column, LockMode, TableSchema, Transaction};
 
 use super::correlated::{filter_rows, take_filters, with_placeholders};
+use super::merge;
 use super::values::{column_type, in_list, scalar, table_named};
 use super::{factors_mut, refers_outside};
 use crate::access::Derived;
@@ -164,9 +165,9 @@ pub(super) fn subquery_of(e: &Ast) -> Option<&Query> {
     }
 }
 
-/// The numbers of block `id`'s own subqueries (in expressions) and derived tables, each kind
-/// in the order of the text.
-fn child_ids(q: &Query, id: usize) -> (Vec<usize>, Vec<usize>) {
+/// The numbers of a block's own subqueries (in expressions) and derived tables, each kind
+/// in the order of the text, from `first` on.
+fn child_ids(q: &Query, first: usize) -> (Vec<usize>, Vec<usize>) {
     struct Walk {
         depth: usize,
         next: usize,
@@ -204,7 +205,7 @@ fn child_ids(q: &Query, id: usize) -> (Vec<usize>, Vec<usize>) {
     }
     let mut walk = Walk {
         depth: 0,
-        next: id + 1,
+        next: first,
         exprs: Vec::new(),
         derived: Vec::new(),
     };
@@ -236,7 +237,18 @@ fn answer_block(
     (id, parent, kind): (usize, usize, Kind),
     run: bool,
 ) -> Result<Option<Response>, SqlError> {
-    let (expr_ids, derived_ids) = child_ids(q, id);
+    let merged = merge::merged(q);
+    let q = match &merged {
+        Some((merged, alias)) => {
+            s.trace_note(|| format!("select #{id}: derived table {alias} merged into it"));
+            merged
+        }
+        None => q,
+    };
+    // A merged derived table keeps its number: its blocks come after it, as MySQL numbers
+    // them when it parses the statement.
+    let first = if merged.is_some() { id + 2 } else { id + 1 };
+    let (expr_ids, derived_ids) = child_ids(q, first);
     let nested = !expr_ids.is_empty() || !derived_ids.is_empty();
     let mut q = q.clone();
     let mut resolve = Resolve {

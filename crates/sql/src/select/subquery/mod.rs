@@ -17,13 +17,14 @@
 //! even for a NULL `x`, and a NULL among the rows makes a `NOT IN` that finds no match NULL.
 //! A correlated subquery runs per row of the block around it (`correlated.rs`).
 //!
-//! A derived table runs once per execution too, after the subqueries in it, and its rows
+//! A derived table is merged into the query around it where MySQL would merge it
+//! (`merge.rs`); any other runs once per execution, after the subqueries in it, and its rows
 //! become a table of its alias's name that the outer query reads whole (it has no index),
 //! its columns typed as the rows' result columns are.
 //!
 //! Not built yet (refused with 1235): a correlated subquery outside WHERE's conditions,
 //! LATERAL, subqueries in UPDATE, DELETE and INSERT, UNION inside a subquery, merging a
-//! derived table into the outer query, and the semi-join transformations (FirstMatch,
+//! derived table that is joined to other tables, and the semi-join transformations (FirstMatch,
 //! Materialization, LooseScan, DuplicateWeedout) MySQL chooses by cost. So where MySQL
 //! 8.0's EXPLAIN shows one block of semi-joined tables, waterline's shows the blocks as
 //! written.
@@ -36,6 +37,7 @@ use waterline_txn::{Column, LockMode, TableSchema, Value};
 
 mod block;
 mod correlated;
+mod merge;
 mod values;
 
 use block::{Context, Explaining, Kind, answer};
