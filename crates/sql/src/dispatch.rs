@@ -102,7 +102,9 @@ impl Session {
     /// Runs prepared statement `id` with `params`.
     pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<Response, SqlError> {
         let response = self.execute_statement(id, params);
-        if let Some(prepared) = self.prepared(id) {
+        if self.tracing()
+            && let Some(prepared) = self.prepared(id)
+        {
             self.finish_trace(|| prepared.statement.to_string());
         }
         response

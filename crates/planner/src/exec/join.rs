@@ -184,6 +184,9 @@ impl Run<'_> {
 
     /// Whether the conditions `conds` (positions in the query's) hold of `current`.
     fn holds(&self, conds: &[usize], current: &[Option<Row>]) -> Result<bool, PlanError> {
+        if conds.is_empty() {
+            return Ok(true);
+        }
         let refs = row_refs(current);
         let env = Env::new(&refs, self.params);
         for &c in conds {
