@@ -163,6 +163,11 @@ impl Session {
                 Box::new(crate::select::union::bind_union(self, &tables, q)?)
             }
             Statement::Query(q) => Box::new(crate::select::bind(self, &tables, q)?),
+            Statement::Update(_) | Statement::Delete(_)
+                if crate::select::subquery::dml::has_subquery(statement) =>
+            {
+                Box::new(crate::select::subquery::dml::DmlWithSubqueries)
+            }
             Statement::Insert(i) => Box::new(crate::dml::bind_insert(self, &tables, i)?),
             Statement::Update(u) => Box::new(crate::dml::bind_update(self, &tables, u)?),
             Statement::Delete(d) => Box::new(crate::dml::bind_delete(self, &tables, d)?),

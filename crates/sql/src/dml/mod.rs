@@ -301,6 +301,27 @@ pub(crate) fn update(
     bound: &BoundUpdate,
     params: &[Value],
 ) -> Result<Response, SqlError> {
+    let mut warnings = Vec::new();
+    let (matched, changed) =
+        s.with_trx(|s, trx| update_in(s, trx, bound, params, &mut warnings))?;
+    s.warnings_mut().append(&mut warnings);
+    let warned = s.warning_count();
+    Ok(Response::Done {
+        affected: changed,
+        last_insert_id: 0,
+        info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: {warned}"),
+    })
+}
+
+/// [`update`]'s work in `trx`: the rows matched and changed, its warnings added to
+/// `warnings`.
+pub(crate) fn update_in(
+    s: &mut Session,
+    trx: &mut Transaction,
+    bound: &BoundUpdate,
+    params: &[Value],
+    warnings: &mut Vec<(String, u16, String)>,
+) -> Result<(u64, u64), SqlError> {
     let BoundUpdate {
         db,
         table,
@@ -311,40 +332,24 @@ pub(crate) fn update(
     let schema = table.shared_schema();
     let (set_values, where_values) = params.split_at(bound.set_params.min(params.len()));
     let strict = s.settings().sql_mode.strict;
-    let mut warnings = Vec::new();
-    let (matched, changed) = s.with_trx(|s, trx| {
-        let targets = target_rows(s, trx, (db, table), filter, where_values, true)?;
-        let (mut matched, mut changed) = (0u64, 0u64);
-        for (key, old) in targets {
-            s.watch().check()?;
-            matched += 1;
-            let mut new = old.clone();
-            for (pos, e) in sets {
-                // MySQL evaluates assignments left to right, each seeing the ones before.
-                let v = e.eval(Env::new(&[Some(&new)], set_values))?;
-                new[*pos] = store(
-                    &schema.columns[*pos],
-                    v,
-                    strict,
-                    matched as usize,
-                    &mut warnings,
-                )?;
-            }
-            if new == old {
-                continue;
-            }
-            changed += 1;
-            rewrite(trx, table, key, &old, new)?;
+    let targets = target_rows(s, trx, (db, table), filter, where_values, true)?;
+    let (mut matched, mut changed) = (0u64, 0u64);
+    for (key, old) in targets {
+        s.watch().check()?;
+        matched += 1;
+        let mut new = old.clone();
+        for (pos, e) in sets {
+            // MySQL evaluates assignments left to right, each seeing the ones before.
+            let v = e.eval(Env::new(&[Some(&new)], set_values))?;
+            new[*pos] = store(&schema.columns[*pos], v, strict, matched as usize, warnings)?;
         }
-        Ok((matched, changed))
-    })?;
-    s.warnings_mut().append(&mut warnings);
-    let warned = s.warning_count();
-    Ok(Response::Done {
-        affected: changed,
-        last_insert_id: 0,
-        info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: {warned}"),
-    })
+        if new == old {
+            continue;
+        }
+        changed += 1;
+        rewrite(trx, table, key, &old, new)?;
+    }
+    Ok((matched, changed))
 }
 
 /// A DELETE bound against the catalog.
@@ -407,17 +412,25 @@ pub(crate) fn delete(
     bound: &BoundDelete,
     params: &[Value],
 ) -> Result<Response, SqlError> {
-    let BoundDelete { db, table, filter } = bound;
-    let deleted = s.with_trx(|s, trx| {
-        let targets = target_rows(s, trx, (db, table), filter, params, false)?;
-        let mut n = 0;
-        for (key, _) in targets {
-            s.watch().check()?;
-            if trx.delete(table, key)? {
-                n += 1;
-            }
-        }
-        Ok(n)
-    })?;
+    let deleted = s.with_trx(|s, trx| delete_in(s, trx, bound, params))?;
     Ok(Response::done(deleted))
+}
+
+/// [`delete`]'s work in `trx`: the rows deleted.
+pub(crate) fn delete_in(
+    s: &mut Session,
+    trx: &mut Transaction,
+    bound: &BoundDelete,
+    params: &[Value],
+) -> Result<u64, SqlError> {
+    let BoundDelete { db, table, filter } = bound;
+    let targets = target_rows(s, trx, (db, table), filter, params, false)?;
+    let mut n = 0;
+    for (key, _) in targets {
+        s.watch().check()?;
+        if trx.delete(table, key)? {
+            n += 1;
+        }
+    }
+    Ok(n)
 }

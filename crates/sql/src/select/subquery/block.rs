@@ -257,6 +257,7 @@ fn answer_block(
         st,
         ids: expr_ids.into_iter(),
         depth: 0,
+        base: 1,
         correlated: Vec::new(),
     };
     if let ControlFlow::Break(e) = VisitMut::visit(&mut q, &mut resolve) {
@@ -320,6 +321,29 @@ fn answer_block(
     read_in(s, &q, &bound, &[], (db, lock), trx, Some(&derived), filter).map(Some)
 }
 
+/// Replaces each subquery in an expression of UPDATE or DELETE `statement` with what it
+/// returns; the correlated ones it leaves, and returns.
+pub(super) fn resolve_statement(
+    s: &mut Session,
+    trx: &mut Transaction,
+    st: &mut Context<'_>,
+    statement: &mut ast::Statement,
+) -> Result<Vec<(usize, Query)>, SqlError> {
+    let mut resolve = Resolve {
+        s,
+        trx,
+        st,
+        ids: Vec::new().into_iter(),
+        depth: 0,
+        base: 0,
+        correlated: Vec::new(),
+    };
+    match VisitMut::visit(statement, &mut resolve) {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(resolve.correlated),
+    }
+}
+
 /// Replaces each subquery in an expression of the block with what it returns.
 struct Resolve<'b, 'a> {
     s: &'b mut Session,
@@ -328,6 +352,9 @@ struct Resolve<'b, 'a> {
     /// The numbers of the block's subqueries, in the order of the text.
     ids: std::vec::IntoIter<usize>,
     depth: usize,
+    /// The depth of queries at which the expressions to resolve stand: 1 in a query block,
+    /// 0 in an UPDATE or DELETE.
+    base: usize,
     /// The correlated subqueries met (left in place), with their numbers.
     correlated: Vec<(usize, Query)>,
 }
@@ -379,7 +406,7 @@ impl VisitorMut for Resolve<'_, '_> {
 
     /// After the expression's children: a subquery's own subqueries are its block's to run.
     fn post_visit_expr(&mut self, e: &mut Ast) -> ControlFlow<SqlError> {
-        if self.depth != 1 {
+        if self.depth != self.base {
             return ControlFlow::Continue(());
         }
         let Some(q) = subquery_of(e) else {

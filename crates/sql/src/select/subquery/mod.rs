@@ -22,8 +22,10 @@
 //! become a table of its alias's name that the outer query reads whole (it has no index),
 //! its columns typed as the rows' result columns are.
 //!
+//! Subqueries in UPDATE and DELETE run first, as constants (`dml.rs`).
+//!
 //! Not built yet (refused with 1235): a correlated subquery outside WHERE's conditions,
-//! LATERAL, subqueries in UPDATE, DELETE and INSERT, UNION inside a subquery, merging a
+//! LATERAL, correlated subqueries in UPDATE and DELETE, subqueries in INSERT, UNION inside a subquery, merging a
 //! derived table that is joined to other tables, and the semi-join transformations (FirstMatch,
 //! Materialization, LooseScan, DuplicateWeedout) MySQL chooses by cost. So where MySQL
 //! 8.0's EXPLAIN shows one block of semi-joined tables, waterline's shows the blocks as
@@ -37,6 +39,7 @@ use waterline_txn::{Column, LockMode, TableSchema, Value};
 
 mod block;
 mod correlated;
+pub(crate) mod dml;
 mod merge;
 mod values;
 
