@@ -127,6 +127,10 @@ enum Source {
     /// INSERT ... SELECT: the query (the statement's source) and, for each of its output
     /// columns in order, the table column it fills.
     Select(Box<crate::select::BoundQuery>, Vec<usize>),
+    /// INSERT ... SELECT whose query has subqueries, derived tables or CTEs: run as such a
+    /// query is (`select/subquery`), bound at each execution; the table column each output
+    /// column fills.
+    Query(Vec<usize>),
 }
 
 /// Binds INSERT INTO t [(columns)] VALUES (...), (...).
@@ -159,6 +163,16 @@ pub(crate) fn bind_insert(
     let Some(source) = &ins.source else {
         return Err(SqlError::unsupported("INSERT ... SET"));
     };
+    if crate::select::subquery::has_subquery(source) {
+        return Ok(BoundInsert {
+            table,
+            replace: ins.replace_into,
+            ignore: ins.ignore,
+            source: Source::Query(positions),
+            on_duplicate: on_duplicate.map(|(sets, _)| sets),
+            volatile: true,
+        });
+    }
     let SetExpr::Values(values) = source.body.as_ref() else {
         let query = crate::select::bind(s, tables, source)?;
         if query.width() != positions.len() {
@@ -274,7 +288,7 @@ fn source_rows(
                     .map_err(SqlError::from)
             })
             .collect(),
-        Source::Select(query, positions) => {
+        Source::Select(_, positions) | Source::Query(positions) => {
             let Statement::Insert(ast::Insert {
                 source: Some(q), ..
             }) = statement
@@ -285,7 +299,12 @@ fn source_rows(
             let lock = (trx.isolation() != Isolation::ReadCommitted).then_some(LockMode::Shared);
             // The query's own `?`s (ON DUPLICATE KEY UPDATE's come after them).
             let own = &params[..crate::parse::placeholders(q).min(params.len())];
-            let result = crate::select::read(s, q, query, own, (&db, lock), trx)?;
+            let result = match &bound.source {
+                Source::Select(query, _) => {
+                    crate::select::read(s, q, query, own, (&db, lock), trx)?
+                }
+                _ => crate::select::subquery::read_in(s, trx, q, own, lock)?,
+            };
             let width = bound.table.shared_schema().columns.len();
             result
                 .into_rows()
@@ -315,7 +334,7 @@ pub(crate) fn insert(
 ) -> Result<Response, SqlError> {
     let (n, first_id) = s.with_trx(|s, trx| {
         let rows = source_rows(s, bound, statement, params, trx)?;
-        let bulk = matches!(bound.source, Source::Select(..));
+        let bulk = matches!(bound.source, Source::Select(..) | Source::Query(_));
         let Completed { rows, auto } = complete_rows(s, &bound.table, rows, bulk, bound.ignore)?;
         // Generated values go to the rows inserted, in order: a row that updates a
         // duplicate instead gives its value back to the next, as MySQL's handler does.

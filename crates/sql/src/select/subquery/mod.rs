@@ -22,10 +22,11 @@
 //! become a table of its alias's name that the outer query reads whole (it has no index),
 //! its columns typed as the rows' result columns are.
 //!
-//! Subqueries in UPDATE and DELETE run first, as constants (`dml.rs`).
+//! Subqueries in UPDATE and DELETE run first, as constants (`dml.rs`); INSERT ... SELECT's
+//! query is read as any query with subqueries is ([`read_in`]).
 //!
 //! Not built yet (refused with 1235): a correlated subquery outside WHERE's conditions,
-//! LATERAL, correlated subqueries in UPDATE and DELETE, subqueries in INSERT, UNION inside a subquery, merging a
+//! LATERAL, correlated subqueries in UPDATE and DELETE, UNION inside a subquery, merging a
 //! derived table that is joined to other tables, and the semi-join transformations (FirstMatch,
 //! Materialization, LooseScan, DuplicateWeedout) MySQL chooses by cost. So where MySQL
 //! 8.0's EXPLAIN shows one block of semi-joined tables, waterline's shows the blocks as
@@ -35,7 +36,7 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, Expr as Ast, SetExpr, Statement, TableFactor};
-use waterline_txn::{Column, LockMode, TableSchema, Value};
+use waterline_txn::{Column, LockMode, TableSchema, Transaction, Value};
 
 mod block;
 mod correlated;
@@ -106,27 +107,36 @@ impl Bound for WithSubqueries {
 }
 
 fn run(s: &mut Session, q: &ast::Query, params: &[Value]) -> Result<Response, SqlError> {
-    let db = s.database().map(|d| d.to_string());
     let lock = s.serializable_read().then_some(LockMode::Shared);
-    // Placeholders first, in the order of the text, before a CTE's query is copied to where
-    // it is read.
-    let inlined = super::cte::inline(&with_params(q, params)?)?;
-    let mut answered = s
-        .with_trx(|s, trx| {
-            let mut st = Context {
-                lock,
-                db: db.as_deref(),
-                outer: names_in_from(&inlined),
-                explain: None,
-                current: 0,
-            };
-            answer(s, trx, &mut st, &inlined, (1, Kind::Top), true)
-        })?
-        .ok_or_else(|| SqlError::other("a query that returned nothing"))?;
+    let mut answered = s.with_trx(|s, trx| read_in(s, trx, q, params, lock))?;
     if let Response::Rows { columns, .. } = &mut answered {
         name_as_written(q, columns);
     }
     Ok(answered)
+}
+
+/// What query `q` (with subqueries, derived tables or CTEs) returns for `params`, read in
+/// `trx`, in `lock`'s mode if any: a statement's query (a SELECT, INSERT ... SELECT's).
+pub(crate) fn read_in(
+    s: &mut Session,
+    trx: &mut Transaction,
+    q: &ast::Query,
+    params: &[Value],
+    lock: Option<LockMode>,
+) -> Result<Response, SqlError> {
+    let db = s.database().map(|d| d.to_string());
+    // Placeholders first, in the order of the text, before a CTE's query is copied to where
+    // it is read.
+    let inlined = super::cte::inline(&with_params(q, params)?)?;
+    let mut st = Context {
+        lock,
+        db: db.as_deref(),
+        outer: names_in_from(&inlined),
+        explain: None,
+        current: 0,
+    };
+    answer(s, trx, &mut st, &inlined, (1, Kind::Top), true)?
+        .ok_or_else(|| SqlError::other("a query that returned nothing"))
 }
 
 /// EXPLAIN of a query with subqueries: a row per table of each of its blocks, by block
