@@ -55,6 +55,10 @@ pub enum FuncKind {
     /// TIMESTAMPDIFF(unit, a, b): `b - a` in whole units (months counted as MySQL counts
     /// them: one is complete when the day and time of month are reached again).
     TimestampDiff(TimeUnit),
+    /// UNIX_TIMESTAMP(dt): the seconds from 1970-01-01 00:00:00 UTC to `dt`, read in a time
+    /// zone this many seconds east of UTC (the session's, bound in); with the fraction of a
+    /// second `dt` has, and 0 outside MySQL's range (1970 to 3001-01-19 03:14:07.999999).
+    UnixTimestamp(i32),
 }
 
 /// A unit of an INTERVAL or of TIMESTAMPDIFF.
@@ -146,6 +150,7 @@ impl FuncKind {
             FuncKind::Least => "least",
             FuncKind::DateAdd(_) => "date_add",
             FuncKind::TimestampDiff(_) => "timestampdiff",
+            FuncKind::UnixTimestamp(_) => "unix_timestamp",
         }
     }
 
@@ -167,7 +172,8 @@ impl FuncKind {
             | FuncKind::Lower
             | FuncKind::Abs
             | FuncKind::Floor
-            | FuncKind::Ceil => (1, 1),
+            | FuncKind::Ceil
+            | FuncKind::UnixTimestamp(_) => (1, 1),
         }
     }
 
@@ -229,6 +235,9 @@ pub(crate) fn apply(kind: FuncKind, values: Vec<Value>) -> Result<Value, PlanErr
     }
     if let FuncKind::DateAdd(unit) | FuncKind::TimestampDiff(unit) = kind {
         return time_function(kind, unit, &values);
+    }
+    if let (FuncKind::UnixTimestamp(offset), [v]) = (kind, values.as_slice()) {
+        return unix_timestamp(offset, v);
     }
     let mut texts = Vec::with_capacity(values.len());
     for v in values {
@@ -544,6 +553,34 @@ fn time_function(kind: FuncKind, unit: TimeUnit, values: &[Value]) -> Result<Val
         }
         _ => Err(PlanError::ParamCount(kind.name().to_uppercase())),
     }
+}
+
+/// UNIX_TIMESTAMP(`v`) in a zone `offset` seconds east of UTC.
+fn unix_timestamp(offset: i32, v: &Value) -> Result<Value, PlanError> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let Some((at, _)) = datetime_of(v)? else {
+        return Ok(Value::Null);
+    };
+    /// 3001-01-19 03:14:07.999999 UTC, MySQL's last.
+    const LAST: i64 = 32_536_771_199_999_999;
+    let utc = at.0 - i64::from(offset) * 1_000_000;
+    if !(0..=LAST).contains(&utc) {
+        return Ok(Value::Int(0));
+    }
+    let fraction = utc % 1_000_000;
+    if fraction == 0 {
+        return Ok(Value::Int(utc / 1_000_000));
+    }
+    // The fraction's digits, as many as it has.
+    let mut scale = 6u8;
+    let mut units = i128::from(utc);
+    while units % 10 == 0 {
+        units /= 10;
+        scale -= 1;
+    }
+    Ok(Decimal::new(units, scale).map_or(Value::Null, Value::Decimal))
 }
 
 /// One element of a LIKE pattern.

@@ -90,4 +90,8 @@ impl waterline_planner::SessionValues for Session {
         session_value(self, e)
             .map_err(|e| waterline_planner::PlanError::Session(e.code, e.state, e.message))
     }
+
+    fn utc_offset_secs(&self) -> i64 {
+        self.settings().time_zone.offset_secs
+    }
 }

@@ -160,8 +160,17 @@ impl Binder<'_> {
         clause: &'static str,
     ) -> Result<Option<Expr>, PlanError> {
         let written = f.name.to_string();
-        let Some(kind) = FuncKind::named(&written) else {
-            return Ok(None);
+        let kind = match FuncKind::named(&written) {
+            Some(kind) => kind,
+            // UNIX_TIMESTAMP() alone is the session's clock (a session value); with an
+            // argument it reads it in the session's time zone, so the binding is for this
+            // execution only (the zone may change before the next).
+            None if written.eq_ignore_ascii_case("UNIX_TIMESTAMP") => {
+                self.volatile = true;
+                let offset = self.session.map_or(0, |s| s.utc_offset_secs());
+                FuncKind::UnixTimestamp(i32::try_from(offset).unwrap_or(0))
+            }
+            None => return Ok(None),
         };
         let args = self.arguments(f, clause)?;
         let (least, most) = kind.arity();

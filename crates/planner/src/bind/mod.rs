@@ -85,6 +85,11 @@ pub trait SessionValues {
     /// The value of `e` if it is a session value; an error for one the session does not
     /// have (an unknown `@@variable`).
     fn value(&self, e: &ast::Expr) -> Result<Option<Value>, PlanError>;
+
+    /// The session's time zone: seconds east of UTC (UNIX_TIMESTAMP(dt) reads `dt` in it).
+    fn utc_offset_secs(&self) -> i64 {
+        0
+    }
 }
 
 /// Resolves names against a list of tables; numbers `?` placeholders in the order it meets them.
