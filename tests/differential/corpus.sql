@@ -381,6 +381,9 @@ SELECT UPPER('a', 'b') AS r;
 SELECT CONCAT() AS r;
 SELECT CONCAT('x', f) AS r FROM t WHERE id = 1;
 
+SELECT LEFT('waterline', 5) AS a, RIGHT('waterline', 4) AS b, LEFT('abc', 0) AS c, RIGHT('abc', -1) AS d, LEFT('abc', 10) AS e, LEFT(NULL, 1) AS f, RIGHT('abc', NULL) AS g, LEFT(12345, 2) AS h;
+SELECT id, LEFT(d, 2) AS l, RIGHT(d, 2) AS r FROM t ORDER BY id;
+
 -- Numeric functions
 SELECT ABS(-3) AS a, ABS(2.50) AS b, ABS(-1.5e0) AS c, ABS(NULL) AS d, ABS('-7') AS e;
 SELECT id, ABS(a) AS x, ABS(c) AS y FROM t ORDER BY id;

@@ -26,6 +26,10 @@ pub enum FuncKind {
     Lower,
     /// SUBSTRING(s, pos [, len]), in characters from 1; a negative pos counts from the end.
     Substring,
+    /// LEFT(s, n): the first `n` characters (none for `n` below 1).
+    Left,
+    /// RIGHT(s, n): the last `n` characters (none for `n` below 1).
+    Right,
     /// TRIM(`[BOTH | LEADING | TRAILING] [what] FROM s`): `what` (a space by default) off
     /// both ends, the start or the end, as often as it is there.
     Trim(TrimSide),
@@ -137,6 +141,8 @@ impl FuncKind {
             FuncKind::Upper => "upper",
             FuncKind::Lower => "lower",
             FuncKind::Substring => "substring",
+            FuncKind::Left => "left",
+            FuncKind::Right => "right",
             FuncKind::Trim(TrimSide::Both) => "trim",
             FuncKind::Trim(TrimSide::Leading) => "trim_leading",
             FuncKind::Trim(TrimSide::Trailing) => "trim_trailing",
@@ -164,6 +170,8 @@ impl FuncKind {
             FuncKind::Trim(_)
             | FuncKind::Like(_)
             | FuncKind::Mod
+            | FuncKind::Left
+            | FuncKind::Right
             | FuncKind::DateAdd(_)
             | FuncKind::TimestampDiff(_) => (2, 2),
             FuncKind::Length
@@ -186,6 +194,8 @@ impl FuncKind {
             "UPPER" | "UCASE" => FuncKind::Upper,
             "LOWER" | "LCASE" => FuncKind::Lower,
             "SUBSTRING" | "SUBSTR" => FuncKind::Substring,
+            "LEFT" => FuncKind::Left,
+            "RIGHT" => FuncKind::Right,
             "ABS" => FuncKind::Abs,
             "FLOOR" => FuncKind::Floor,
             "CEIL" | "CEILING" => FuncKind::Ceil,
@@ -257,6 +267,17 @@ pub(crate) fn apply(kind: FuncKind, values: Vec<Value>) -> Result<Value, PlanErr
         (FuncKind::CharLength, [s]) => Value::Int(s.chars().count() as i64),
         (FuncKind::Upper, [s]) => Value::from(s.to_uppercase().as_str()),
         (FuncKind::Lower, [s]) => Value::from(s.to_lowercase().as_str()),
+        (FuncKind::Left | FuncKind::Right, [s, n]) => {
+            let chars: Vec<char> = s.chars().collect();
+            let n = usize::try_from(int(n)?.max(0))
+                .unwrap_or(usize::MAX)
+                .min(chars.len());
+            let part = match kind {
+                FuncKind::Left => &chars[..n],
+                _ => &chars[chars.len() - n..],
+            };
+            Value::from(part.iter().collect::<String>().as_str())
+        }
         (FuncKind::Substring, [s, rest @ ..]) if rest.len() <= 2 => {
             let chars: Vec<char> = s.chars().collect();
             let n = chars.len() as i64;
