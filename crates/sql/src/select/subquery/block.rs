@@ -1,14 +1,16 @@
-//! One query block (one SELECT) of a statement with subqueries. Its own subqueries and
-//! derived tables (those directly in it, not those inside them) run first, each as a block
-//! of its own; then the block is bound with their results as constants and tables, planned,
-//! and read, or explained.
+//! One query block (one SELECT) of a statement with subqueries. A derived table it may
+//! merge is merged first (`merge.rs`); then its own subqueries and derived tables (those
+//! directly in it, not those inside them) run, each as a block of its own, and the block is
+//! bound with their results as constants and tables, planned, and read, or explained. A
+//! subquery that turns out correlated is left in place and its WHERE condition checked per
+//! joined row (`correlated.rs`).
 //!
 //! Blocks are numbered as MySQL numbers them for EXPLAIN's `id`: the statement's first
 //! SELECT is 1, and every other SELECT follows in the order of the text (a CTE's query where
-//! the CTE is read). EXPLAIN's `select_type` is `SIMPLE` for a statement of one block,
-//! else `PRIMARY` for the outer one, `SUBQUERY` for a subquery in an expression (run once:
-//! none is correlated) and `DERIVED` for a derived table, shown in the FROM of the block
-//! around it as `<derivedN>`.
+//! the CTE is read; a merged derived table keeps its number). EXPLAIN's `select_type` is
+//! `SIMPLE` for a statement of one block, else `PRIMARY` for the outer one, `SUBQUERY` for
+//! a subquery run once, `DEPENDENT SUBQUERY` for a correlated one, and `DERIVED` for a
+//! derived table, shown in the FROM of the block around it as `<derivedN>`.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
