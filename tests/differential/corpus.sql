@@ -495,6 +495,7 @@ SELECT w FROM (SELECT a * 2 AS w FROM t ORDER BY a DESC LIMIT 2) AS d ORDER BY w
 SELECT d.k1, d.v FROM (SELECT two.k1, two.v FROM two JOIN u ON u.id = two.k2) AS d WHERE d.v > 0 ORDER BY d.k1, d.v;
 SELECT COUNT(*) AS n FROM (SELECT DISTINCT k1 FROM two) AS d;
 SELECT w, COUNT(*) AS n FROM (SELECT id, a * 2 AS w FROM t) AS d GROUP BY w HAVING n > 0 ORDER BY w;
+SELECT id AS w, w AS id FROM (SELECT id, a * 2 AS w FROM t WHERE a IS NOT NULL) AS d ORDER BY w DESC, id;
 
 -- Common table expressions
 WITH big AS (SELECT id, a FROM t WHERE a > 5) SELECT COUNT(*) AS n FROM big;

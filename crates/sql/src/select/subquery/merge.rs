@@ -72,7 +72,12 @@ pub(super) fn merged(q: &Query) -> Option<(Query, String)> {
             _ => None,
         })
         .collect();
-    if !subst.names_only(q, &own_aliases) {
+    // A select alias that is also a column's name: ORDER BY and HAVING would mean the
+    // alias, a substitution the column. Such a query is materialized instead.
+    let clash = own_aliases
+        .iter()
+        .any(|a| names.iter().any(|n| n.eq_ignore_ascii_case(a)));
+    if clash || !subst.names_only(q, &own_aliases) {
         return None;
     }
     let mut merged = q.clone();
