@@ -3,8 +3,6 @@
 //! ([`waterline_planner::explain::tree`]) under the steps after the join (aggregate,
 //! HAVING, DISTINCT, sort, limit). `FORMAT=JSON` and `EXPLAIN ANALYZE` are refused.
 
-use std::sync::Arc;
-
 use sqlparser::ast;
 use waterline_planner::Plan;
 use waterline_planner::exec::{Agg, AggFunc};
@@ -13,7 +11,7 @@ use waterline_txn::{Transaction, Value};
 
 use super::limit::{limit_offset, usable_rows};
 use super::{BoundQuery, bind, select_of, subquery};
-use crate::access::{Derived, TxnAccess, plan_failure};
+use crate::access::{Derived, TxnAccess};
 use crate::error::SqlError;
 use crate::session::{Response, Session};
 
@@ -95,12 +93,7 @@ pub(crate) fn explain_in(
     let usable = usable_rows(q, select_of(q)?, &bound.select, window);
     let access =
         TxnAccess::new(db, &bound.tables, trx, None, s.watch().clone()).with_derived(derived);
-    let plan = s
-        .planner(&access)
-        .limit(usable)
-        .optimize(Arc::clone(&bound.select), params)
-        .map_err(|e| plan_failure(&access, e))?;
-    s.trace_plan(&plan);
+    let plan = super::plan(s, &access, bound, params, usable)?;
     Ok(match format {
         Format::Table => Explained::Rows(explain_block(&plan, &access, id, select_type)),
         Format::Tree => Explained::Tree(steps_after_join(q, bound, &plan, window)),

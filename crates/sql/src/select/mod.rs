@@ -202,6 +202,24 @@ pub(crate) fn read(
     read_in(s, q, bound, params, (db, lock), trx, None, None)
 }
 
+/// Plans bound query `bound` for `params` over `access`, for the first `usable` rows if it
+/// may stop there, in the session's planner mode, its trace kept if the trace is on.
+fn plan(
+    s: &mut Session,
+    access: &TxnAccess<'_>,
+    bound: &BoundQuery,
+    params: &[Value],
+    usable: Option<usize>,
+) -> Result<waterline_planner::Plan, SqlError> {
+    let plan = s
+        .planner(access)
+        .limit(usable)
+        .optimize(Arc::clone(&bound.select), params)
+        .map_err(|e| plan_failure(access, e))?;
+    s.trace_plan(&plan);
+    Ok(plan)
+}
+
 /// What a query block's joined rows go through before they are projected: its WHERE
 /// conditions with a correlated subquery, checked per row (`subquery/correlated.rs`).
 pub(crate) type RowFilter<'f> = &'f mut dyn FnMut(
@@ -231,12 +249,7 @@ fn read_in(
         .waiting(bound.wait)
         .with_derived(derived);
     let usable = usable_rows(q, select, &bound.select, window).filter(|_| filter.is_none());
-    let plan = s
-        .planner(&access)
-        .limit(usable)
-        .optimize(Arc::clone(&bound.select), params)
-        .map_err(|e| plan_failure(&access, e))?;
-    s.trace_plan(&plan);
+    let plan = plan(s, &access, bound, params, usable)?;
     let wanted = rows_wanted(&plan, usable);
     s.scanned_without_index(scans_without_index(&plan));
     let run =

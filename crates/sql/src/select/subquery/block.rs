@@ -22,7 +22,7 @@ use waterline_txn::{Column, LockMode, TableSchema, Transaction};
 use super::correlated::{filter_rows, take_filters, with_placeholders};
 use super::merge;
 use super::values::{column_type, in_list, scalar, table_named};
-use super::{factors_mut, refers_outside};
+use super::{factors_mut, refers_outside, subquery_of};
 use crate::access::Derived;
 use crate::error::SqlError;
 use crate::select::{
@@ -155,16 +155,6 @@ fn blocks(q: &Query) -> usize {
     let mut count = Count(0);
     let _ = q.visit(&mut count);
     count.0
-}
-
-/// The query of subquery expression `e`, if it is one.
-pub(super) fn subquery_of(e: &Ast) -> Option<&Query> {
-    match e {
-        Ast::InSubquery { subquery, .. }
-        | Ast::Exists { subquery, .. }
-        | Ast::Subquery(subquery) => Some(subquery),
-        _ => None,
-    }
 }
 
 /// The numbers of a block's own subqueries (in expressions) and derived tables, each kind

@@ -19,8 +19,9 @@ use waterline_planner::BoundTable;
 use waterline_planner::value::truth;
 use waterline_txn::{Row, Transaction, Value};
 
-use super::block::{Context, Kind, answer, subquery_of};
+use super::block::{Context, Kind, answer};
 use super::values::constant;
+use super::{contains_subquery, factors, own_exprs};
 use crate::error::SqlError;
 use crate::session::{Response, Session};
 
@@ -35,7 +36,7 @@ pub(super) fn take_filters(q: &mut Query) -> Result<Vec<Ast>, SqlError> {
     if let Some(selection) = select.selection.take() {
         let mut keep = Vec::new();
         for c in conjuncts(selection) {
-            if has_subquery(&c) {
+            if contains_subquery(&c) {
                 filters.push(c);
             } else {
                 keep.push(c);
@@ -47,7 +48,7 @@ pub(super) fn take_filters(q: &mut Query) -> Result<Vec<Ast>, SqlError> {
             right: Box::new(b),
         });
     }
-    if has_subquery_in(q) {
+    if own_exprs(q).into_iter().any(contains_subquery) {
         return Err(SqlError::unsupported(
             "a correlated subquery outside the conditions of WHERE",
         ));
@@ -79,54 +80,6 @@ fn conjuncts(e: Ast) -> Vec<Ast> {
         }
         other => vec![other],
     }
-}
-
-fn has_subquery(e: &Ast) -> bool {
-    ast::visit_expressions(e, |x| {
-        if subquery_of(x).is_some() {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    })
-    .is_break()
-}
-
-/// Whether block `q` has a subquery expression of its own (not inside a derived table).
-fn has_subquery_in(q: &Query) -> bool {
-    let SetExpr::Select(select) = q.body.as_ref() else {
-        return false;
-    };
-    let mut found = select.projection.iter().any(|item| match item {
-        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-            has_subquery(e)
-        }
-        _ => false,
-    });
-    found |= select.having.as_ref().is_some_and(has_subquery);
-    found |= select.selection.as_ref().is_some_and(has_subquery);
-    found |= select.from.iter().any(|f| {
-        f.joins.iter().any(|j| match &j.join_operator {
-            ast::JoinOperator::Join(ast::JoinConstraint::On(e))
-            | ast::JoinOperator::Inner(ast::JoinConstraint::On(e))
-            | ast::JoinOperator::Left(ast::JoinConstraint::On(e))
-            | ast::JoinOperator::LeftOuter(ast::JoinConstraint::On(e))
-            | ast::JoinOperator::Right(ast::JoinConstraint::On(e))
-            | ast::JoinOperator::RightOuter(ast::JoinConstraint::On(e)) => has_subquery(e),
-            _ => false,
-        })
-    });
-    if let ast::GroupByExpr::Expressions(exprs, _) = &select.group_by {
-        found |= exprs.iter().any(has_subquery);
-    }
-    if let Some(ast::OrderBy {
-        kind: ast::OrderByKind::Expressions(items),
-        ..
-    }) = &q.order_by
-    {
-        found |= items.iter().any(|o| has_subquery(&o.expr));
-    }
-    found
 }
 
 /// The joined `rows` of a block over `tables` for which every one of `filters` is true.
@@ -242,11 +195,7 @@ impl Substitute<'_> {
             return Vec::new();
         };
         let (_, catalog) = self.s.tables();
-        let factors = select
-            .from
-            .iter()
-            .flat_map(|f| std::iter::once(&f.relation).chain(f.joins.iter().map(|j| &j.relation)));
-        factors
+        factors(select)
             .filter_map(|factor| match factor {
                 TableFactor::Table { name, alias, .. } => {
                     let table = name.0.last()?.as_ident()?.value.clone();

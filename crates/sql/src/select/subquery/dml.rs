@@ -10,20 +10,15 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{self, FromTable, Statement};
 use waterline_txn::{Isolation, LockMode, Value};
 
-use super::block::{Context, resolve_statement, subquery_of};
-use super::values::constant;
+use super::block::{Context, resolve_statement};
+use super::{contains_subquery, factors, subquery_of, with_params};
 use crate::dml::{bind_delete, bind_update, delete_in, update_in};
 use crate::error::SqlError;
 use crate::session::{Bound, Response, Session};
 
 /// Whether UPDATE or DELETE `statement` has a subquery in an expression.
 pub(crate) fn has_subquery(statement: &Statement) -> bool {
-    matches!(statement, Statement::Update(_) | Statement::Delete(_))
-        && ast::visit_expressions(statement, |e| match subquery_of(e) {
-            Some(_) => ControlFlow::Break(()),
-            None => ControlFlow::Continue(()),
-        })
-        .is_break()
+    matches!(statement, Statement::Update(_) | Statement::Delete(_)) && contains_subquery(statement)
 }
 
 /// An UPDATE or DELETE with subqueries: bound anew at every execution, once they have run.
@@ -41,27 +36,7 @@ impl Bound for DmlWithSubqueries {
         statement: &Statement,
         params: &[Value],
     ) -> Result<Response, SqlError> {
-        let mut statement = statement.clone();
-        let mut values = params.iter();
-        let mut missing = false;
-        let _ = ast::visit_expressions_mut(&mut statement, |e| {
-            if let ast::Expr::Value(v) = &*e
-                && matches!(v.value, ast::Value::Placeholder(_))
-            {
-                match values.next() {
-                    Some(p) => *e = constant(p),
-                    None => missing = true,
-                }
-            }
-            ControlFlow::<()>::Continue(())
-        });
-        if missing {
-            return Err(SqlError::new(
-                1210,
-                "HY000",
-                "Incorrect arguments to EXECUTE",
-            ));
-        }
+        let mut statement = with_params(statement, params)?;
         let target = target_of(&statement)?;
         refuse_reading_target(&statement, &target)?;
         let db = s.database().map(|d| d.to_string());
@@ -136,17 +111,13 @@ fn refuse_reading_target(statement: &Statement, target: &str) -> Result<(), SqlE
         if let Some(q) = subquery_of(e)
             && let ast::SetExpr::Select(select) = q.body.as_ref()
         {
-            reads |= select.from.iter().any(|f| {
-                std::iter::once(&f.relation)
-                    .chain(f.joins.iter().map(|j| &j.relation))
-                    .any(|t| match t {
-                        ast::TableFactor::Table { name, .. } => name
-                            .0
-                            .last()
-                            .and_then(|p| p.as_ident())
-                            .is_some_and(|i| i.value.eq_ignore_ascii_case(target)),
-                        _ => false,
-                    })
+            reads |= factors(select).any(|t| match t {
+                ast::TableFactor::Table { name, .. } => name
+                    .0
+                    .last()
+                    .and_then(|p| p.as_ident())
+                    .is_some_and(|i| i.value.eq_ignore_ascii_case(target)),
+                _ => false,
             });
         }
         ControlFlow::<()>::Continue(())

@@ -15,6 +15,8 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, Expr as Ast, Query, SelectItem, SetExpr, TableFactor};
 
+use super::{contains_subquery, factors, own_exprs};
+
 /// The aggregate functions, which keep a derived table from being merged.
 const AGGREGATES: [&str; 8] = [
     "COUNT",
@@ -45,7 +47,7 @@ pub(super) fn merged(q: &Query) -> Option<(Query, String)> {
     else {
         return None;
     };
-    if !from.joins.is_empty() || has_subquery(q) {
+    if !from.joins.is_empty() || own_exprs(q).into_iter().any(contains_subquery) {
         return None;
     }
     let inner = mergeable(subquery)?;
@@ -158,14 +160,10 @@ fn mergeable(q: &Query) -> Option<&ast::Select> {
         ast::GroupByExpr::Expressions(exprs, _) => !exprs.is_empty(),
         ast::GroupByExpr::All(_) => true,
     };
-    let plain_from = select.from.iter().all(|f| {
-        std::iter::once(&f.relation)
-            .chain(f.joins.iter().map(|j| &j.relation))
-            .all(|t| matches!(t, TableFactor::Table { args: None, .. }))
-    });
+    let plain_from = factors(select).all(|t| matches!(t, TableFactor::Table { args: None, .. }));
     let projection_ok = select.projection.iter().all(|item| match item {
         SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-            !has_aggregate(e) && !has_subquery_expr(e)
+            !has_aggregate(e) && !contains_subquery(e)
         }
         _ => false,
     });
@@ -220,42 +218,6 @@ fn has_aggregate(e: &Ast) -> bool {
         _ => ControlFlow::Continue(()),
     })
     .is_break()
-}
-
-fn has_subquery_expr(e: &Ast) -> bool {
-    ast::visit_expressions(e, |x| match x {
-        Ast::Subquery(_) | Ast::InSubquery { .. } | Ast::Exists { .. } => ControlFlow::Break(()),
-        _ => ControlFlow::Continue(()),
-    })
-    .is_break()
-}
-
-/// Whether the query has a subquery in an expression (its derived table's own aside).
-fn has_subquery(q: &Query) -> bool {
-    let SetExpr::Select(select) = q.body.as_ref() else {
-        return true;
-    };
-    let mut parts: Vec<&Ast> = select
-        .projection
-        .iter()
-        .filter_map(|item| match item {
-            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
-            _ => None,
-        })
-        .collect();
-    parts.extend(select.selection.iter());
-    parts.extend(select.having.iter());
-    if let ast::GroupByExpr::Expressions(exprs, _) = &select.group_by {
-        parts.extend(exprs.iter());
-    }
-    if let Some(ast::OrderBy {
-        kind: ast::OrderByKind::Expressions(items),
-        ..
-    }) = &q.order_by
-    {
-        parts.extend(items.iter().map(|o| &o.expr));
-    }
-    parts.into_iter().any(has_subquery_expr)
 }
 
 /// The outer query's references to the derived table's columns, and their replacements.

@@ -59,6 +59,74 @@ fn factors_mut(select: &mut ast::Select) -> impl Iterator<Item = &mut TableFacto
     })
 }
 
+/// [`factors_mut`], to read.
+fn factors(select: &ast::Select) -> impl Iterator<Item = &TableFactor> {
+    select.from.iter().flat_map(|from| {
+        std::iter::once(&from.relation).chain(from.joins.iter().map(|j| &j.relation))
+    })
+}
+
+/// The query of subquery expression `e`, if it is one.
+fn subquery_of(e: &Ast) -> Option<&ast::Query> {
+    match e {
+        Ast::InSubquery { subquery, .. }
+        | Ast::Exists { subquery, .. }
+        | Ast::Subquery(subquery) => Some(subquery),
+        _ => None,
+    }
+}
+
+/// Whether `node` has a subquery expression anywhere in it.
+fn contains_subquery(node: &impl ast::Visit) -> bool {
+    ast::visit_expressions(node, |e| match subquery_of(e) {
+        Some(_) => ControlFlow::Break(()),
+        None => ControlFlow::Continue(()),
+    })
+    .is_break()
+}
+
+/// Query block `q`'s own expressions: its select list, WHERE, ONs, GROUP BY, HAVING and
+/// ORDER BY (not those of the derived tables in its FROM).
+fn own_exprs(q: &ast::Query) -> Vec<&Ast> {
+    let SetExpr::Select(select) = q.body.as_ref() else {
+        return Vec::new();
+    };
+    let mut exprs: Vec<&Ast> = select
+        .projection
+        .iter()
+        .filter_map(|item| match item {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                Some(e)
+            }
+            _ => None,
+        })
+        .collect();
+    exprs.extend(select.selection.iter());
+    exprs.extend(select.having.iter());
+    for join in select.from.iter().flat_map(|f| &f.joins) {
+        if let ast::JoinOperator::Join(ast::JoinConstraint::On(e))
+        | ast::JoinOperator::Inner(ast::JoinConstraint::On(e))
+        | ast::JoinOperator::Left(ast::JoinConstraint::On(e))
+        | ast::JoinOperator::LeftOuter(ast::JoinConstraint::On(e))
+        | ast::JoinOperator::Right(ast::JoinConstraint::On(e))
+        | ast::JoinOperator::RightOuter(ast::JoinConstraint::On(e)) = &join.join_operator
+        {
+            exprs.push(e);
+        }
+    }
+    if let ast::GroupByExpr::Expressions(group, _) = &select.group_by {
+        exprs.extend(group.iter());
+    }
+    if let Some(ast::OrderBy {
+        kind: ast::OrderByKind::Expressions(items),
+        ..
+    }) = &q.order_by
+    {
+        exprs.extend(items.iter().map(|o| &o.expr));
+    }
+    exprs
+}
+
 /// Whether `q` has a subquery in an expression anywhere, a derived table in its FROM, or a
 /// WITH clause.
 pub(crate) fn has_subquery(q: &ast::Query) -> bool {
@@ -66,25 +134,11 @@ pub(crate) fn has_subquery(q: &ast::Query) -> bool {
         return true;
     }
     if let SetExpr::Select(select) = q.body.as_ref()
-        && select.from.iter().any(|from| {
-            std::iter::once(&from.relation)
-                .chain(from.joins.iter().map(|j| &j.relation))
-                .any(|t| matches!(t, TableFactor::Derived { .. }))
-        })
+        && factors(select).any(|t| matches!(t, TableFactor::Derived { .. }))
     {
         return true;
     }
-    ast::visit_expressions(q, |e| {
-        if matches!(
-            e,
-            Ast::InSubquery { .. } | Ast::Subquery(_) | Ast::Exists { .. }
-        ) {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    })
-    .is_break()
+    contains_subquery(q)
 }
 
 /// A query with subqueries: bound anew at every execution, once its subqueries have run.
@@ -177,8 +231,9 @@ pub(crate) fn explain(
     Ok(super::explain::response(explained))
 }
 
-/// `q` with its placeholders replaced by `params`, in the order of the text.
-fn with_params(q: &ast::Query, params: &[Value]) -> Result<ast::Query, SqlError> {
+/// `q` (a query or a statement) with its placeholders replaced by `params`, in the order
+/// of the text.
+fn with_params<T: ast::VisitMut + Clone>(q: &T, params: &[Value]) -> Result<T, SqlError> {
     let mut q = q.clone();
     let mut params = params.iter();
     let mut missing = false;
@@ -242,13 +297,9 @@ fn names_in_from(q: &ast::Query) -> HashSet<String> {
 
 fn collect_aliases(q: &ast::Query, out: &mut Vec<String>) {
     if let SetExpr::Select(select) = q.body.as_ref() {
-        for from in &select.from {
-            for factor in
-                std::iter::once(&from.relation).chain(from.joins.iter().map(|j| &j.relation))
-            {
-                if let TableFactor::Table { alias: Some(a), .. } = factor {
-                    out.push(a.name.value.to_ascii_lowercase());
-                }
+        for factor in factors(select) {
+            if let TableFactor::Table { alias: Some(a), .. } = factor {
+                out.push(a.name.value.to_ascii_lowercase());
             }
         }
     }
