@@ -469,6 +469,31 @@ SELECT id FROM t WHERE EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id AND two.k2 
 SELECT t.id, COUNT(*) AS n FROM t JOIN u ON u.id = t.id WHERE EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) GROUP BY t.id ORDER BY t.id;
 SELECT id FROM t x WHERE a = (SELECT MAX(a) FROM t y WHERE y.id <= x.id) ORDER BY id;
 SELECT id FROM t WHERE a > 5 AND EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) ORDER BY id LIMIT 2;
+
+-- Semi-joins and anti-joins (flattened by default where correlated; all of them with materialization=off)
+SELECT id FROM t WHERE EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) AND NOT EXISTS (SELECT 1 FROM u WHERE u.grp = t.id) ORDER BY id;
+SELECT id FROM t WHERE id IN (SELECT id FROM t WHERE a > 3) ORDER BY id;
+SELECT x.id FROM t x WHERE x.a IN (SELECT t.a FROM t WHERE t.id <> x.id) ORDER BY x.id;
+SELECT id FROM t WHERE (id, a) IN (SELECT k1, v FROM two) ORDER BY id;
+SELECT id FROM t WHERE (id, a) NOT IN (SELECT k1, v FROM two) ORDER BY id;
+SELECT id FROM t WHERE id IN (SELECT two.k1 FROM two JOIN u ON u.grp = two.k2 WHERE u.id > 1) ORDER BY id;
+SELECT id FROM t WHERE EXISTS (SELECT 1 FROM two, u WHERE two.k1 = t.id AND u.grp = two.k2) ORDER BY id;
+SELECT t.id, u.email FROM t LEFT JOIN u ON u.id = t.id WHERE EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) ORDER BY t.id;
+SELECT t.id FROM t LEFT JOIN u ON u.id = t.id WHERE NOT EXISTS (SELECT 1 FROM two WHERE two.k1 = u.id) ORDER BY t.id;
+SELECT COUNT(*) AS n FROM t WHERE a NOT IN (SELECT v FROM two WHERE v IS NOT NULL);
+SELECT id FROM t WHERE EXISTS (SELECT DISTINCT k2 FROM two WHERE two.k1 = t.id ORDER BY k2) ORDER BY id;
+SET optimizer_switch = 'materialization=off';
+SELECT id FROM t WHERE id NOT IN (SELECT k1 FROM two) ORDER BY id;
+SELECT id FROM t WHERE a NOT IN (SELECT v FROM two) ORDER BY id;
+SELECT id FROM t WHERE a NOT IN (SELECT grp FROM u WHERE grp IS NOT NULL) ORDER BY id;
+SELECT id FROM t WHERE id NOT IN (SELECT k1 FROM two WHERE k1 > 100) ORDER BY id;
+SELECT id FROM t WHERE EXISTS (SELECT 1 FROM two WHERE k1 = 1) AND id < 3 ORDER BY id;
+SELECT id FROM t WHERE NOT EXISTS (SELECT 1 FROM two WHERE k1 = 99) AND id < 3 ORDER BY id;
+SELECT id FROM t WHERE id IN (SELECT k1 FROM two) ORDER BY id;
+SELECT id FROM t WHERE a IN (SELECT grp FROM u) AND id IN (SELECT k2 FROM two) ORDER BY id;
+SELECT id FROM t WHERE id IN (SELECT id FROM t WHERE a > 3) ORDER BY id;
+SELECT id FROM t WHERE (id, a) NOT IN (SELECT k1, v FROM two) ORDER BY id;
+SET optimizer_switch = 'default';
 SELECT id FROM t WHERE id > (SELECT k1 FROM two WHERE two.k2 = t.id);
 SELECT id FROM t WHERE id IN (SELECT nope FROM two);
 SELECT id FROM t WHERE id IN (SELECT k1, k2 FROM two);

@@ -19,7 +19,7 @@
 //! | module | MySQL | what it does |
 //! |---|---|---|
 //! | [`bind`] | `Item` resolution | names to (table, column); every [`Expr`] knows its [`TableMap`] |
-//! | `outer` | `simplify_joins` | LEFT and RIGHT JOIN as [`OuterJoin`]s; those a WHERE makes inner; the join orders they allow |
+//! | `outer` | `simplify_joins`, semi-join | LEFT and RIGHT JOIN as [`OuterJoin`]s; those a WHERE makes inner; semi-joins and anti-joins; the join orders they allow |
 //! | `join` | `JOIN::make_join_plan` | equalities, const tables, access paths, join order |
 //! | `order` | `test_if_skip_sort_order`, `test_if_cheaper_ordering` | whether an index gives the ORDER BY / GROUP BY order; with a LIMIT ([`Planner::limit`]), an index read in order instead of a scan and a sort |
 //! | [`range`] | `sql/range_optimizer/` | [`SelArg`](range::SelArg) intervals per key part, [`SelTree`](range::SelTree) per index, key ranges |
@@ -61,6 +61,7 @@ mod order;
 mod outer;
 mod plan;
 pub mod range;
+pub mod semijoin;
 mod table_map;
 pub mod trace;
 pub mod value;
@@ -73,11 +74,11 @@ use sqlparser::parser::Parser;
 use thiserror::Error;
 use waterline_types::Value;
 
-pub use bind::{BoundSelect, BoundTable, SessionValues};
+pub use bind::{BoundSelect, BoundTable, SemiJoin, SessionValues};
 pub use catalog::{Catalog, IndexId, TableStats};
 pub use expr::{Case, CmpOp, ColumnRef, Env, Expr, Func, FuncKind, TimeUnit, TrimSide};
 pub use memory::MemCatalog;
-pub use outer::OuterJoin;
+pub use outer::{JoinKind, OuterJoin};
 pub use plan::{Access, Impossible, Nest, Plan, TablePlan, key_len, key_part_len};
 pub use table_map::{MAX_TABLES, TableMap};
 
@@ -267,9 +268,18 @@ impl<'c> Planner<'c> {
         }
     }
 
-    /// Plans a parsed query.
+    /// Plans a parsed query. Every `[NOT] EXISTS` and `[NOT] IN` subquery of WHERE that can
+    /// become a semi-join or anti-join does ([`semijoin`]); the planner alone runs nothing,
+    /// so the choice to run one once instead is its caller's (the SQL layer's).
     pub fn plan_query(&self, query: &ast::Query, params: &[Value]) -> Result<Plan, PlanError> {
-        let select = bind::bind_query(self.catalog, query, None)?;
+        let flattenable = semijoin::flattenable(self.catalog, query);
+        let select = if flattenable.is_empty() {
+            bind::bind_query(self.catalog, query, None)?
+        } else {
+            let mut query = query.clone();
+            let semis = semijoin::flatten_all(&mut query, flattenable);
+            bind::bind_query_with(self.catalog, &query, None, &semis)?
+        };
         self.optimize(Arc::new(select), params)
     }
 

@@ -13,18 +13,50 @@
 //!
 //! Not built: an outer join nested inside another's inner side (`a LEFT JOIN (b LEFT JOIN c
 //! ON ..) ON ..`, or a RIGHT JOIN whose left side has an outer join), refused with 1235.
+//!
+//! Semi-joins and anti-joins are nests of the same kind ([`JoinKind`]): the tables of an
+//! `EXISTS` or `IN` subquery the SQL layer flattened into the query around it (MySQL's
+//! semi-join transformation), read after the outer tables their conditions name. A semi-join
+//! passes an outer row on at its first match and stops (MySQL's FirstMatch strategy), so no
+//! outer row comes twice; its conditions are the query's like WHERE's (they may make a table
+//! const or give an equality to propagate, since an outer row without a match is dropped
+//! anyway). An anti-join (`NOT EXISTS`, `NOT IN`) passes an outer row on, NULL-filled, only
+//! when nothing matches, and stops at the first match; its conditions decide the match only,
+//! as an outer join's ON does.
 
 use crate::expr::Expr;
 use crate::table_map::TableMap;
 
-/// One outer join, as a LEFT JOIN.
+/// What a nest of inner tables does with an outer row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinKind {
+    /// LEFT JOIN: every match, or one NULL-filled row.
+    Left,
+    /// Semi-join (EXISTS, IN): the outer row once, at its first match.
+    Semi,
+    /// Anti-join (NOT EXISTS, NOT IN): the outer row once if nothing matches.
+    Anti,
+}
+
+/// One outer join, as a LEFT JOIN; or a semi-join or anti-join.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OuterJoin {
+    /// What it is.
+    pub kind: JoinKind,
     /// Its inner tables: NULLs for an outer row that no row of them matches.
     pub inner: TableMap,
     /// The tables every join order puts before the inner ones: those before the join in
-    /// FROM (a RIGHT JOIN's: its right table, and the FROM items before its own).
+    /// FROM (a RIGHT JOIN's: its right table, and the FROM items before its own); a
+    /// semi-join's or anti-join's: the outer tables its conditions read.
     pub after: TableMap,
+}
+
+impl OuterJoin {
+    /// Whether its conditions decide a match only (an outer join's ON, an anti-join's),
+    /// rather than filter the query's rows (a semi-join's, as WHERE's do).
+    pub fn matches_only(&self) -> bool {
+        self.kind != JoinKind::Semi
+    }
 }
 
 /// Binds as inner joins the outer joins whose NULL rows a condition that is not an outer
@@ -33,10 +65,11 @@ pub struct OuterJoin {
 pub(crate) fn simplify(joins: &mut Vec<OuterJoin>, on_of: &mut [Option<usize>], conds: &[Expr]) {
     loop {
         let rejected = joins.iter().position(|j| {
-            conds
-                .iter()
-                .zip(on_of.iter())
-                .any(|(c, on)| on.is_none() && rejects_null(c, j.inner))
+            j.kind == JoinKind::Left
+                && conds
+                    .iter()
+                    .zip(on_of.iter())
+                    .any(|(c, on)| on.is_none() && rejects_null(c, j.inner))
         });
         let Some(k) = rejected else { return };
         joins.remove(k);

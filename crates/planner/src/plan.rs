@@ -93,9 +93,12 @@ impl Access {
     }
 }
 
-/// An outer join's inner tables in a plan: positions `first..=last` of [`Plan::tables`].
+/// An outer join's (or a semi-join's, an anti-join's) inner tables in a plan: positions
+/// `first..=last` of [`Plan::tables`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Nest {
+    /// What the nest does with an outer row.
+    pub kind: crate::outer::JoinKind,
     /// The position of the first.
     pub first: usize,
     /// The position of the last.
@@ -163,8 +166,9 @@ pub struct Plan {
     pub select: Arc<BoundSelect>,
     /// The tables in join order: const tables first.
     pub tables: Vec<TablePlan>,
-    /// Each outer join's inner tables in `tables`, by outer join (of the query's
-    /// [`outer_joins`](crate::BoundSelect::outer_joins)).
+    /// Each outer join's, semi-join's and anti-join's inner tables in `tables`, in the
+    /// order of the query's [`outer_joins`](crate::BoundSelect::outer_joins) (a semi-join
+    /// whose tables are all const has none).
     pub nests: Vec<Nest>,
     /// Set if the query can return no row.
     pub impossible: Option<Impossible>,

@@ -32,6 +32,59 @@ pub(crate) struct Settings {
     pub(crate) timeouts: Timeouts,
     /// `optimizer_trace`'s `enabled` (`session/trace.rs`).
     pub(crate) optimizer_trace: bool,
+    /// `optimizer_switch`: the subquery strategies the planner may choose.
+    pub(crate) optimizer_switch: OptimizerSwitch,
+}
+
+/// The flags of `optimizer_switch` waterline has, with MySQL's names and defaults (all on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OptimizerSwitch {
+    /// `semijoin`: an EXISTS or IN subquery of WHERE may become a semi-join (or, negated,
+    /// an anti-join).
+    pub(crate) semijoin: bool,
+    /// `firstmatch`: the semi-join strategy waterline has; off, no subquery is flattened.
+    pub(crate) firstmatch: bool,
+    /// `materialization`: a subquery that does not refer to the query around it may run
+    /// once and become constants; off, such a subquery is flattened wherever it can be.
+    pub(crate) materialization: bool,
+}
+
+impl OptimizerSwitch {
+    /// The value of `@@optimizer_switch`.
+    pub(crate) fn text(self) -> String {
+        let on = |b: bool| if b { "on" } else { "off" };
+        format!(
+            "materialization={},semijoin={},firstmatch={}",
+            on(self.materialization),
+            on(self.semijoin),
+            on(self.firstmatch)
+        )
+    }
+
+    /// The flag named `name`, to set.
+    pub(crate) fn flag(&mut self, name: &str) -> Option<&mut bool> {
+        match name {
+            "materialization" => Some(&mut self.materialization),
+            "semijoin" => Some(&mut self.semijoin),
+            "firstmatch" => Some(&mut self.firstmatch),
+            _ => None,
+        }
+    }
+
+    /// Whether a subquery may be flattened into a semi-join or an anti-join.
+    pub(crate) fn flattens(self) -> bool {
+        self.semijoin && self.firstmatch
+    }
+}
+
+impl Default for OptimizerSwitch {
+    fn default() -> OptimizerSwitch {
+        OptimizerSwitch {
+            semijoin: true,
+            firstmatch: true,
+            materialization: true,
+        }
+    }
 }
 
 impl Settings {
@@ -49,6 +102,7 @@ impl Settings {
             unique_checks: true,
             timeouts: shared.config.timeouts,
             optimizer_trace: false,
+            optimizer_switch: OptimizerSwitch::default(),
         }
     }
 }

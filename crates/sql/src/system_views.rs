@@ -131,7 +131,7 @@ pub(crate) fn read(
     }
     let tables = [table];
     let database = view.schema();
-    let bound = crate::select::bind_in(s, &tables, q, Some(database), None)?;
+    let bound = crate::select::bind_in(s, &tables, q, Some(database), None, &[])?;
     let response = crate::select::read(s, q, &bound, params, (database, None), &mut trx);
     trx.rollback();
     // Reading the trace is not a statement to trace.

@@ -19,12 +19,13 @@ use waterline_txn::{Counter, Isolation, Value};
 use crate::error::SqlError;
 use crate::session::{Response, Session};
 use crate::settings::{
-    DEFAULT_SQL_MODE, Level, SqlMode, TimeZone, isolation_name, parse_isolation, read_uncommitted,
+    DEFAULT_SQL_MODE, Level, OptimizerSwitch, SqlMode, TimeZone, isolation_name, parse_isolation,
+    read_uncommitted,
 };
 use crate::shared::Timeouts;
 
 /// Names the server answers for, in SHOW VARIABLES order.
-const NAMES: [&str; 30] = [
+const NAMES: [&str; 31] = [
     "auto_increment_increment",
     "autocommit",
     "character_set_client",
@@ -43,6 +44,7 @@ const NAMES: [&str; 30] = [
     "max_execution_time",
     "net_read_timeout",
     "net_write_timeout",
+    "optimizer_switch",
     "optimizer_trace",
     "socket",
     "sql_mode",
@@ -129,6 +131,7 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         "transaction_read_only" | "tx_read_only" | "performance_schema" => Value::Int(0),
         "version" => Value::from(crate::VERSION),
         "version_comment" => Value::from("waterline, a miniature MVCC row store"),
+        "optimizer_switch" => Value::from(s.settings().optimizer_switch.text()),
         "optimizer_trace" => Value::from(if s.settings().optimizer_trace {
             "enabled=on,one_line=off"
         } else {
@@ -296,6 +299,34 @@ fn assign(
                     _ => return Err(wrong()),
                 }
             }
+        }
+        "optimizer_switch" => {
+            let text = text_of(&value);
+            let wrong = || {
+                SqlError::new(
+                    1231,
+                    "42000",
+                    format!("Variable 'optimizer_switch' can't be set to the value of '{text}'"),
+                )
+            };
+            let mut switch = s.settings().optimizer_switch;
+            for part in text.split(',').filter(|p| !p.trim().is_empty()) {
+                // `default` alone: every flag back to its default.
+                if part.trim().eq_ignore_ascii_case("default") {
+                    switch = OptimizerSwitch::default();
+                    continue;
+                }
+                let (key, setting) = part.split_once('=').ok_or_else(wrong)?;
+                let key = key.trim().to_ascii_lowercase();
+                let on = match setting.trim().to_ascii_lowercase().as_str() {
+                    "on" => true,
+                    "off" => false,
+                    "default" => true,
+                    _ => return Err(wrong()),
+                };
+                *switch.flag(&key).ok_or_else(wrong)? = on;
+            }
+            s.settings_mut().optimizer_switch = switch;
         }
         "waterline_planner_mode" => {
             s.settings_mut().planner = text_of(&value)

@@ -32,7 +32,22 @@ pub struct BoundTable {
     pub schema: Arc<TableSchema>,
 }
 
-use crate::outer::OuterJoin;
+use crate::outer::{JoinKind, OuterJoin};
+
+/// A subquery the caller flattened into the query around it (`EXISTS`, `IN`, or their
+/// negations, in WHERE): its tables and the condition that decides whether an outer row
+/// matches (the subquery's WHERE, with `x = y` for an IN). Its tables are bound after the
+/// query's own, and only its condition sees them.
+#[derive(Clone, Debug)]
+pub struct SemiJoin {
+    /// [`JoinKind::Semi`] or [`JoinKind::Anti`].
+    pub kind: JoinKind,
+    /// The subquery's tables (each a named table).
+    pub tables: Vec<TableFactor>,
+    /// The match condition, its names resolved as the subquery resolves them (a name of
+    /// the subquery's tables qualified by an alias no outer table has).
+    pub cond: ast::Expr,
+}
 
 /// A SELECT's parts, bound.
 #[derive(Clone, Debug, Default)]
@@ -59,6 +74,9 @@ pub struct BoundSelect {
     /// Whether a session value of this moment (`NOW()`) was bound in: the binding is good
     /// for one execution only.
     pub volatile: bool,
+    /// How many of `tables`, at the end, are the tables of semi-joins and anti-joins: the
+    /// query's select list, WHERE and ORDER BY do not see them.
+    pub hidden: usize,
 }
 
 impl BoundSelect {
@@ -73,8 +91,14 @@ impl BoundSelect {
     /// rows matched); for any other table, any condition but an outer join's ON.
     pub fn applies(&self, i: usize, t: usize) -> bool {
         let me = TableMap::table(t);
-        let inner_of = self.outer_joins.iter().position(|j| j.inner.overlaps(me));
+        let inner_of =
+            (self.outer_joins.iter()).position(|j| j.matches_only() && j.inner.overlaps(me));
         self.on_of(i) == inner_of
+    }
+
+    /// The tables the query's own clauses see (those of its FROM).
+    pub fn visible(&self) -> &[BoundTable] {
+        &self.tables[..self.tables.len() - self.hidden]
     }
 }
 
@@ -665,6 +689,17 @@ pub fn bind_query(
     query: &ast::Query,
     session: Option<&dyn SessionValues>,
 ) -> Result<BoundSelect, PlanError> {
+    bind_query_with(catalog, query, session, &[])
+}
+
+/// [`bind_query`], with the subqueries of `semi` flattened into the query as semi-joins and
+/// anti-joins.
+pub fn bind_query_with(
+    catalog: &dyn Catalog,
+    query: &ast::Query,
+    session: Option<&dyn SessionValues>,
+    semi: &[SemiJoin],
+) -> Result<BoundSelect, PlanError> {
     let SetExpr::Select(select) = query.body.as_ref() else {
         return Err(PlanError::Unsupported(format!("{}", query.body)));
     };
@@ -705,6 +740,7 @@ pub fn bind_query(
                 (Some(false), Some(e)) => {
                     ons.push((e, tables.len(), Some(outer_joins.len())));
                     outer_joins.push(OuterJoin {
+                        kind: JoinKind::Left,
                         inner: me,
                         after: TableMap::first(before),
                     });
@@ -725,6 +761,7 @@ pub fn bind_query(
                     }
                     ons.push((e, tables.len(), Some(k)));
                     outer_joins.push(OuterJoin {
+                        kind: JoinKind::Left,
                         inner,
                         after: TableMap::first(item_start) | me,
                     });
@@ -733,7 +770,17 @@ pub fn bind_query(
             }
         }
     }
-    let mut binder = Binder::new(&tables);
+    let visible = tables.len();
+    let mut nested = Vec::new();
+    for sj in semi {
+        let first = tables.len();
+        for factor in &sj.tables {
+            bind_table(catalog, factor, &mut tables)?;
+        }
+        let inner = TableMap::first(tables.len()) & !TableMap::first(first);
+        nested.push((sj, inner));
+    }
+    let mut binder = Binder::new(&tables[..visible]);
     binder.session = session;
     for item in &select.projection {
         match item {
@@ -774,6 +821,26 @@ pub fn bind_query(
         }
     }
     crate::outer::simplify(&mut outer_joins, &mut on_of, &conds);
+    let mut volatile = binder.volatile;
+    for (sj, inner) in nested {
+        let mut all = Binder::new(&tables);
+        all.session = session;
+        all.params = binder.params;
+        let e = all.expr(&sj.cond, "where clause")?;
+        binder.params = all.params;
+        binder.seen.append(&mut all.seen);
+        volatile |= all.volatile;
+        let k = outer_joins.len();
+        outer_joins.push(OuterJoin {
+            kind: sj.kind,
+            inner,
+            after: e.used_tables() & TableMap::first(visible),
+        });
+        for c in e.conjuncts() {
+            conds.push(c);
+            on_of.push((sj.kind == JoinKind::Anti).then_some(k));
+        }
+    }
     let mut group_by = Vec::new();
     if let GroupByExpr::Expressions(exprs, _) = &select.group_by {
         for e in exprs {
@@ -811,7 +878,8 @@ pub fn bind_query(
     }
     let param_count = binder.param_count();
     Ok(BoundSelect {
-        volatile: binder.volatile,
+        hidden: tables.len() - visible,
+        volatile,
         tables,
         conds,
         on_of,

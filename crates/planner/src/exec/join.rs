@@ -7,11 +7,17 @@
 //! the last of them that passes the join's ON marks the outer row as matched, and then
 //! goes on through the conditions checked after the match; an outer row the nest never
 //! matched goes on once with an empty row (every column NULL) for each of its tables.
+//!
+//! A semi-join's nest stops at the first row of its last table that passes its conditions,
+//! after that row went on (MySQL's FirstMatch): the outer row goes on once. An anti-join's
+//! stops at the first match without going on, and only an outer row it never matched goes
+//! on, NULL-filled.
 
 use waterline_types::{Row, Value};
 
 use crate::PlanError;
 use crate::expr::{Env, row_refs};
+use crate::outer::JoinKind;
 use crate::plan::Plan;
 
 use super::read::{Storage, read};
@@ -145,6 +151,12 @@ impl Run<'_> {
             self.found[k] = false;
         }
         let closes = plan.nests.iter().position(|n| n.last == pos);
+        let closes_kind = closes.map(|k| plan.nests[k].kind);
+        // The semi-join or anti-join this position is in: its first match ends it.
+        let stops = plan
+            .nests
+            .iter()
+            .position(|n| n.kind != JoinKind::Left && (n.first..=n.last).contains(&pos));
         for row in candidates {
             if self.wanted.is_some_and(|w| exec.rows.len() >= w) {
                 break;
@@ -154,16 +166,30 @@ impl Run<'_> {
             if !self.holds(&tp.on, current)? {
                 continue;
             }
-            if let Some(k) = closes {
+            if let Some(k) = closes
+                && closes_kind != Some(JoinKind::Semi)
+            {
                 self.found[k] = true;
+                if closes_kind == Some(JoinKind::Anti) {
+                    break;
+                }
             }
             if !self.holds(&tp.cond, current)? {
                 continue;
             }
+            if let Some(k) = closes
+                && closes_kind == Some(JoinKind::Semi)
+            {
+                self.found[k] = true;
+            }
             self.next(pos, current, exec)?;
+            if stops.is_some_and(|k| self.found[k]) {
+                break;
+            }
         }
         // An outer row no inner row matched: once, with NULLs for the inner tables.
         if let Some(k) = opens
+            && plan.nests[k].kind != JoinKind::Semi
             && !self.found[k]
             && self.wanted.is_none_or(|w| exec.rows.len() < w)
         {

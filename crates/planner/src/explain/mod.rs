@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use crate::catalog::Catalog;
 use crate::expr::Expr;
+use crate::outer::JoinKind;
 use crate::plan::{Access, Plan, TablePlan, key_len};
 use crate::table_map::TableMap;
 
@@ -119,6 +120,34 @@ pub fn explain_block(
                 )
             {
                 extra.push("Using join buffer (hash join)");
+            }
+            // A semi-join's last table: the outer row goes on at its first match, back to
+            // the table before the nest (MySQL's FirstMatch); an anti-join's: its first
+            // match drops the outer row.
+            let first_match;
+            match plan
+                .nests
+                .iter()
+                .find(|n| n.last == pos)
+                .map(|n| (n.kind, n.first))
+            {
+                Some((JoinKind::Semi, first)) => {
+                    // The nearest table before it that is not in another semi-join.
+                    let back = (0..first).rev().find(|&p| {
+                        !(plan.nests.iter())
+                            .any(|n| n.kind == JoinKind::Semi && (n.first..=n.last).contains(&p))
+                    });
+                    first_match = match back {
+                        Some(before) => {
+                            let t = plan.tables[before].table;
+                            format!("FirstMatch({})", plan.select.tables[t].alias)
+                        }
+                        None => "FirstMatch".to_owned(),
+                    };
+                    extra.push(&first_match);
+                }
+                Some((JoinKind::Anti, _)) => extra.push("Not exists"),
+                _ => {}
             }
             ExplainRow {
                 values: [

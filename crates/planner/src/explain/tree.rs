@@ -4,7 +4,8 @@
 //! A plan joins left-deep: each table after the first is joined to the tables before it by a
 //! nested loop (`Nested loop inner join`), or, when the plan reads it once and keeps its
 //! rows, by probing them with each row before it (`Inner hash join`, the kept table under
-//! `Hash`); an outer join's inner tables make a `left join`. A table's conditions stand over its access as
+//! `Hash`); an outer join's inner tables make a `left join`, a semi-join's a `semijoin`, an
+//! anti-join's an `antijoin`. A table's conditions stand over its access as
 //! `Filter: (...)`. Const tables were read while planning: they do not appear, and a plan
 //! of const tables only is `Rows fetched before execution`. The steps after the join
 //! (aggregate, sort, limit) are the SQL layer's to put on top ([`Node`]).
@@ -12,6 +13,7 @@
 use std::fmt::Write as _;
 
 use crate::expr::Expr;
+use crate::outer::JoinKind;
 use crate::plan::{Access, Plan, TablePlan};
 use crate::range::describe;
 
@@ -74,16 +76,23 @@ pub fn tree(plan: &Plan) -> Node {
         let leaf = table(plan, tp);
         cost += tp.cost;
         let out = tp.rows as f64 * tp.filtered / 100.0;
-        rows *= out;
+        // A semi-join or anti-join passes each outer row on once at most.
+        let once = (plan.nests.iter())
+            .any(|n| n.kind != JoinKind::Left && (n.first..=n.last).contains(&pos));
+        rows *= if once { out.min(1.0) } else { out };
         node = Some(match node {
             None => leaf,
             Some(before) => {
-                let left = plan.nests.iter().any(|n| n.first == pos);
-                let how = match (tp.join_buffer, left) {
-                    (true, false) => "Inner hash join",
-                    (true, true) => "Left hash join",
-                    (false, false) => "Nested loop inner join",
-                    (false, true) => "Nested loop left join",
+                let kind = plan.nests.iter().find(|n| n.first == pos).map(|n| n.kind);
+                let how = match (tp.join_buffer, kind) {
+                    (true, None) => "Inner hash join",
+                    (true, Some(JoinKind::Left)) => "Left hash join",
+                    (true, Some(JoinKind::Semi)) => "Hash semijoin",
+                    (true, Some(JoinKind::Anti)) => "Hash antijoin",
+                    (false, None) => "Nested loop inner join",
+                    (false, Some(JoinKind::Left)) => "Nested loop left join",
+                    (false, Some(JoinKind::Semi)) => "Nested loop semijoin",
+                    (false, Some(JoinKind::Anti)) => "Nested loop antijoin",
                 };
                 // The table read once is kept (under `Hash`), the rows before it probe it.
                 let children = if tp.join_buffer {

@@ -16,6 +16,7 @@ use crate::bind::BoundSelect;
 use crate::catalog::{Catalog, IndexId};
 use crate::cost;
 use crate::expr::{CmpOp, ColumnRef, Env, Expr, row_refs};
+use crate::outer::JoinKind;
 use crate::plan::{Access, Impossible, Nest, Plan, TablePlan};
 use crate::range::{
     KeyTree, RangeParam, SelTree, describe, get_mm_tree, get_mm_tree_and, key_ranges,
@@ -169,9 +170,11 @@ impl Optimizer<'_> {
         e.eval(Env::new(&rows, self.params))
     }
 
-    /// Every outer join's inner tables.
+    /// Every outer join's and anti-join's inner tables.
     fn inner_tables(&self) -> TableMap {
-        (self.select.outer_joins.iter()).fold(TableMap::EMPTY, |m, j| m | j.inner)
+        (self.select.outer_joins.iter())
+            .filter(|j| j.matches_only())
+            .fold(TableMap::EMPTY, |m, j| m | j.inner)
     }
 
     /// A value `t.col = value` gives, among the conditions, using only `known` tables.
@@ -502,6 +505,9 @@ impl Optimizer<'_> {
         for order in orders {
             let mut known = self.const_tables;
             let mut fanout = 1.0;
+            // The fanout before an open semi-join or anti-join: at most one row per outer
+            // row comes out of it.
+            let mut before_nest: Option<f64> = None;
             let mut total = 0.0;
             let mut plans = Vec::new();
             self.trace.line(0, || {
@@ -529,8 +535,20 @@ impl Optimizer<'_> {
                     )
                 });
                 total += c.cost;
+                let me = TableMap::table(t);
+                let nest = joins
+                    .iter()
+                    .find(|j| j.kind != JoinKind::Left && j.inner.overlaps(me));
+                if nest.is_some() {
+                    before_nest.get_or_insert(fanout);
+                }
                 fanout *= (c.rows as f64 * c.filtered / 100.0).max(1.0);
-                known = known | TableMap::table(t);
+                known = known | me;
+                if let Some(j) = nest
+                    && known.contains(j.inner)
+                {
+                    fanout = before_nest.take().unwrap_or(fanout);
+                }
                 plans.push(self.table_plan(t, c, &ranges[t], known));
             }
             self.trace.line(1, || format!("total cost {total:.1}"));
@@ -548,15 +566,22 @@ impl Optimizer<'_> {
     /// match. Other conditions on constants and const tables were checked while planning,
     /// unless a parameter was missing.
     fn attach_conditions(&self, tables: &mut [TablePlan]) -> Vec<Nest> {
-        let nests: Vec<Nest> = (self.select.outer_joins.iter())
-            .filter_map(|j| {
-                let at = |t: &TablePlan| j.inner.overlaps(TableMap::table(t.table));
+        // By outer join: a semi-join whose tables are all const has no nest.
+        let slots: Vec<Option<Nest>> = (self.select.outer_joins.iter())
+            .map(|j| {
+                // A semi-join's table may be const: it is read once, outside the nest.
+                let at = |t: &TablePlan| {
+                    j.inner.overlaps(TableMap::table(t.table))
+                        && !matches!(t.access, Access::Const { .. })
+                };
                 Some(Nest {
+                    kind: j.kind,
                     first: tables.iter().position(at)?,
                     last: tables.iter().rposition(at)?,
                 })
             })
             .collect();
+        let nests = slots.iter().flatten().copied().collect();
         if tables.is_empty() {
             return nests;
         }
@@ -574,12 +599,16 @@ impl Optimizer<'_> {
                     known.contains(used)
                 })
                 .unwrap_or(0);
-            for (j, nest) in self.select.outer_joins.iter().zip(&nests) {
-                if on.is_none() && j.inner.overlaps(used) {
+            for (j, nest) in self.select.outer_joins.iter().zip(&slots) {
+                if let Some(nest) = nest
+                    && on.is_none()
+                    && j.matches_only()
+                    && j.inner.overlaps(used)
+                {
                     at = at.max(nest.last);
                 }
             }
-            match on.and_then(|k| nests.get(k)) {
+            match on.and_then(|k| slots[k].as_ref()) {
                 Some(nest) => tables[at.max(nest.first)].on.push(i),
                 None => tables[at].cond.push(i),
             }

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering as AtomicOrdering;
 
 use sqlparser::ast::{self, SetExpr, Statement};
 use waterline_planner::Env;
-use waterline_planner::bind::{BoundSelect, BoundTable, bind_query};
+use waterline_planner::bind::{BoundSelect, BoundTable, bind_query_with};
 use waterline_planner::exec::execute_first;
 use waterline_txn::{LockMode, LockWait, Row, Table, Value};
 
@@ -103,17 +103,19 @@ fn handles(tables: &[Table], bound: &[BoundTable]) -> Vec<Table> {
 /// Binds a query against the catalog's `tables`.
 pub(crate) fn bind(s: &Session, tables: &[Table], q: &ast::Query) -> Result<BoundQuery, SqlError> {
     let database = s.database().map(|d| &**d);
-    bind_in(s, tables, q, database, None)
+    bind_in(s, tables, q, database, None, &[])
 }
 
-/// [`bind`] with `database` (`None`: no database chosen) as the current one, and the
-/// statement's `derived` tables if it has any.
+/// [`bind`] with `database` (`None`: no database chosen) as the current one, the
+/// statement's `derived` tables if it has any, and the subqueries flattened into `q` as
+/// `semis`.
 pub(crate) fn bind_in(
     s: &Session,
     tables: &[Table],
     q: &ast::Query,
     database: Option<&str>,
     derived: Option<&Derived>,
+    semis: &[waterline_planner::SemiJoin],
 ) -> Result<BoundQuery, SqlError> {
     let select = select_of(q)?;
     let lock = q.locks.first().map(|l| match l.lock_type {
@@ -132,7 +134,7 @@ pub(crate) fn bind_in(
         None if select.from.is_empty() => "",
         None => return Err(SqlError::no_database()),
     };
-    let bound = bind_query(
+    let bound = bind_query_with(
         &crate::access::SchemaCatalog {
             database,
             tables,
@@ -140,8 +142,9 @@ pub(crate) fn bind_in(
         },
         q,
         Some(s),
+        semis,
     )?;
-    let projection = bind_projection(s, &bound.tables, q, select)?;
+    let projection = bind_projection(s, bound.visible(), q, select)?;
     Ok(BoundQuery {
         tables: handles(tables, &bound.tables),
         select: Arc::new(bound),
@@ -260,7 +263,7 @@ fn read_in(
         .fetch_add(run.examined.iter().sum(), AtomicOrdering::Relaxed);
     drop(access);
     let rows = match filter {
-        Some(filter) => filter(s, trx, &bound.select.tables, run.rows)?,
+        Some(filter) => filter(s, trx, bound.select.visible(), run.rows)?,
         None => run.rows,
     };
     if lock.is_some() {

@@ -1,9 +1,14 @@
 //! One query block (one SELECT) of a statement with subqueries. A derived table it may
 //! merge is merged first (`merge.rs`); then its own subqueries and derived tables (those
 //! directly in it, not those inside them) run, each as a block of its own, and the block is
-//! bound with their results as constants and tables, planned, and read, or explained. A
-//! subquery that turns out correlated is left in place and its WHERE condition checked per
-//! joined row (`correlated.rs`).
+//! bound with their results as constants and tables, planned, and read, or explained. The
+//! EXISTS and IN subqueries of WHERE that may become semi-joins wait until the rest is known,
+//! and are then flattened or run (`semi.rs`). A subquery that turns out correlated is left
+//! in place and its WHERE condition checked per joined row (`correlated.rs`).
+//!
+//! A flattened subquery's tables are the block's: EXPLAIN shows them in its rows (under a
+//! new alias, `t#2`, if the block has a table of the same name), and a block left alone
+//! is `SIMPLE`.
 //!
 //! Blocks are numbered as MySQL numbers them for EXPLAIN's `id`: the statement's first
 //! SELECT is 1, and every other SELECT follows in the order of the text (a CTE's query where
@@ -20,9 +25,9 @@ use waterline_planner::explain::{ExplainRow, Node};
 use waterline_txn::{Column, LockMode, TableSchema, Transaction};
 
 use super::correlated::{filter_rows, take_filters, with_placeholders};
-use super::merge;
 use super::values::{column_type, in_list, scalar, table_named};
 use super::{factors_mut, refers_outside, subquery_of};
+use super::{merge, semi};
 use crate::access::Derived;
 use crate::error::SqlError;
 use crate::select::{
@@ -241,17 +246,10 @@ fn answer_block(
     // them when it parses the statement.
     let first = if merged.is_some() { id + 2 } else { id + 1 };
     let (expr_ids, derived_ids) = child_ids(q, first);
-    let nested = !expr_ids.is_empty() || !derived_ids.is_empty();
     let mut q = q.clone();
-    let mut resolve = Resolve {
-        s,
-        trx,
-        st,
-        ids: expr_ids.into_iter(),
-        depth: 0,
-        base: 1,
-        correlated: Vec::new(),
-    };
+    let candidates = semi::candidates(s, st, &q);
+    let mut resolve = Resolve::new(s, trx, st, expr_ids.clone(), 1);
+    resolve.defer = semi::addresses(&q, &candidates);
     if let ControlFlow::Break(e) = VisitMut::visit(&mut q, &mut resolve) {
         return Err(e);
     }
@@ -259,16 +257,24 @@ fn answer_block(
         s,
         trx,
         st,
-        correlated,
+        mut correlated,
+        deferred,
         ..
     } = resolve;
-    let filters = match correlated.is_empty() {
+    let conds = semi::take(&mut q, &candidates);
+    let candidates: Vec<_> = (deferred.into_iter().zip(candidates).zip(conds))
+        .map(|((id, c), cond)| (id, c, cond))
+        .collect();
+    let mut filters = match correlated.is_empty() {
         true => Vec::new(),
         false => take_filters(&mut q)?,
     };
-    let (q, derived, names) = materialize(s, trx, st, q, derived_ids)?;
+    let (mut q, derived, names) = materialize(s, trx, st, q, derived_ids.clone())?;
+    let chosen = semi::choose(s, trx, st, &mut q, &derived, candidates, &mut correlated)?;
+    filters.extend(chosen.filters);
+    let nested = expr_ids.len() > chosen.semis.len() || !derived_ids.is_empty();
     let (_, tables) = s.tables();
-    let bound = bind_in(s, &tables, &q, st.db, Some(&derived))?;
+    let bound = bind_in(s, &tables, &q, st.db, Some(&derived), &chosen.semis)?;
     let select_type = match kind {
         Kind::Top if nested => "PRIMARY",
         Kind::Top => "SIMPLE",
@@ -287,7 +293,7 @@ fn answer_block(
     }
     if st.explain.is_some() {
         for (id, sub) in &correlated {
-            let planned = with_placeholders(s, sub, &bound.select.tables);
+            let planned = with_placeholders(s, sub, bound.select.visible());
             answer(s, trx, st, &planned, (*id, Kind::Dependent), false)?;
         }
     }
@@ -321,15 +327,7 @@ pub(super) fn resolve_statement(
     st: &mut Context<'_>,
     statement: &mut ast::Statement,
 ) -> Result<Vec<(usize, Query)>, SqlError> {
-    let mut resolve = Resolve {
-        s,
-        trx,
-        st,
-        ids: Vec::new().into_iter(),
-        depth: 0,
-        base: 0,
-        correlated: Vec::new(),
-    };
+    let mut resolve = Resolve::new(s, trx, st, Vec::new(), 0);
     match VisitMut::visit(statement, &mut resolve) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(resolve.correlated),
@@ -337,10 +335,15 @@ pub(super) fn resolve_statement(
 }
 
 /// Replaces each subquery in an expression of the block with what it returns.
-struct Resolve<'b, 'a> {
+pub(super) struct Resolve<'b, 'a> {
     s: &'b mut Session,
     trx: &'b mut Transaction,
     st: &'b mut Context<'a>,
+    /// The subquery expressions to leave as they are (by address): the block's semi-join
+    /// candidates, chosen for after the rest is known (`semi.rs`).
+    pub(super) defer: Vec<*const Ast>,
+    /// The numbers of the subqueries left so, in the order met.
+    deferred: Vec<usize>,
     /// The numbers of the block's subqueries, in the order of the text.
     ids: std::vec::IntoIter<usize>,
     depth: usize,
@@ -351,7 +354,34 @@ struct Resolve<'b, 'a> {
     correlated: Vec<(usize, Query)>,
 }
 
-impl Resolve<'_, '_> {
+impl<'b, 'a> Resolve<'b, 'a> {
+    /// A resolver of the subqueries numbered `ids` (in the order of the text), standing in
+    /// expressions at query depth `base` (1 in a query block, 0 in a lone expression).
+    pub(super) fn new(
+        s: &'b mut Session,
+        trx: &'b mut Transaction,
+        st: &'b mut Context<'a>,
+        ids: Vec<usize>,
+        base: usize,
+    ) -> Resolve<'b, 'a> {
+        Resolve {
+            s,
+            trx,
+            st,
+            defer: Vec::new(),
+            deferred: Vec::new(),
+            ids: ids.into_iter(),
+            depth: 0,
+            base,
+            correlated: Vec::new(),
+        }
+    }
+
+    /// The correlated subqueries met (left in place), with their numbers.
+    pub(super) fn into_correlated(self) -> Vec<(usize, Query)> {
+        self.correlated
+    }
+
     /// The rows subquery `q` returns; `None` if a name it does not know is one the
     /// statement's tables have: it is correlated, left for the block to run per row.
     fn rows(&mut self, q: &Query) -> Result<Option<Vec<Vec<waterline_txn::Value>>>, SqlError> {
@@ -404,6 +434,10 @@ impl VisitorMut for Resolve<'_, '_> {
         let Some(q) = subquery_of(e) else {
             return ControlFlow::Continue(());
         };
+        if self.defer.iter().any(|&d| std::ptr::eq(d, e)) {
+            self.deferred.push(self.ids.next().unwrap_or_default());
+            return ControlFlow::Continue(());
+        }
         let rows = match self.rows(&q.clone()) {
             Ok(Some(rows)) => rows,
             Ok(None) => return ControlFlow::Continue(()),

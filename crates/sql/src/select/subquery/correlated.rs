@@ -8,14 +8,15 @@
 //! Such a subquery may stand in WHERE's conditions (joined by AND, at any depth in one of
 //! them): the block is planned and read without those conditions, and they are checked on
 //! each joined row before grouping and projection. Elsewhere (the select list, HAVING, ON,
-//! ORDER BY) it is refused with 1235. MySQL would turn an EXISTS or IN among them into a
-//! semi-join; that is not built.
+//! ORDER BY) it is refused with 1235. An EXISTS or IN that can become a semi-join does
+//! (`semi.rs`) unless `optimizer_switch` says not to.
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, Expr as Ast, Query, SetExpr, TableFactor, VisitMut, VisitorMut};
 use waterline_planner::BoundTable;
+use waterline_planner::semijoin::{and_all, where_conjuncts};
 use waterline_planner::value::truth;
 use waterline_txn::{Row, Transaction, Value};
 
@@ -35,18 +36,13 @@ pub(super) fn take_filters(q: &mut Query) -> Result<Vec<Ast>, SqlError> {
     let mut filters = Vec::new();
     if let Some(selection) = select.selection.take() {
         let mut keep = Vec::new();
-        for c in conjuncts(selection) {
-            if contains_subquery(&c) {
-                filters.push(c);
-            } else {
-                keep.push(c);
+        for c in where_conjuncts(&selection) {
+            match contains_subquery(c) {
+                true => filters.push(c.clone()),
+                false => keep.push(c.clone()),
             }
         }
-        select.selection = keep.into_iter().reduce(|a, b| Ast::BinaryOp {
-            left: Box::new(a),
-            op: ast::BinaryOperator::And,
-            right: Box::new(b),
-        });
+        select.selection = and_all(keep);
     }
     if own_exprs(q).into_iter().any(contains_subquery) {
         return Err(SqlError::unsupported(
@@ -54,32 +50,6 @@ pub(super) fn take_filters(q: &mut Query) -> Result<Vec<Ast>, SqlError> {
         ));
     }
     Ok(filters)
-}
-
-fn conjuncts(e: Ast) -> Vec<Ast> {
-    match e {
-        Ast::BinaryOp {
-            left,
-            op: ast::BinaryOperator::And,
-            right,
-        } => {
-            let mut out = conjuncts(*left);
-            out.extend(conjuncts(*right));
-            out
-        }
-        Ast::Nested(inner)
-            if matches!(
-                inner.as_ref(),
-                Ast::BinaryOp {
-                    op: ast::BinaryOperator::And,
-                    ..
-                }
-            ) =>
-        {
-            conjuncts(*inner)
-        }
-        other => vec![other],
-    }
 }
 
 /// The joined `rows` of a block over `tables` for which every one of `filters` is true.

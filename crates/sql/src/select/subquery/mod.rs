@@ -7,6 +7,11 @@
 //! MySQL numbers and names the blocks it does not merge or transform (`PRIMARY`,
 //! `SUBQUERY`, `DEPENDENT SUBQUERY`, `DERIVED`, `<derivedN>`).
 //!
+//! An `EXISTS` or `IN` subquery that is one of WHERE's conditions (or its negation) may
+//! instead become a semi-join (an anti-join) of the block: its tables join the block's, read
+//! after the outer tables it names, and an outer row goes on at its first match (MySQL's
+//! FirstMatch; `semi.rs` chooses, by cost, between that and running the subquery once).
+//!
 //! A subquery that does not refer to the query around it runs once per execution, innermost
 //! first, in the statement's transaction (so in its read view), before the query around it
 //! is planned, and its result takes its place as constants: an IN subquery becomes the list
@@ -15,7 +20,8 @@
 //! then bound and planned as one without subqueries, so the range optimizer sees the
 //! constants. NULLs keep MySQL's meaning: `x IN` an empty subquery is false and `NOT IN` true
 //! even for a NULL `x`, and a NULL among the rows makes a `NOT IN` that finds no match NULL.
-//! A correlated subquery runs per row of the block around it (`correlated.rs`).
+//! A correlated subquery that is not flattened runs per row of the block around it
+//! (`correlated.rs`).
 //!
 //! A derived table is merged into the query around it where MySQL would merge it
 //! (`merge.rs`); any other runs once per execution, after the subqueries in it, and its rows
@@ -26,11 +32,11 @@
 //! query is read as any query with subqueries is ([`read_in`]).
 //!
 //! Not built yet (refused with 1235): a correlated subquery outside WHERE's conditions,
-//! LATERAL, correlated subqueries in UPDATE and DELETE, UNION inside a subquery, merging a
-//! derived table that is joined to other tables, and the semi-join transformations (FirstMatch,
-//! Materialization, LooseScan, DuplicateWeedout) MySQL chooses by cost. So where MySQL
-//! 8.0's EXPLAIN shows one block of semi-joined tables, waterline's shows the blocks as
-//! written.
+//! LATERAL, correlated subqueries in UPDATE and DELETE, UNION inside a subquery, and merging
+//! a derived table that is joined to other tables. Of MySQL's semi-join strategies only
+//! FirstMatch is built (no LooseScan, DuplicateWeedout or semi-join materialization, whose
+//! `<subqueryN>` table EXPLAIN would show): a subquery they would serve runs once instead,
+//! and EXPLAIN shows its block as `SUBQUERY`.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -42,6 +48,7 @@ mod block;
 mod correlated;
 pub(crate) mod dml;
 mod merge;
+mod semi;
 mod values;
 
 use block::{Context, Explaining, Kind, answer};
