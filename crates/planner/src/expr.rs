@@ -236,10 +236,13 @@ impl Expr {
             Expr::Case(case) => case
                 .parts()
                 .fold(TableMap::EMPTY, |m, e| m | e.used_tables()),
-            Expr::Func(func) => func
-                .args
-                .iter()
-                .fold(TableMap::EMPTY, |m, e| m | e.used_tables()),
+            Expr::Func(func) => {
+                let rand = match func.kind {
+                    FuncKind::Sleep => TableMap::RAND_TABLE_BIT,
+                    _ => TableMap::EMPTY,
+                };
+                (func.args.iter()).fold(rand, |m, e| m | e.used_tables())
+            }
         }
     }
 

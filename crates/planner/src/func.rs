@@ -3,7 +3,10 @@
 //! ones their numbers, keeping MySQL's result types (an INT stays an INT, a DECIMAL keeps
 //! exact digits, anything else is a DOUBLE). Every one is NULL for a NULL argument.
 
+use std::cell::RefCell;
 use std::cmp::Ordering;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use waterline_types::{DateTime, Decimal, MAX_DECIMAL_SCALE, Value};
 
@@ -63,6 +66,45 @@ pub enum FuncKind {
     /// zone this many seconds east of UTC (the session's, bound in); with the fraction of a
     /// second `dt` has, and 0 outside MySQL's range (1970 to 3001-01-19 03:14:07.999999).
     UnixTimestamp(i32),
+    /// SLEEP(seconds): waits, then returns 0; 1 if the statement was killed or ran out of
+    /// time meanwhile ([`set_interrupt`]). Not a constant: it waits each time it is
+    /// evaluated (its [`Expr::used_tables`](crate::Expr::used_tables) has MySQL's
+    /// `RAND_TABLE_BIT`).
+    Sleep,
+}
+
+thread_local! {
+    /// What SLEEP asks, on this thread, whether the running statement must stop.
+    static INTERRUPT: RefCell<Option<Rc<dyn Fn() -> bool>>> = const { RefCell::new(None) };
+}
+
+/// Sets what SLEEP asks, on this thread, whether the statement that runs here must stop
+/// (killed, or out of time): a session sets it as each statement starts.
+pub fn set_interrupt(check: Option<Rc<dyn Fn() -> bool>>) {
+    INTERRUPT.with(|i| *i.borrow_mut() = check);
+}
+
+/// SLEEP: `seconds` in steps of at most 10 ms, each after asking whether to stop.
+fn sleep(seconds: &Value) -> Result<Value, PlanError> {
+    let seconds = match seconds {
+        Value::Null => f64::NAN,
+        v => number(v),
+    };
+    if !(seconds >= 0.0 && seconds.is_finite()) {
+        return Err(PlanError::WrongArguments("sleep".into()));
+    }
+    let end = Instant::now() + Duration::from_secs_f64(seconds.min(1e9));
+    let check = INTERRUPT.with(|i| i.borrow().clone());
+    loop {
+        if check.as_ref().is_some_and(|stop| stop()) {
+            return Ok(Value::Int(1));
+        }
+        let now = Instant::now();
+        if now >= end {
+            return Ok(Value::Int(0));
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(10)));
+    }
 }
 
 /// A unit of an INTERVAL or of TIMESTAMPDIFF.
@@ -157,6 +199,7 @@ impl FuncKind {
             FuncKind::DateAdd(_) => "date_add",
             FuncKind::TimestampDiff(_) => "timestampdiff",
             FuncKind::UnixTimestamp(_) => "unix_timestamp",
+            FuncKind::Sleep => "sleep",
         }
     }
 
@@ -181,7 +224,8 @@ impl FuncKind {
             | FuncKind::Abs
             | FuncKind::Floor
             | FuncKind::Ceil
-            | FuncKind::UnixTimestamp(_) => (1, 1),
+            | FuncKind::UnixTimestamp(_)
+            | FuncKind::Sleep => (1, 1),
         }
     }
 
@@ -203,6 +247,7 @@ impl FuncKind {
             "MOD" => FuncKind::Mod,
             "GREATEST" => FuncKind::Greatest,
             "LEAST" => FuncKind::Least,
+            "SLEEP" => FuncKind::Sleep,
             _ => return None,
         })
     }
@@ -248,6 +293,9 @@ pub(crate) fn apply(kind: FuncKind, values: Vec<Value>) -> Result<Value, PlanErr
     }
     if let (FuncKind::UnixTimestamp(offset), [v]) = (kind, values.as_slice()) {
         return unix_timestamp(offset, v);
+    }
+    if let (FuncKind::Sleep, [v]) = (kind, values.as_slice()) {
+        return sleep(v);
     }
     let mut texts = Vec::with_capacity(values.len());
     for v in values {

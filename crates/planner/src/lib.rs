@@ -77,6 +77,7 @@ use waterline_types::Value;
 pub use bind::{BoundSelect, BoundTable, SemiJoin, SessionValues};
 pub use catalog::{Catalog, IndexId, TableStats};
 pub use expr::{Case, CmpOp, ColumnRef, Env, Expr, Func, FuncKind, TimeUnit, TrimSide};
+pub use func::set_interrupt;
 pub use memory::MemCatalog;
 pub use outer::{JoinKind, OuterJoin};
 pub use plan::{Access, Impossible, Nest, Plan, TablePlan, key_len, key_part_len};

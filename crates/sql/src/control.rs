@@ -206,6 +206,12 @@ impl Watch {
         self.look()
     }
 
+    /// Whether the statement must stop now: killed, out of time, or its client gone (what
+    /// SLEEP asks between its short waits, so every time, not every so many rows).
+    pub(crate) fn must_stop(&self) -> bool {
+        self.control.stopped().is_some() || self.look().is_err()
+    }
+
     /// The clock and the socket.
     fn look(&self) -> Result<(), TxnError> {
         let now = Instant::now();

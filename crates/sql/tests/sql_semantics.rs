@@ -1,10 +1,13 @@
 //! What MySQL makes of values and sessions, through an embedded session: session values
 //! in every position, session variables, integer ranges and strictness, DATETIME's
-//! fractions, REPLACE, temporary tables.
+//! fractions, REPLACE, temporary tables, SLEEP and KILL QUERY.
 
 mod common;
 
 use common::{err, ok, one, prepared_rows, rows, session, session_of, shared};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
 use waterline_sql::Response;
 
 #[test]
@@ -340,4 +343,40 @@ fn temporary_tables_are_the_sessions_own() {
     );
     assert!(rows(&mut c, "SELECT id FROM scratch").is_empty());
     assert_eq!(err(&mut c, "CREATE INDEX k ON scratch (id)").code, 1235);
+}
+
+/// SLEEP waits and returns 0; a KILL QUERY from another session ends the wait at once and
+/// SLEEP returns 1, as in MySQL, and the session goes on. It is not a constant: in WHERE it
+/// is evaluated per row, never while planning.
+#[test]
+fn sleep_waits_and_kill_query_ends_it() {
+    let shared = shared();
+    let mut a = session_of(&shared);
+    let id = rows(&mut a, "SELECT CONNECTION_ID()")[0][0].clone();
+    let started = Instant::now();
+    assert_eq!(rows(&mut a, "SELECT SLEEP(0.2)"), [["0"]]);
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    ok(&mut a, "CREATE TABLE s (id INT PRIMARY KEY)");
+    ok(&mut a, "INSERT INTO s VALUES (1), (2), (3)");
+    let started = Instant::now();
+    assert_eq!(
+        rows(&mut a, "SELECT id FROM s WHERE SLEEP(0.1) = 0").len(),
+        3
+    );
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    let killer = std::thread::spawn({
+        let shared = Arc::clone(&shared);
+        move || {
+            std::thread::sleep(Duration::from_millis(300));
+            let mut b = session_of(&shared);
+            ok(&mut b, &format!("KILL QUERY {id}"));
+        }
+    });
+    let started = Instant::now();
+    assert_eq!(rows(&mut a, "SELECT SLEEP(60)"), [["1"]]);
+    assert!(started.elapsed() < Duration::from_secs(30));
+    killer.join().unwrap();
+    assert_eq!(rows(&mut a, "SELECT SLEEP(0)"), [["0"]]);
+    assert_eq!(err(&mut a, "SELECT SLEEP(-1)").code, 1210);
+    assert_eq!(err(&mut a, "SELECT SLEEP(NULL)").code, 1210);
 }

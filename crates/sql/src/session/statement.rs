@@ -25,7 +25,15 @@ impl Session {
         }
         self.control.begin_statement();
         self.watch = Watch::new(&self.control, None);
+        self.arm_sleep();
         Ok(())
+    }
+
+    /// SLEEP, on this thread, stops when the statement's watch says to (KILL QUERY, or
+    /// its time is out).
+    fn arm_sleep(&self) {
+        let watch = self.watch.clone();
+        waterline_planner::set_interrupt(Some(std::rc::Rc::new(move || watch.must_stop())));
     }
 
     /// A SELECT may run for its `MAX_EXECUTION_TIME(N)` hint's N milliseconds if it has
@@ -37,6 +45,7 @@ impl Session {
             .unwrap_or(self.settings.timeouts.max_execution);
         if !limit.is_zero() {
             self.watch = Watch::new(&self.control, Some(limit));
+            self.arm_sleep();
         }
     }
 

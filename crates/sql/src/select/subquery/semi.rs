@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use sqlparser::ast::{self, Expr as Ast, Query};
 use waterline_planner::SemiJoin;
-use waterline_planner::semijoin::{Flattenable, and_all, flattenable, where_conjuncts};
 pub(super) use waterline_planner::semijoin::take_conditions as take;
+use waterline_planner::semijoin::{Flattenable, and_all, flattenable, where_conjuncts};
 use waterline_txn::Transaction;
 
 use super::block::{Context, Resolve};
