@@ -91,7 +91,7 @@ fn sleep(seconds: &Value) -> Result<Value, PlanError> {
         v => number(v),
     };
     if !(seconds >= 0.0 && seconds.is_finite()) {
-        return Err(PlanError::WrongArguments("sleep".into()));
+        return Err(PlanError::WrongArguments("sleep"));
     }
     let end = Instant::now() + Duration::from_secs_f64(seconds.min(1e9));
     let check = INTERRUPT.with(|i| i.borrow().clone());
