@@ -470,6 +470,16 @@ SELECT t.id, COUNT(*) AS n FROM t JOIN u ON u.id = t.id WHERE EXISTS (SELECT 1 F
 SELECT id FROM t x WHERE a = (SELECT MAX(a) FROM t y WHERE y.id <= x.id) ORDER BY id;
 SELECT id FROM t WHERE a > 5 AND EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) ORDER BY id LIMIT 2;
 
+-- Correlated subqueries in the select list (per row)
+SELECT id, (SELECT COUNT(*) FROM two WHERE two.k1 = t.id) AS n FROM t ORDER BY id;
+SELECT id, (SELECT SUM(v) FROM two WHERE two.k1 = t.id) AS s, EXISTS (SELECT 1 FROM u WHERE u.grp = t.a) AS e FROM t ORDER BY s DESC, id;
+SELECT id, a IN (SELECT v FROM two WHERE two.k1 = t.id) AS i, a NOT IN (SELECT v FROM two WHERE two.k1 = t.id) AS ni FROM t ORDER BY id;
+SELECT DISTINCT (SELECT COUNT(*) FROM two WHERE two.k1 = t.id) AS n FROM t ORDER BY n;
+SELECT t.id, u.email, (SELECT MAX(k2) FROM two WHERE two.k1 = t.id) + 1 AS m FROM t JOIN u ON u.id = t.id ORDER BY t.id;
+SELECT id, (SELECT COUNT(*) FROM two WHERE two.k1 = t.id) AS n FROM t ORDER BY n DESC, id LIMIT 3;
+SELECT id, (SELECT k2 FROM two WHERE two.k1 = t.id) AS one FROM t WHERE id < 3 ORDER BY id;
+SELECT id, (SELECT COUNT(*) FROM two WHERE two.k1 = t.id AND two.v > (SELECT MIN(a) FROM t)) AS n FROM t ORDER BY id;
+
 -- Semi-joins and anti-joins (flattened by default where correlated; all of them with materialization=off)
 SELECT id FROM t WHERE EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) AND NOT EXISTS (SELECT 1 FROM u WHERE u.grp = t.id) ORDER BY id;
 SELECT id FROM t WHERE id IN (SELECT id FROM t WHERE a > 3) ORDER BY id;

@@ -9,7 +9,9 @@
 //! - `t1 LEFT JOIN t2 ON c = a [AND d op k] [WHERE d IS NULL | WHERE c op k]`;
 //! - two subqueries in one WHERE, `a [NOT] IN (SELECT c ... d = t1.b) AND [NOT] EXISTS
 //!   (SELECT 1 FROM t2 WHERE c = t1.b)`;
-//! - a subquery over the outer query's own table, `a IN (SELECT b FROM t1 WHERE a >= k)`.
+//! - a subquery over the outer query's own table, `a IN (SELECT b FROM t1 WHERE a >= k)`;
+//! - a correlated scalar subquery in the select list, `SELECT a, (SELECT MAX(d) FROM t2
+//!   WHERE c = t1.a) FROM t1`, or an EXISTS there.
 //!
 //! Each query runs three ways, under `optimizer_switch`: as the planner chooses,
 //! with `semijoin=off` (every subquery run once as constants or per outer row, the naive
@@ -78,12 +80,18 @@ enum Shape {
     SelfIn {
         k: i64,
     },
+    InSelectList {
+        exists: bool,
+    },
 }
 
 impl Shape {
     /// Whether every subquery of the shape can become a semi-join or anti-join.
     fn flattens(&self) -> bool {
-        !matches!(self, Shape::Scalar { .. } | Shape::LeftJoin { .. })
+        !matches!(
+            self,
+            Shape::Scalar { .. } | Shape::LeftJoin { .. } | Shape::InSelectList { .. }
+        )
     }
 }
 
@@ -106,6 +114,7 @@ fn shape() -> impl Strategy<Value = Shape> {
             exists_negated
         }),
         (0..4i64).prop_map(|k| Shape::SelfIn { k }),
+        any::<bool>().prop_map(|exists| Shape::InSelectList { exists }),
     ]
 }
 
@@ -159,6 +168,12 @@ fn sql(shape: &Shape) -> String {
             if *exists_negated { "NOT " } else { "" }
         ),
         Shape::SelfIn { k } => format!("{base}a IN (SELECT b FROM t1 WHERE a >= {k})"),
+        Shape::InSelectList { exists: false } => {
+            "SELECT a, (SELECT MAX(d) FROM t2 WHERE c = t1.a) FROM t1".into()
+        }
+        Shape::InSelectList { exists: true } => {
+            "SELECT a, EXISTS (SELECT 1 FROM t2 WHERE c = t1.b) FROM t1".into()
+        }
     }
 }
 
@@ -244,9 +259,26 @@ fn naive(shape: &Shape, t1: &[(Cell, Cell)], t2: &[(Cell, Cell)]) -> Vec<(Cell, 
                     .collect();
                 in_list(a, &list)
             }
-            Shape::LeftJoin { .. } => unreachable!(),
+            Shape::LeftJoin { .. } | Shape::InSelectList { .. } => unreachable!(),
         }
     };
+    if let Shape::InSelectList { exists } = shape {
+        return t1
+            .iter()
+            .map(|&(a, b)| {
+                let value = match exists {
+                    false => (t2.iter())
+                        .filter(|(c, _)| Op::Eq.apply(*c, a) == Some(true))
+                        .filter_map(|(_, d)| *d)
+                        .max(),
+                    true => Some(i64::from(
+                        t2.iter().any(|(c, _)| Op::Eq.apply(*c, b) == Some(true)),
+                    )),
+                };
+                (a, value)
+            })
+            .collect();
+    }
     if let Shape::LeftJoin { on, filter, k } = shape {
         let mut out = Vec::new();
         for &(a, _) in t1 {

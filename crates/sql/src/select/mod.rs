@@ -224,13 +224,16 @@ fn plan(
 }
 
 /// What a query block's joined rows go through before they are projected: its WHERE
-/// conditions with a correlated subquery, checked per row (`subquery/correlated.rs`).
-pub(crate) type RowFilter<'f> = &'f mut dyn FnMut(
-    &mut Session,
-    &mut waterline_txn::Transaction,
-    &[BoundTable],
-    Vec<Vec<Row>>,
-) -> Result<Vec<Vec<Row>>, SqlError>;
+/// conditions with a correlated subquery, checked per row, and its select list's
+/// correlated subqueries, whose values it appends to each row as one more table (returned,
+/// for the projection to read) (`subquery/correlated.rs`).
+pub(crate) type RowFilter<'f> =
+    &'f mut dyn FnMut(
+        &mut Session,
+        &mut waterline_txn::Transaction,
+        &[BoundTable],
+        Vec<Vec<Row>>,
+    ) -> Result<(Vec<Vec<Row>>, Option<BoundTable>), SqlError>;
 
 /// [`read`], with the statement's `derived` tables if it has any, and a filter of the joined
 /// rows if the block has one (then no LIMIT is pushed into the plan).
@@ -262,12 +265,28 @@ fn read_in(
         .rows_examined
         .fetch_add(run.examined.iter().sum(), AtomicOrdering::Relaxed);
     drop(access);
-    let rows = match filter {
+    let (rows, values) = match filter {
         Some(filter) => filter(s, trx, bound.select.visible(), run.rows)?,
-        None => run.rows,
+        None => (run.rows, None),
     };
     if lock.is_some() {
         unlock_unselected(trx, mark, &bound.tables, &bound.select.tables, &rows);
     }
-    project(s, &bound.projection, rows, params, window)
+    match values {
+        // The select list reads the values' table, after the query's (and the hidden
+        // semi-join tables, which it cannot name).
+        Some(values) => {
+            let mut tables = bound.select.visible().to_vec();
+            let hidden = BoundTable {
+                name: String::new(),
+                alias: String::new(),
+                schema: Arc::new(waterline_txn::TableSchema::new(String::new(), Vec::new())),
+            };
+            tables.resize(bound.select.tables.len(), hidden);
+            tables.push(values);
+            let projection = bind_projection(s, &tables, q, select)?;
+            project(s, &projection, rows, params, window)
+        }
+        None => project(s, &bound.projection, rows, params, window),
+    }
 }

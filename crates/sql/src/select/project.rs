@@ -304,7 +304,10 @@ fn star_tables<'t>(
         if tables.is_empty() {
             return Err(SqlError::new(1096, "HY000", "No tables used"));
         }
-        return Ok(tables.iter().collect());
+        // Not the tables a FROM does not name: hidden semi-join tables (no alias) and the
+        // values of correlated select-list subqueries.
+        let named = |t: &&BoundTable| !t.alias.is_empty() && t.alias != super::subquery::VALUES;
+        return Ok(tables.iter().filter(named).collect());
     };
     let ast::SelectItemQualifiedWildcardKind::ObjectName(name) = kind else {
         return Err(SqlError::unsupported(item));

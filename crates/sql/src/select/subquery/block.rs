@@ -24,7 +24,9 @@ use sqlparser::ast::{self, Expr as Ast, Query, TableFactor, Visit, VisitMut, Vis
 use waterline_planner::explain::{ExplainRow, Node};
 use waterline_txn::{Column, LockMode, TableSchema, Transaction};
 
-use super::correlated::{filter_rows, take_filters, with_placeholders};
+use super::correlated::{
+    filter_rows, item_values, take_filters, take_items, with_placeholders, without_values,
+};
 use super::values::{column_type, in_list, scalar, table_named};
 use super::{factors_mut, refers_outside, subquery_of};
 use super::{merge, semi};
@@ -265,6 +267,10 @@ fn answer_block(
     let candidates: Vec<_> = (deferred.into_iter().zip(candidates).zip(conds))
         .map(|((id, c), cond)| (id, c, cond))
         .collect();
+    let items = match correlated.is_empty() {
+        true => Vec::new(),
+        false => take_items(&mut q)?,
+    };
     let mut filters = match correlated.is_empty() {
         true => Vec::new(),
         false => take_filters(&mut q)?,
@@ -274,7 +280,18 @@ fn answer_block(
     filters.extend(chosen.filters);
     let nested = expr_ids.len() > chosen.semis.len() || !derived_ids.is_empty();
     let (_, tables) = s.tables();
-    let bound = bind_in(s, &tables, &q, st.db, Some(&derived), &chosen.semis)?;
+    let planned = match items.is_empty() {
+        true => None,
+        false => Some(without_values(&q)),
+    };
+    let bound = bind_in(
+        s,
+        &tables,
+        planned.as_ref().unwrap_or(&q),
+        st.db,
+        Some(&derived),
+        &chosen.semis,
+    )?;
     let select_type = match kind {
         Kind::Top if nested => "PRIMARY",
         Kind::Top => "SIMPLE",
@@ -286,7 +303,8 @@ fn answer_block(
     if let Some(format) = st.explain.as_ref().map(|e| e.format) {
         let db = st.db.unwrap_or_default();
         let block = (id, select_type, format);
-        let explained = explain_in(s, &q, &bound, &[], db, trx, Some(&derived), block)?;
+        let shown = planned.as_ref().unwrap_or(&q);
+        let explained = explain_in(s, shown, &bound, &[], db, trx, Some(&derived), block)?;
         if let Some(e) = st.explain.as_mut() {
             e.add(explained, (id, parent, kind), &names, &filters);
         }
@@ -310,9 +328,17 @@ fn answer_block(
     let lock = bound.lock.or(st.lock);
     let first = correlated.first().map_or(id, |(id, _)| *id);
     let mut filter = |s: &mut Session, trx: &mut Transaction, tables: &[_], rows| {
-        filter_rows(s, trx, st, (&filters, first), tables, rows)
+        let mut rows = match filters.is_empty() {
+            true => rows,
+            false => filter_rows(s, trx, st, (&filters, first), tables, rows)?,
+        };
+        let values = match items.is_empty() {
+            true => None,
+            false => Some(item_values(s, trx, st, (&items, first), tables, &mut rows)?),
+        };
+        Ok((rows, values))
     };
-    let filter: Option<RowFilter<'_>> = match filters.is_empty() {
+    let filter: Option<RowFilter<'_>> = match filters.is_empty() && items.is_empty() {
         true => None,
         false => Some(&mut filter),
     };

@@ -7,24 +7,169 @@
 //!
 //! Such a subquery may stand in WHERE's conditions (joined by AND, at any depth in one of
 //! them): the block is planned and read without those conditions, and they are checked on
-//! each joined row before grouping and projection. Elsewhere (the select list, HAVING, ON,
-//! ORDER BY) it is refused with 1235. An EXISTS or IN that can become a semi-join does
-//! (`semi.rs`) unless `optimizer_switch` says not to.
+//! each joined row before grouping and projection. It may stand in the select list of a
+//! block that does not group: there each one becomes a column of a table of the block's
+//! values, [`VALUES`], whose row the block's joined rows get after they are read and
+//! filtered, so that projection, ORDER BY of its alias and DISTINCT read it as any column.
+//! Elsewhere (a grouped select list, HAVING, ON, ORDER BY) it is refused with 1235. An
+//! EXISTS or IN of WHERE that can become a semi-join does (`semi.rs`) unless
+//! `optimizer_switch` says not to.
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, Expr as Ast, Query, SetExpr, TableFactor, VisitMut, VisitorMut};
+use std::sync::Arc;
 use waterline_planner::BoundTable;
 use waterline_planner::semijoin::{and_all, where_conjuncts};
 use waterline_planner::value::truth;
-use waterline_txn::{Row, Transaction, Value};
+
+use waterline_txn::{Column, Row, TableSchema, Transaction, Value};
 
 use super::block::{Context, Kind, answer};
-use super::values::constant;
+use super::values::{column_type, constant};
 use super::{contains_subquery, factors, own_exprs};
 use crate::error::SqlError;
-use crate::session::{Response, Session};
+use crate::session::{Response, ResultColumn, Session};
+
+/// The name of the table of the values of a block's correlated select-list subqueries
+/// (not one a FROM can name: `*` leaves it out).
+pub(crate) const VALUES: &str = "<subquery>";
+
+/// Replaces each correlated subquery in `q`'s select list by a column of [`VALUES`]
+/// (`` `<subquery>`.`c0` ``, `c1`, ...), and returns them in that order. Refused (1235) in a
+/// block that groups: its value would be one per group.
+pub(super) fn take_items(q: &mut Query) -> Result<Vec<Ast>, SqlError> {
+    struct Take(Vec<Ast>);
+    impl VisitorMut for Take {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &mut Ast) -> ControlFlow<()> {
+            if super::subquery_of(e).is_some() {
+                let column = format!("c{}", self.0.len());
+                let taken = std::mem::replace(
+                    e,
+                    Ast::CompoundIdentifier(vec![
+                        ast::Ident::with_quote('`', VALUES),
+                        ast::Ident::with_quote('`', column),
+                    ]),
+                );
+                self.0.push(taken);
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let SetExpr::Select(select) = q.body.as_mut() else {
+        return Ok(Vec::new());
+    };
+    if !select.projection.iter().any(contains_subquery) {
+        return Ok(Vec::new());
+    }
+    let mut take = Take(Vec::new());
+    for item in &mut select.projection {
+        let _ = item.visit(&mut take);
+    }
+    // Aggregates of the block itself (the subqueries' own are taken out by now).
+    let grouped = !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
+        || select.having.is_some()
+        || select.projection.iter().any(|item| match item {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                waterline_planner::bind::contains_aggregate(e)
+            }
+            _ => false,
+        });
+    if grouped {
+        return Err(SqlError::unsupported(
+            "a correlated subquery in the select list of a grouped query",
+        ));
+    }
+    Ok(take.0)
+}
+
+/// `q` as the planner binds it: each [`VALUES`] column a NULL (the planner does not read
+/// that table; the projection is bound again once its values are known).
+pub(super) fn without_values(q: &Query) -> Query {
+    let mut q = q.clone();
+    let _ = ast::visit_expressions_mut(&mut q, |e| {
+        if let Ast::CompoundIdentifier(ids) = e
+            && ids.first().is_some_and(|i| i.value == VALUES)
+        {
+            *e = Ast::Value(ast::Value::Null.into());
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    q
+}
+
+/// Appends to each joined row of a block over `tables` the values of its correlated
+/// select-list subqueries `items` (a row of [`VALUES`]); returns that table, its columns
+/// typed as the subqueries' results are.
+pub(super) fn item_values(
+    s: &mut Session,
+    trx: &mut Transaction,
+    st: &mut Context<'_>,
+    (items, id): (&[Ast], usize),
+    tables: &[BoundTable],
+    rows: &mut [Vec<Row>],
+) -> Result<BoundTable, SqlError> {
+    let explain = st.explain.take();
+    let mut template = select_one();
+    let mut known: HashMap<String, Value> = HashMap::new();
+    let mut columns: Vec<Option<ResultColumn>> = vec![None; items.len()];
+    let mut outcome = Ok(());
+    'rows: for row in rows.iter_mut() {
+        let mut values = Vec::with_capacity(items.len());
+        for (k, item) in items.iter().enumerate() {
+            let e = substitute(s, item, tables, &|t, c| {
+                constant(row[t].get(c).unwrap_or(&Value::Null))
+            });
+            let key = e.to_string();
+            let value = match known.get(&key) {
+                Some(v) => v.clone(),
+                None => {
+                    if let SetExpr::Select(select) = template.body.as_mut() {
+                        select.projection = vec![ast::SelectItem::UnnamedExpr(e)];
+                    }
+                    match answer(s, trx, st, &template, (id, Kind::Subquery), true) {
+                        Ok(Some(Response::Rows { rows, columns: cs })) => {
+                            if columns[k].is_none() {
+                                columns[k] = cs.into_iter().next();
+                            }
+                            let v = rows.into_iter().next().and_then(|r| r.into_iter().next());
+                            let v = v.unwrap_or(Value::Null);
+                            known.insert(key, v.clone());
+                            v
+                        }
+                        Ok(_) => Value::Null,
+                        Err(e) => {
+                            outcome = Err(e);
+                            break 'rows;
+                        }
+                    }
+                }
+            };
+            values.push(value);
+        }
+        row.push(values);
+    }
+    st.explain = explain;
+    outcome?;
+    let schema_columns = columns
+        .iter()
+        .enumerate()
+        .map(|(k, column)| {
+            let ty = match column {
+                Some(c) => column_type(c, rows.iter().filter_map(|r| r.last()?.get(k))),
+                None => waterline_txn::ColumnType::BigInt,
+            };
+            Column::nullable(format!("c{k}"), ty)
+        })
+        .collect();
+    Ok(BoundTable {
+        name: VALUES.to_owned(),
+        alias: VALUES.to_owned(),
+        schema: Arc::new(TableSchema::new(VALUES.to_owned(), schema_columns)),
+    })
+}
 
 /// Takes out of `q`'s WHERE the conditions (conjuncts) with a subquery in them: after the
 /// uncorrelated ones were run, those are the correlated ones. A subquery left anywhere

@@ -31,7 +31,8 @@
 //! Subqueries in UPDATE and DELETE run first, as constants (`dml.rs`); INSERT ... SELECT's
 //! query is read as any query with subqueries is ([`read_in`]).
 //!
-//! Not built yet (refused with 1235): a correlated subquery outside WHERE's conditions,
+//! Not built yet (refused with 1235): a correlated subquery outside WHERE's conditions and
+//! the select list of a block that does not group,
 //! LATERAL, correlated subqueries in UPDATE and DELETE, UNION inside a subquery, and merging
 //! a derived table that is joined to other tables. Of MySQL's semi-join strategies only
 //! FirstMatch is built (no LooseScan, DuplicateWeedout or semi-join materialization, whose
@@ -46,6 +47,7 @@ use waterline_txn::{Column, LockMode, TableSchema, Transaction, Value};
 
 mod block;
 mod correlated;
+pub(crate) use correlated::VALUES;
 pub(crate) mod dml;
 mod merge;
 mod semi;
