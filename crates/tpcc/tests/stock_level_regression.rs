@@ -118,8 +118,8 @@ fn stock_level_text_keeps_its_range_only_when_fixed() {
                 let want: &[(i64, &str, &str)] = match switch {
                     "default" => &[
                         (1, "PRIMARY", "stock"),
-                        (3, "SUBQUERY", "district"),
-                        (3, "SUBQUERY", "order_line"),
+                        (3, "MATERIALIZED", "district"),
+                        (3, "MATERIALIZED", "order_line"),
                     ],
                     _ => &[
                         (1, "SIMPLE", "district"),

@@ -123,6 +123,7 @@ impl Explaining {
         for &(n, _, kind, _) in inner {
             let what = match kind {
                 Kind::Subquery => "subquery; run only once",
+                Kind::Materialized => "subquery; materialized once",
                 Kind::Dependent => "subquery in condition; dependent",
                 Kind::Derived => "derived table; materialized",
                 Kind::Top => "query",
@@ -143,6 +144,9 @@ pub(super) enum Kind {
     Top,
     /// A subquery in an expression.
     Subquery,
+    /// An IN or EXISTS subquery of WHERE that could have been a semi-join, run once instead
+    /// by cost (MySQL's subquery materialization).
+    Materialized,
     /// A correlated subquery in an expression, run per row of the block around it.
     Dependent,
     /// A derived table.
@@ -296,6 +300,7 @@ fn answer_block(
         Kind::Top if nested => "PRIMARY",
         Kind::Top => "SIMPLE",
         Kind::Subquery => "SUBQUERY",
+        Kind::Materialized => "MATERIALIZED",
         Kind::Dependent => "DEPENDENT SUBQUERY",
         Kind::Derived => "DERIVED",
     };
@@ -370,6 +375,8 @@ pub(super) struct Resolve<'b, 'a> {
     pub(super) defer: Vec<*const Ast>,
     /// The numbers of the subqueries left so, in the order met.
     deferred: Vec<usize>,
+    /// What the subqueries it runs are ([`Kind::Subquery`] unless said).
+    pub(super) kind: Kind,
     /// The numbers of the block's subqueries, in the order of the text.
     ids: std::vec::IntoIter<usize>,
     depth: usize,
@@ -396,6 +403,7 @@ impl<'b, 'a> Resolve<'b, 'a> {
             st,
             defer: Vec::new(),
             deferred: Vec::new(),
+            kind: Kind::Subquery,
             ids: ids.into_iter(),
             depth: 0,
             base,
@@ -417,7 +425,7 @@ impl<'b, 'a> Resolve<'b, 'a> {
                 "a subquery that is not one SELECT: {q}"
             )));
         }
-        match answer(self.s, self.trx, self.st, q, (id, Kind::Subquery), true) {
+        match answer(self.s, self.trx, self.st, q, (id, self.kind), true) {
             Ok(answer) => {
                 let rows = answer.map(Response::into_rows).unwrap_or_default();
                 self.s.trace_note(|| {

@@ -37,7 +37,8 @@
 //! a derived table that is joined to other tables. Of MySQL's semi-join strategies only
 //! FirstMatch is built (no LooseScan, DuplicateWeedout or semi-join materialization, whose
 //! `<subqueryN>` table EXPLAIN would show): a subquery they would serve runs once instead,
-//! and EXPLAIN shows its block as `SUBQUERY`.
+//! and EXPLAIN shows its block as `MATERIALIZED` (MySQL shows that over a `<subqueryN>`
+//! table the outer block reads; here its rows become the outer block's constants).
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;

@@ -122,6 +122,9 @@ pub(super) fn choose(
         // Answered as a subquery: run once and made constants, or left correlated.
         let mut e = cond;
         let mut resolve = Resolve::new(s, trx, st, vec![id], 0);
+        if !candidate.correlated {
+            resolve.kind = super::block::Kind::Materialized;
+        }
         if let std::ops::ControlFlow::Break(err) = ast::VisitMut::visit(&mut e, &mut resolve) {
             return Err(err);
         }
