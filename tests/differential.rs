@@ -51,9 +51,14 @@ impl MariaDb {
     fn start(install: &Path, server: &Path) -> MariaDb {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
+        // A temporary directory of its own: two servers bootstrapping at once in /tmp
+        // collide on their temporary tables' file names.
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
         let out = Command::new(install)
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--tmpdir={}", tmp.display()))
             .args([
                 "--auth-root-authentication-method=normal",
                 "--skip-test-db",
@@ -71,6 +76,7 @@ impl MariaDb {
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
             .arg(format!("--socket={}", dir.path().join("sock").display()))
+            .arg(format!("--tmpdir={}", tmp.display()))
             .arg(format!("--port={port}"))
             .args([
                 "--bind-address=127.0.0.1",

@@ -1,6 +1,7 @@
 //! Filter and join: each table's rows from its access path (`read.rs`), checked against the
 //! conditions the plan attached to that table, and joined in the plan's order by nested
-//! loops (a table the plan joins through a hash table is read once and kept). UPDATE and
+//! loops (a table the plan joins through a hash table is read once and kept, hashed on
+//! the columns its equality conditions name: `Buffer`). UPDATE and
 //! DELETE stop here; a SELECT goes on to [`super::Output::finish`].
 //!
 //! An outer join's inner tables are a nest of positions in the plan (`outer.rs`): a row of
@@ -15,8 +16,10 @@
 
 use waterline_types::{Row, Value};
 
+use std::collections::HashMap;
+
 use crate::PlanError;
-use crate::expr::{Env, row_refs};
+use crate::expr::{CmpOp, Env, Expr, row_refs};
 use crate::outer::JoinKind;
 use crate::plan::Plan;
 
@@ -100,7 +103,7 @@ struct Run<'a> {
     /// Read at most this many entries of the first table (one-table plans).
     hint: Option<usize>,
     /// The rows of tables joined through a hash table, by position (as they are read).
-    buffers: Vec<Option<Vec<Row>>>,
+    buffers: Vec<Option<Buffer>>,
     /// Whether the first table's read returned fewer entries than `hint` (nothing was cut).
     exhausted: bool,
     /// Per outer join: whether its inner tables matched the current outer row.
@@ -125,8 +128,8 @@ impl Run<'_> {
             return Ok(());
         };
         let candidates = match self.buffers.get(pos).and_then(Option::as_ref) {
-            // A table joined through a hash table is read once.
-            Some(rows) => rows.clone(),
+            // A table joined through a hash table is read once; each row before it probes.
+            Some(buffer) => buffer.probe(current, params)?,
             None => {
                 let limit = if pos == 0 { self.hint } else { None };
                 let mut rows = read(plan, self.storage, params, pos, current, limit)?;
@@ -139,11 +142,15 @@ impl Run<'_> {
                 exec.examined[tp.table] += rows.len() as u64;
                 if tp.join_buffer {
                     if self.buffers.len() <= pos {
-                        self.buffers.resize(pos + 1, None);
+                        self.buffers.resize_with(pos + 1, || None);
                     }
-                    self.buffers[pos] = Some(rows.clone());
+                    let buffer = Buffer::new(plan, pos, rows);
+                    let candidates = buffer.probe(current, params)?;
+                    self.buffers[pos] = Some(buffer);
+                    candidates
+                } else {
+                    rows
                 }
-                rows
             }
         };
         let opens = plan.nests.iter().position(|n| n.first == pos);
@@ -243,5 +250,119 @@ impl Run<'_> {
         out[t] = last.unwrap_or_default();
         exec.rows.push(out);
         Ok(())
+    }
+}
+
+/// A table joined through a hash table: its rows, read once, and a hash index on the
+/// columns its equality conditions give a value for from the tables before it (MySQL's hash
+/// join). A row whose key part is NULL matches no equality and is left out.
+///
+/// SQL compares values of different types by converting them (`1 = '1'`), so the index is
+/// built only where every key value of a part has one type of those that compare as they
+/// are stored (INT, a string, DATETIME); a probe of another type reads every row, and each
+/// row goes through the table's conditions all the same.
+struct Buffer {
+    rows: Vec<Row>,
+    /// The key: each part's column of this table, and the expression over the tables
+    /// before it that it must equal.
+    key: Vec<(usize, Expr)>,
+    /// Each key part's value type (by [`kind`]).
+    kinds: Vec<u8>,
+    /// Rows (by position in `rows`) by key.
+    index: Option<HashMap<Vec<Value>, Vec<usize>>>,
+}
+
+/// The type of a value as far as the hash index goes: INT, string, DATETIME, or other.
+fn kind(v: &Value) -> u8 {
+    match v {
+        Value::Int(_) => 1,
+        Value::Str(_) => 2,
+        Value::DateTime(_) => 3,
+        _ => 0,
+    }
+}
+
+impl Buffer {
+    fn new(plan: &Plan, pos: usize, rows: Vec<Row>) -> Buffer {
+        let tp = &plan.tables[pos];
+        let me = crate::table_map::TableMap::table(tp.table);
+        let conds = &plan.select.conds;
+        // In an outer join's inner tables, a condition after the match must see the rows
+        // the match found: only the ON conditions choose them.
+        let outer = (plan.nests.iter())
+            .any(|n| n.kind == JoinKind::Left && (n.first..=n.last).contains(&pos));
+        let after = if outer { &[][..] } else { &tp.cond[..] };
+        let key: Vec<(usize, Expr)> = (after.iter().chain(&tp.on))
+            .filter_map(|&i| match &conds[i] {
+                Expr::Cmp(CmpOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
+                    (Expr::Column(c), other) | (other, Expr::Column(c))
+                        if c.table == tp.table && !other.used_tables().overlaps(me) =>
+                    {
+                        Some((c.column, other.clone()))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        let mut buffer = Buffer {
+            rows,
+            key,
+            kinds: Vec::new(),
+            index: None,
+        };
+        if buffer.key.is_empty() {
+            return buffer;
+        }
+        let mut kinds: Vec<Option<u8>> = vec![None; buffer.key.len()];
+        let mut index: HashMap<Vec<Value>, Vec<usize>> = HashMap::new();
+        'rows: for (r, row) in buffer.rows.iter().enumerate() {
+            let mut k = Vec::with_capacity(buffer.key.len());
+            for (part, (column, _)) in buffer.key.iter().enumerate() {
+                let v = row.get(*column).unwrap_or(&Value::Null);
+                if v.is_null() {
+                    continue 'rows;
+                }
+                match kinds[part] {
+                    None => kinds[part] = Some(kind(v)),
+                    Some(seen) if seen == kind(v) => {}
+                    Some(_) => return buffer,
+                }
+                k.push(v.clone());
+            }
+            index.entry(k).or_default().push(r);
+        }
+        if kinds.iter().flatten().any(|&k| k == 0) {
+            return buffer;
+        }
+        buffer.kinds = kinds.into_iter().map(|k| k.unwrap_or(0)).collect();
+        buffer.index = Some(index);
+        buffer
+    }
+
+    /// The rows that may match the rows before it, `current`.
+    fn probe(&self, current: &[Option<Row>], params: &[Value]) -> Result<Vec<Row>, PlanError> {
+        let Some(index) = &self.index else {
+            return Ok(self.rows.clone());
+        };
+        let refs = row_refs(current);
+        let env = Env::new(&refs, params);
+        let mut key = Vec::with_capacity(self.key.len());
+        for ((_, e), &k) in self.key.iter().zip(&self.kinds) {
+            let v = e.eval(env)?;
+            if v.is_null() {
+                return Ok(Vec::new());
+            }
+            // No rows of the key's type (all NULL): none can be equal; another type: read
+            // them all, each checked by the conditions.
+            if k != 0 && kind(&v) != k {
+                return Ok(self.rows.clone());
+            }
+            key.push(v);
+        }
+        Ok(index
+            .get(&key)
+            .map(|rs| rs.iter().map(|&r| self.rows[r].clone()).collect())
+            .unwrap_or_default())
     }
 }

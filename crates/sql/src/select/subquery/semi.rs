@@ -155,7 +155,8 @@ fn cost(
 ) -> Result<f64, SqlError> {
     let db = st.db.ok_or_else(SqlError::no_database)?;
     let (_, tables) = s.tables();
-    let bound = bind_in(s, &tables, q, st.db, Some(derived), semis)?;
+    let q = super::correlated::without_values(q);
+    let bound = bind_in(s, &tables, &q, st.db, Some(derived), semis)?;
     let access =
         TxnAccess::new(db, &bound.tables, trx, None, s.watch().clone()).with_derived(Some(derived));
     let plan = s
