@@ -470,6 +470,11 @@ SELECT t.id, COUNT(*) AS n FROM t JOIN u ON u.id = t.id WHERE EXISTS (SELECT 1 F
 SELECT id FROM t x WHERE a = (SELECT MAX(a) FROM t y WHERE y.id <= x.id) ORDER BY id;
 SELECT id FROM t WHERE a > 5 AND EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) ORDER BY id LIMIT 2;
 
+-- Joins through a hash table: keys of one type, and of types SQL converts between
+SELECT t.id, two.k2 FROM t JOIN two ON two.k1 = t.id ORDER BY t.id, two.k2;
+SELECT t.id, u.id FROM t JOIN u ON u.email = t.id ORDER BY t.id, u.id;
+SELECT t.id, x.id FROM t JOIN t x ON x.c = t.a ORDER BY t.id, x.id;
+SELECT t.id, u.id FROM t LEFT JOIN u ON u.grp = t.a AND u.id > 1 ORDER BY t.id, u.id;
 -- Correlated subqueries in the select list (per row)
 SELECT id, (SELECT COUNT(*) FROM two WHERE two.k1 = t.id) AS n FROM t ORDER BY id;
 SELECT id, (SELECT SUM(v) FROM two WHERE two.k1 = t.id) AS s, EXISTS (SELECT 1 FROM u WHERE u.grp = t.a) AS e FROM t ORDER BY s DESC, id;
