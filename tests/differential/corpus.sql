@@ -912,8 +912,29 @@ SHOW VARIABLES LIKE 'autocommit';
 SHOW VARIABLES LIKE 'innodb_lock_wait_timeout';
 SHOW DATABASES LIKE 'waterline';
 
+-- DATE
+CREATE TABLE dates (id INT PRIMARY KEY, d DATE, KEY k_d (d));
+INSERT INTO dates VALUES (1, '2026-01-02'), (2, '2026-01-03 10:00:00'), (3, NULL), (4, '2025-12-31');
+SHOW WARNINGS;
+SELECT id, d FROM dates ORDER BY d, id;
+SELECT id FROM dates WHERE d = '2026-01-02';
+SELECT id FROM dates WHERE d >= '2026-01-01' ORDER BY id;
+SELECT id FROM dates WHERE d = '2026-01-02 10:00:00';
+SELECT id FROM dates WHERE d < '2026-01-02 10:00:00' ORDER BY id;
+SELECT id FROM dates WHERE d BETWEEN '2025-12-31' AND '2026-01-02' ORDER BY id;
+SELECT id, DATE_ADD(d, INTERVAL 1 DAY) AS next, DATE_ADD(d, INTERVAL 1 HOUR) AS h, d + 0 AS n, CONCAT(d, '!') AS s FROM dates ORDER BY id;
+SELECT id, TIMESTAMPDIFF(DAY, d, '2026-02-01') AS days, UNIX_TIMESTAMP(d) AS ts FROM dates ORDER BY id;
+SELECT DATE('2026-05-06 07:08:09') AS a, DATE(g) AS b FROM t WHERE id = 1;
+SELECT id FROM t WHERE DATE(g) = '2026-01-02';
+SELECT CURDATE() = DATE(NOW()) AS a, CURRENT_DATE = CURDATE() AS b, LENGTH(CURDATE()) AS c, UTC_DATE() = DATE(UTC_TIMESTAMP()) AS d;
+SELECT t.id, dates.id FROM t JOIN dates ON dates.d = DATE(t.g) ORDER BY t.id;
+UPDATE dates SET d = DATE_ADD(d, INTERVAL 1 MONTH) WHERE id = 4;
+SELECT d FROM dates WHERE id = 4;
+INSERT INTO dates VALUES (5, 'not a date');
+SELECT MAX(d) AS m, MIN(d) AS n, COUNT(d) AS c FROM dates;
+
 -- What waterline does not support: refused, never half-done
-CREATE TABLE dates (d DATE);
+CREATE TABLE times (d TIME);
 SELECT CONCAT('a', 'b') AS r;
 SELECT CASE WHEN 1 THEN 2 END AS r;
 SELECT t.id FROM t LEFT JOIN two ON t.id = two.k1;

@@ -71,6 +71,9 @@ pub enum FuncKind {
     /// evaluated (its [`Expr::used_tables`](crate::Expr::used_tables) has MySQL's
     /// `RAND_TABLE_BIT`).
     Sleep,
+    /// DATE(dt): the day of a DATETIME (or of a string of one), a DATE; NULL for a string
+    /// that is no date.
+    Date,
 }
 
 thread_local! {
@@ -200,6 +203,7 @@ impl FuncKind {
             FuncKind::TimestampDiff(_) => "timestampdiff",
             FuncKind::UnixTimestamp(_) => "unix_timestamp",
             FuncKind::Sleep => "sleep",
+            FuncKind::Date => "date",
         }
     }
 
@@ -225,7 +229,8 @@ impl FuncKind {
             | FuncKind::Floor
             | FuncKind::Ceil
             | FuncKind::UnixTimestamp(_)
-            | FuncKind::Sleep => (1, 1),
+            | FuncKind::Sleep
+            | FuncKind::Date => (1, 1),
         }
     }
 
@@ -248,6 +253,7 @@ impl FuncKind {
             "GREATEST" => FuncKind::Greatest,
             "LEAST" => FuncKind::Least,
             "SLEEP" => FuncKind::Sleep,
+            "DATE" => FuncKind::Date,
             _ => return None,
         })
     }
@@ -275,6 +281,7 @@ fn text_of(v: Value) -> Result<Option<String>, PlanError> {
         Value::Int(n) => Some(n.to_string()),
         Value::Decimal(d) => Some(d.to_string()),
         Value::DateTime(t) => Some(t.to_string()),
+        Value::Date(t) => Some(t.day()),
         Value::Double(_) => {
             return Err(PlanError::Unsupported(
                 "a DOUBLE in a string function".into(),
@@ -296,6 +303,12 @@ pub(crate) fn apply(kind: FuncKind, values: Vec<Value>) -> Result<Value, PlanErr
     }
     if let (FuncKind::Sleep, [v]) = (kind, values.as_slice()) {
         return sleep(v);
+    }
+    if let (FuncKind::Date, [v]) = (kind, values.as_slice()) {
+        return Ok(match v {
+            Value::Null => Value::Null,
+            v => datetime_of(v)?.map_or(Value::Null, |(t, _)| Value::Date(t.date())),
+        });
     }
     let mut texts = Vec::with_capacity(values.len());
     for v in values {
@@ -525,7 +538,10 @@ fn extreme(values: &[Value], greatest: bool) -> Result<Value, PlanError> {
             picked
         });
     }
-    if values.iter().all(|v| matches!(v, Value::DateTime(_))) {
+    if values
+        .iter()
+        .all(|v| matches!(v, Value::DateTime(_) | Value::Date(_)))
+    {
         return Ok(pick(values));
     }
     let mut texts = Vec::with_capacity(values.len());
@@ -543,6 +559,7 @@ fn extreme(values: &[Value], greatest: bool) -> Result<Value, PlanError> {
 fn datetime_of(v: &Value) -> Result<Option<(DateTime, bool)>, PlanError> {
     match v {
         Value::DateTime(t) => Ok(Some((*t, false))),
+        Value::Date(t) => Ok(Some((*t, true))),
         Value::Str(_) => {
             let text = v.as_str().unwrap_or_default().trim();
             Ok(parse_datetime(text).map(|t| (t, text.len() <= 10)))
@@ -570,6 +587,7 @@ fn time_function(kind: FuncKind, unit: TimeUnit, values: &[Value]) -> Result<Val
     let in_range = |t: DateTime| (0..=9999).contains(&t.civil().0);
     match (kind, values) {
         (FuncKind::DateAdd(_), [at, n]) => {
+            let a_date = matches!(at, Value::Date(_));
             let Some((at, date_only)) = datetime_of(at)? else {
                 return Ok(Value::Null);
             };
@@ -595,7 +613,8 @@ fn time_function(kind: FuncKind, unit: TimeUnit, values: &[Value]) -> Result<Val
             Ok(match moved.filter(|t| in_range(*t)) {
                 None => Value::Null,
                 // A date alone moved by days or more stays a date, as in MySQL.
-                Some(t) if date_only && t.0.rem_euclid(86_400_000_000) == 0 => {
+                Some(t) if a_date && t.is_date() => Value::Date(t),
+                Some(t) if date_only && t.is_date() => {
                     let text = t.to_string();
                     Value::from(&text[..10])
                 }

@@ -211,6 +211,7 @@ pub fn key_part_len(ty: ColumnType, nullable: bool) -> usize {
         ColumnType::Int => 4,
         ColumnType::Unsigned(bytes) => usize::from(bytes),
         ColumnType::BigInt | ColumnType::Double => 8,
+        ColumnType::Date => 3,
         // MySQL's DATETIME(fsp): 5 bytes, and 1 per 2 digits of a second.
         ColumnType::DateTime(fsp) => 5 + usize::from(fsp).div_ceil(2),
         ColumnType::Char(n) => 4 * n as usize,

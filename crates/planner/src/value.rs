@@ -18,9 +18,14 @@ pub fn sql_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::Null, _) | (_, Value::Null) => None,
         (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
         (Value::Str(x), Value::Str(y)) => Some(x.cmp(y)),
-        (Value::DateTime(x), Value::DateTime(y)) => Some(x.cmp(y)),
-        (Value::DateTime(x), Value::Str(s)) => parse_datetime(s).map(|y| x.cmp(&y)),
-        (Value::Str(s), Value::DateTime(y)) => parse_datetime(s).map(|x| x.cmp(y)),
+        // A DATE compares with a DATETIME (or a string of one) as its midnight.
+        (Value::DateTime(x) | Value::Date(x), Value::DateTime(y) | Value::Date(y)) => {
+            Some(x.cmp(y))
+        }
+        (Value::DateTime(x) | Value::Date(x), Value::Str(s)) => {
+            parse_datetime(s).map(|y| x.cmp(&y))
+        }
+        (Value::Str(s), Value::DateTime(y) | Value::Date(y)) => parse_datetime(s).map(|x| x.cmp(y)),
         _ => match (exact(a), exact(b)) {
             (Some(x), Some(y)) => Some(x.cmp(&y)),
             _ => number(a).partial_cmp(&number(b)),
@@ -53,6 +58,11 @@ pub fn number(v: &Value) -> f64 {
                 .unwrap_or(0.0)
         }
         Value::DateTime(t) => t.0 as f64,
+        // YYYYMMDD, as MySQL reads a DATE as a number.
+        Value::Date(t) => {
+            let (y, m, d, _) = t.civil();
+            (y * 10_000 + i64::from(m) * 100 + i64::from(d)) as f64
+        }
         other => other.as_f64().unwrap_or(0.0),
     }
 }
@@ -277,7 +287,24 @@ pub fn key_bound(ty: ColumnType, value: &Value) -> Option<KeyBound> {
         (T::DateTime(fsp), Value::Str(s)) => parse_datetime(s)
             .filter(|t| t.round(fsp) == *t)
             .map(|t| KeyBound::Exact(Value::DateTime(t))),
+        (T::DateTime(fsp), Value::Date(t)) => {
+            (t.round(fsp) == *t).then_some(KeyBound::Exact(Value::DateTime(*t)))
+        }
+        // A time of day falls between two days.
+        (T::Date, Value::DateTime(t) | Value::Date(t)) => Some(date_bound(*t)),
+        (T::Date, Value::Str(s)) => parse_datetime(s).map(date_bound),
         _ => None,
+    }
+}
+
+/// A DATETIME as a bound of a DATE column: its day, or between its day and the next.
+fn date_bound(t: DateTime) -> KeyBound {
+    match t.is_date() {
+        true => KeyBound::Exact(Value::Date(t)),
+        false => KeyBound::Between {
+            floor: Value::Date(t.date()),
+            ceil: Value::Date(DateTime(t.date().0 + DateTime::DAY)),
+        },
     }
 }
 

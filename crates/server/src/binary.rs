@@ -241,6 +241,10 @@ fn binary_value(body: &mut Vec<u8>, ty: FieldType, v: &Value, scratch: &mut Stri
             Value::DateTime(t) => datetime(body, t),
             _ => body.push(0), // 0000-00-00 00:00:00
         },
+        FieldType::Date => match v.clone() {
+            Value::Date(t) | Value::DateTime(t) => date_value(body, &t),
+            _ => body.push(0), // 0000-00-00
+        },
         _ => match v {
             Value::Str(s) => lenenc_str(body, s.as_bytes()),
             other => {
@@ -250,6 +254,18 @@ fn binary_value(body: &mut Vec<u8>, ty: FieldType, v: &Value, scratch: &mut Stri
             }
         },
     }
+}
+
+/// A DATE in the binary protocol: 4 bytes.
+fn date_value(body: &mut Vec<u8>, t: &waterline_txn::DateTime) {
+    use chrono::Datelike;
+    let Some(d) = naive_datetime(t) else {
+        body.push(0);
+        return;
+    };
+    body.push(4);
+    body.extend_from_slice(&(d.year() as u16).to_le_bytes());
+    body.extend_from_slice(&[d.month() as u8, d.day() as u8]);
 }
 
 /// A DATETIME in the binary protocol: 7 bytes, or 11 with microseconds.

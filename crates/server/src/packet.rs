@@ -86,7 +86,10 @@ pub(crate) fn lenenc(b: &[u8]) -> Option<(usize, u64)> {
 /// if short or not a date.
 pub(crate) fn date(b: &[u8]) -> Value {
     match b.get(..4) {
-        Some(day) => datetime_param(day),
+        Some(day) => match datetime_param(day) {
+            Value::DateTime(t) => Value::Date(t),
+            other => other,
+        },
         None => Value::Null,
     }
 }

@@ -162,6 +162,10 @@ fn write_binary<W: AsyncWrite + Unpin>(
             Some(d) => w.write_col(d),
             None => w.write_col(None::<i64>),
         },
+        (FieldType::Date, Value::Date(t)) => match naive_datetime(t) {
+            Some(d) => w.write_col(d.date()),
+            None => w.write_col(None::<i64>),
+        },
         (_, other) => w.write_col(crate::types::text(other).unwrap_or_default()),
     }
 }
@@ -355,6 +359,7 @@ fn wire_type(ty: FieldType) -> opensrv_mysql::ColumnType {
         FieldType::NewDecimal => Wire::MYSQL_TYPE_NEWDECIMAL,
         FieldType::Double => Wire::MYSQL_TYPE_DOUBLE,
         FieldType::DateTime => Wire::MYSQL_TYPE_DATETIME,
+        FieldType::Date => Wire::MYSQL_TYPE_DATE,
         FieldType::String => Wire::MYSQL_TYPE_STRING,
         FieldType::VarString => Wire::MYSQL_TYPE_VAR_STRING,
     }

@@ -66,6 +66,10 @@ pub(crate) fn session_value(s: &Session, e: &Ast) -> Result<Option<Value>, SqlEr
                     Some(Value::DateTime(s.now(fsp, false)))
                 }
                 "SYSDATE" => Some(Value::DateTime(s.now(fsp, true))),
+                "CURDATE" | "CURRENT_DATE" => Some(Value::Date(s.now(0, false).date())),
+                "UTC_DATE" => Some(Value::Date(
+                    waterline_txn::DateTime(s.statement_began()).date(),
+                )),
                 "UTC_TIMESTAMP" => Some(Value::DateTime(waterline_txn::DateTime(
                     crate::settings::truncate_fsp(s.statement_began(), fsp),
                 ))),

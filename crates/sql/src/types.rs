@@ -74,10 +74,11 @@ pub fn column_type(ty: &DataType) -> Result<ColumnType, SqlError> {
         DataType::Text => ColumnType::Varchar(65_535),
         DataType::TinyText => ColumnType::Varchar(255),
         // TIMESTAMP is kept as a DATETIME: not converted by the session's time zone (listed
-        // in the known differences). DATE, TIME and YEAR have no type here: refused below.
+        // in the known differences). TIME and YEAR have no type here: refused below.
         DataType::Datetime(digits) | DataType::Timestamp(digits, _) => {
             ColumnType::DateTime(fsp(digits)?)
         }
+        DataType::Date => ColumnType::Date,
         DataType::Double(_)
         | DataType::DoubleUnsigned(_)
         | DataType::DoublePrecision
@@ -111,6 +112,7 @@ pub fn type_name(ty: ColumnType) -> String {
         ColumnType::DateTime(0) => "datetime".into(),
         ColumnType::DateTime(fsp) => format!("datetime({fsp})"),
         ColumnType::Double => "double".into(),
+        ColumnType::Date => "date".into(),
     }
 }
 
@@ -135,6 +137,8 @@ pub enum FieldType {
     Double,
     /// `MYSQL_TYPE_DATETIME`: DATETIME.
     DateTime,
+    /// `MYSQL_TYPE_DATE`: DATE.
+    Date,
     /// `MYSQL_TYPE_STRING`: CHAR.
     String,
     /// `MYSQL_TYPE_VAR_STRING`: VARCHAR, and text computed.
@@ -152,6 +156,7 @@ impl FieldType {
             FieldType::LongLong => 8,
             FieldType::Int24 => 9,
             FieldType::DateTime => 12,
+            FieldType::Date => 10,
             FieldType::NewDecimal => 246,
             FieldType::VarString => 253,
             FieldType::String => 254,
@@ -228,6 +233,7 @@ pub fn field_type(ty: ColumnType) -> FieldType {
         ColumnType::Varchar(_) => FieldType::VarString,
         ColumnType::DateTime(_) => FieldType::DateTime,
         ColumnType::Double => FieldType::Double,
+        ColumnType::Date => FieldType::Date,
     }
 }
 
@@ -239,6 +245,7 @@ pub fn value_field_type(v: &Value) -> FieldType {
         Value::Decimal(_) => FieldType::NewDecimal,
         Value::Double(_) => FieldType::Double,
         Value::DateTime(_) => FieldType::DateTime,
+        Value::Date(_) => FieldType::Date,
     }
 }
 
@@ -368,6 +375,7 @@ pub fn store(
             let text = match value {
                 Value::Str(s) => s,
                 Value::DateTime(t) => t.to_string().into(),
+                Value::Date(t) => t.day().into(),
                 other => other.to_string().into(),
             };
             if text.len() > n as usize && text.chars().count() > n as usize {
@@ -395,7 +403,31 @@ pub fn store(
                 ));
             }
         },
-        (ColumnType::DateTime(fsp), Value::DateTime(t)) => Value::DateTime(t.round(fsp)),
+        (ColumnType::DateTime(fsp), Value::DateTime(t) | Value::Date(t)) => {
+            Value::DateTime(t.round(fsp))
+        }
+        // A DATE keeps the day: a time of day is cut off, with MySQL's note.
+        (ColumnType::Date, value @ (Value::Str(_) | Value::DateTime(_) | Value::Date(_))) => {
+            let t = match &value {
+                Value::Str(s) => parse_datetime(s).ok_or_else(|| {
+                    SqlError::new(
+                        1292,
+                        "22007",
+                        format!("Incorrect date value: '{s}' for column '{name}' at row {row}"),
+                    )
+                })?,
+                Value::DateTime(t) | Value::Date(t) => *t,
+                _ => unreachable!("matched above"),
+            };
+            if !t.is_date() {
+                warnings.push((
+                    "Note".into(),
+                    1265,
+                    format!("Data truncated for column '{name}' at row {row}"),
+                ));
+            }
+            Value::Date(t.date())
+        }
         (_, v) => v,
     };
     Ok(stored)
@@ -429,6 +461,7 @@ pub fn text(v: &Value) -> Option<String> {
         Value::Null => None,
         Value::Str(s) => Some(s.to_string()),
         Value::DateTime(t) => Some(t.to_string()),
+        Value::Date(t) => Some(t.day()),
         other => Some(other.to_string()),
     }
 }

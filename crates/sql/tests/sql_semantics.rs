@@ -234,8 +234,60 @@ fn datetime_keeps_its_digits_of_a_second_and_rounds_the_rest() {
         ]
     );
     assert_eq!(err(&mut s, "CREATE TABLE bad (a DATETIME(7))").code, 1426);
-    // DATE has no type of its own here: refused, not stored as a DATETIME.
-    assert_eq!(err(&mut s, "CREATE TABLE d (a DATE)").code, 1235);
+    // TIME has no type here: refused, not stored as something else.
+    assert_eq!(err(&mut s, "CREATE TABLE d (a TIME)").code, 1235);
+}
+
+/// DATE keeps a day: a time of day is cut off with note 1265, it shows as YYYY-MM-DD, a
+/// DATETIME compares with it as its midnight, and it survives a restart from the log
+/// (its own value kind in keys and in the redo log).
+#[test]
+fn date_keeps_the_day() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || {
+        let (engine, _) =
+            waterline_txn::Engine::open_dir(dir.path(), waterline_txn::EngineConfig::default())
+                .unwrap();
+        Arc::new(engine)
+    };
+    let engine = open();
+    let shared = waterline_sql::Shared::new(engine, waterline_sql::SessionConfig::default());
+    let mut s = session_of(&shared);
+    ok(
+        &mut s,
+        "CREATE TABLE d (id INT PRIMARY KEY, at DATE, KEY k_at (at))",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO d VALUES (1, '2026-02-03 04:05:06'), (2, '2026-02-04')",
+    );
+    assert_eq!(
+        rows(&mut s, "SHOW WARNINGS"),
+        [["Note", "1265", "Data truncated for column 'at' at row 1"]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT id, at FROM d WHERE at >= '2026-02-03 00:00:00' ORDER BY at"
+        ),
+        [["1", "2026-02-03"], ["2", "2026-02-04"]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM d WHERE at = '2026-02-03 04:05:06'"),
+        Vec::<Vec<String>>::new()
+    );
+    drop(s);
+    drop(shared);
+    let engine = open();
+    let shared = waterline_sql::Shared::new(engine, waterline_sql::SessionConfig::default());
+    let mut s = session_of(&shared);
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT id, at, DATE_ADD(at, INTERVAL 1 DAY) FROM d WHERE at = '2026-02-04'"
+        ),
+        [["2", "2026-02-04", "2026-02-05"]]
+    );
 }
 
 #[test]

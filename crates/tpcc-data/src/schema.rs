@@ -359,6 +359,7 @@ fn sql_type(ty: ColumnType) -> String {
         ColumnType::DateTime(0) => "DATETIME".into(),
         ColumnType::DateTime(fsp) => format!("DATETIME({fsp})"),
         ColumnType::Double => "DOUBLE".into(),
+        ColumnType::Date => "DATE".into(),
     }
 }
 

@@ -131,6 +131,7 @@ fn to_mysql(v: &Value) -> mysql::Value {
         Value::Str(s) => V::Bytes(s.as_bytes().to_vec()),
         Value::Decimal(d) => V::Bytes(d.to_string().into_bytes()),
         Value::DateTime(t) => V::Bytes(t.to_string().into_bytes()),
+        Value::Date(t) => V::Bytes(t.day().into_bytes()),
     }
 }
 

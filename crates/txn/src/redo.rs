@@ -177,6 +177,10 @@ fn put_values(out: &mut Vec<u8>, values: &[Value]) {
                 out.push(5);
                 out.extend_from_slice(&t.0.to_le_bytes());
             }
+            Value::Date(t) => {
+                out.push(6);
+                out.extend_from_slice(&t.0.to_le_bytes());
+            }
         }
     }
 }
@@ -202,6 +206,7 @@ fn put_schema(out: &mut Vec<u8>, schema: &TableSchema) {
             }
             ColumnType::DateTime(0) => out.push(6),
             ColumnType::Double => out.push(7),
+            ColumnType::Date => out.push(13),
             ColumnType::TinyInt => out.push(8),
             ColumnType::SmallInt => out.push(9),
             ColumnType::MediumInt => out.push(10),
@@ -300,6 +305,7 @@ impl Reader<'_> {
                 3 => Value::Double(f64::from_bits(self.u64()?)),
                 4 => Value::Str(self.str()?.into()),
                 5 => Value::DateTime(DateTime(self.i64()?)),
+                6 => Value::Date(DateTime(self.i64()?)),
                 other => return Err(self.bad(&format!("value kind {other}"))),
             };
             values.push(value);
@@ -329,6 +335,7 @@ impl Reader<'_> {
                 5 => ColumnType::Varchar(self.u32()? as u32),
                 6 => ColumnType::DateTime(0),
                 7 => ColumnType::Double,
+                13 => ColumnType::Date,
                 8 => ColumnType::TinyInt,
                 9 => ColumnType::SmallInt,
                 10 => ColumnType::MediumInt,
@@ -379,6 +386,7 @@ mod tests {
                 .prop_map(Value::Double),
             ".{0,20}".prop_map(Value::from),
             any::<i64>().prop_map(|t| Value::DateTime(DateTime(t))),
+            any::<i64>().prop_map(|t| Value::Date(DateTime(t).date())),
         ]
     }
 

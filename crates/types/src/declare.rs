@@ -158,6 +158,7 @@ impl Reader {
                 return match (name.as_str(), args.as_slice()) {
                     ("DOUBLE", []) => Ok(ColumnType::Double),
                     ("DATETIME", []) => Ok(ColumnType::DateTime(0)),
+                    ("DATE", []) => Ok(ColumnType::Date),
                     ("DATETIME", [fsp]) if *fsp <= 6 => Ok(ColumnType::DateTime(*fsp as u8)),
                     ("CHAR", [n]) => Ok(ColumnType::Char(*n)),
                     ("VARCHAR", [n]) => Ok(ColumnType::Varchar(*n)),

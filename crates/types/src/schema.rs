@@ -34,6 +34,8 @@ pub enum ColumnType {
     Varchar(u32),
     /// DATETIME(fsp): `fsp` digits of a second kept (0 to 6), the rest rounded off.
     DateTime(u8),
+    /// DATE: a day ([`Value::Date`]; a DATETIME's time is cut off).
+    Date,
     /// DOUBLE.
     Double,
 }
@@ -314,6 +316,7 @@ impl TableSchema {
                 }
             }
             (ColumnType::DateTime(fsp), Value::DateTime(t)) => Ok(Value::DateTime(t.round(fsp))),
+            (ColumnType::Date, Value::DateTime(t) | Value::Date(t)) => Ok(Value::Date(t.date())),
             (
                 ColumnType::Double,
                 value @ (Value::Double(_) | Value::Int(_) | Value::Decimal(_)),

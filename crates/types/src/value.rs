@@ -33,6 +33,9 @@ pub enum Value {
     Str(Text),
     /// DATETIME.
     DateTime(DateTime),
+    /// DATE: its day's midnight ([`DateTime::is_date`]), shown as `YYYY-MM-DD`. SQL
+    /// compares it with a DATETIME as that midnight; the storage order puts it after them.
+    Date(DateTime),
 }
 
 impl Value {
@@ -44,6 +47,7 @@ impl Value {
             Value::Double(_) => 3,
             Value::Str(_) => 4,
             Value::DateTime(_) => 5,
+            Value::Date(_) => 6,
         }
     }
 
@@ -97,7 +101,7 @@ impl Value {
             }
             (Value::Double(a), Value::Double(b)) => a.to_bits() == b.to_bits(),
             (Value::Str(a), Value::Str(b)) => a == b,
-            (Value::DateTime(a), Value::DateTime(b)) => a == b,
+            (Value::DateTime(a), Value::DateTime(b)) | (Value::Date(a), Value::Date(b)) => a == b,
             _ => false,
         }
     }
@@ -110,7 +114,7 @@ impl Ord for Value {
             (Value::Decimal(a), Value::Decimal(b)) => a.cmp(b),
             (Value::Double(a), Value::Double(b)) => a.total_cmp(b),
             (Value::Str(a), Value::Str(b)) => a.cmp(b),
-            (Value::DateTime(a), Value::DateTime(b)) => a.cmp(b),
+            (Value::DateTime(a), Value::DateTime(b)) | (Value::Date(a), Value::Date(b)) => a.cmp(b),
             _ => self.rank().cmp(&other.rank()),
         }
     }
@@ -146,7 +150,7 @@ impl Hash for Value {
             Value::Decimal(d) => d.normalized().hash(state),
             Value::Double(x) => x.to_bits().hash(state),
             Value::Str(s) => s.hash(state),
-            Value::DateTime(t) => t.hash(state),
+            Value::DateTime(t) | Value::Date(t) => t.hash(state),
         }
     }
 }
@@ -160,6 +164,7 @@ impl fmt::Display for Value {
             Value::Double(x) => write!(f, "{x}"),
             Value::Str(s) => write!(f, "'{}'", s.replace('\'', "''")),
             Value::DateTime(t) => write!(f, "'{t}'"),
+            Value::Date(t) => write!(f, "'{}'", t.day()),
         }
     }
 }
@@ -426,6 +431,25 @@ impl fmt::Display for Decimal {
 pub struct DateTime(pub i64);
 
 impl DateTime {
+    /// Microseconds in a day.
+    pub const DAY: i64 = 86_400_000_000;
+
+    /// Its day's midnight (a DATE's value).
+    pub fn date(self) -> DateTime {
+        DateTime(self.0 - self.0.rem_euclid(DateTime::DAY))
+    }
+
+    /// Whether it is a midnight (a value a DATE can hold).
+    pub fn is_date(self) -> bool {
+        self.0.rem_euclid(DateTime::DAY) == 0
+    }
+
+    /// Its day as a DATE shows it: `YYYY-MM-DD`.
+    pub fn day(self) -> String {
+        let (y, m, d) = civil_from_days(self.0.div_euclid(DateTime::DAY));
+        format!("{y:04}-{m:02}-{d:02}")
+    }
+
     /// Rounded to `fsp` digits of a second (0 to 6), half up, as MySQL stores into a
     /// DATETIME(fsp) column.
     pub fn round(self, fsp: u8) -> DateTime {

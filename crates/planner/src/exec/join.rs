@@ -259,7 +259,7 @@ impl Run<'_> {
 ///
 /// SQL compares values of different types by converting them (`1 = '1'`), so the index is
 /// built only where every key value of a part has one type of those that compare as they
-/// are stored (INT, a string, DATETIME); a probe of another type reads every row, and each
+/// are stored (INT, a string, DATETIME, DATE); a probe of another type reads every row, and each
 /// row goes through the table's conditions all the same.
 struct Buffer {
     rows: Vec<Row>,
@@ -272,12 +272,14 @@ struct Buffer {
     index: Option<HashMap<Vec<Value>, Vec<usize>>>,
 }
 
-/// The type of a value as far as the hash index goes: INT, string, DATETIME, or other.
+/// The type of a value as far as the hash index goes: INT, string, DATETIME, DATE, or
+/// other.
 fn kind(v: &Value) -> u8 {
     match v {
         Value::Int(_) => 1,
         Value::Str(_) => 2,
         Value::DateTime(_) => 3,
+        Value::Date(_) => 4,
         _ => 0,
     }
 }

@@ -62,6 +62,7 @@ pub(super) fn column_type<'v>(
         }
         FieldType::Double => ColumnType::Double,
         FieldType::DateTime => ColumnType::DateTime(column.decimals.min(6)),
+        FieldType::Date => ColumnType::Date,
         FieldType::String | FieldType::VarString => {
             let longest = values
                 .filter_map(Value::as_str)
@@ -82,6 +83,7 @@ pub(super) fn constant(v: &Value) -> Ast {
         Value::Double(f) => ast::Value::Number(format!("{f:e}"), false),
         Value::Str(_) => ast::Value::SingleQuotedString(v.as_str().unwrap_or_default().to_owned()),
         Value::DateTime(t) => ast::Value::SingleQuotedString(t.to_string()),
+        Value::Date(t) => ast::Value::SingleQuotedString(t.day()),
     };
     // A negative number is a minus before it, as the parser reads one.
     if let ast::Value::Number(n, _) = &value
