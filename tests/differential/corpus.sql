@@ -484,6 +484,9 @@ SELECT t.id, u.email, (SELECT MAX(k2) FROM two WHERE two.k1 = t.id) + 1 AS m FRO
 SELECT id, (SELECT COUNT(*) FROM two WHERE two.k1 = t.id) AS n FROM t ORDER BY n DESC, id LIMIT 3;
 SELECT id, (SELECT k2 FROM two WHERE two.k1 = t.id) AS one FROM t WHERE id < 3 ORDER BY id;
 SELECT id, (SELECT COUNT(*) FROM two WHERE two.k1 = t.id AND two.v > (SELECT MIN(a) FROM t)) AS n FROM t ORDER BY id;
+SELECT id FROM t ORDER BY (SELECT COUNT(*) FROM two WHERE two.k1 = t.id) DESC, id;
+SELECT id, (SELECT COUNT(*) FROM two WHERE two.k1 = t.id) AS n FROM t ORDER BY (SELECT MAX(v) FROM two WHERE two.k1 = t.id), id;
+SELECT a, COUNT(*) AS n FROM t GROUP BY a ORDER BY (SELECT COUNT(*) FROM two WHERE two.k1 = t.a);
 
 -- Semi-joins and anti-joins (flattened by default where correlated; all of them with materialization=off)
 SELECT id FROM t WHERE EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) AND NOT EXISTS (SELECT 1 FROM u WHERE u.grp = t.id) ORDER BY id;

@@ -457,12 +457,19 @@ fn date_columns_on_both_protocols() {
     use mysql::consts::ColumnType;
     let port = start(4);
     let mut c = connect(port);
-    c.query_drop("CREATE TABLE days (id INT PRIMARY KEY, d DATE)").unwrap();
-    c.query_drop("INSERT INTO days VALUES (1, '2026-11-27'), (2, NULL)").unwrap();
+    c.query_drop("CREATE TABLE days (id INT PRIMARY KEY, d DATE)")
+        .unwrap();
+    c.query_drop("INSERT INTO days VALUES (1, '2026-11-27'), (2, NULL)")
+        .unwrap();
     let text: Vec<(i64, Option<String>)> = c.query("SELECT id, d FROM days ORDER BY id").unwrap();
     assert_eq!(text, vec![(1, Some("2026-11-27".into())), (2, None)]);
-    let statement = c.prep("SELECT d, CURDATE() = DATE(NOW()) FROM days WHERE d = ?").unwrap();
-    assert_eq!(statement.columns()[0].column_type(), ColumnType::MYSQL_TYPE_DATE);
+    let statement = c
+        .prep("SELECT d, CURDATE() = DATE(NOW()) FROM days WHERE d = ?")
+        .unwrap();
+    assert_eq!(
+        statement.columns()[0].column_type(),
+        ColumnType::MYSQL_TYPE_DATE
+    );
     let day = mysql::Value::Date(2026, 11, 27, 0, 0, 0, 0);
     let binary: Vec<(mysql::Value, i64)> = c.exec(&statement, (day.clone(),)).unwrap();
     assert_eq!(binary, vec![(day, 1)]);

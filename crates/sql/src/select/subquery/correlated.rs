@@ -10,8 +10,8 @@
 //! each joined row before grouping and projection. It may stand in the select list of a
 //! block that does not group: there each one becomes a column of a table of the block's
 //! values, [`VALUES`], whose row the block's joined rows get after they are read and
-//! filtered, so that projection, ORDER BY of its alias and DISTINCT read it as any column.
-//! Elsewhere (a grouped select list, HAVING, ON, ORDER BY) it is refused with 1235. An
+//! filtered, so that projection, ORDER BY and DISTINCT read it as any column; in ORDER BY
+//! too. Elsewhere (a grouped block, HAVING, ON) it is refused with 1235. An
 //! EXISTS or IN of WHERE that can become a semi-join does (`semi.rs`) unless
 //! `optimizer_switch` says not to.
 
@@ -36,9 +36,9 @@ use crate::session::{Response, ResultColumn, Session};
 /// (not one a FROM can name: `*` leaves it out).
 pub(crate) const VALUES: &str = "<subquery>";
 
-/// Replaces each correlated subquery in `q`'s select list by a column of [`VALUES`]
-/// (`` `<subquery>`.`c0` ``, `c1`, ...), and returns them in that order. Refused (1235) in a
-/// block that groups: its value would be one per group.
+/// Replaces each correlated subquery in `q`'s select list and ORDER BY by a column of
+/// [`VALUES`] (`` `<subquery>`.`c0` ``, `c1`, ...), and returns them in that order. Refused
+/// (1235) in a block that groups: its value would be one per group.
 pub(super) fn take_items(q: &mut Query) -> Result<Vec<Ast>, SqlError> {
     struct Take(Vec<Ast>);
     impl VisitorMut for Take {
@@ -58,15 +58,22 @@ pub(super) fn take_items(q: &mut Query) -> Result<Vec<Ast>, SqlError> {
             ControlFlow::Continue(())
         }
     }
+    let order_by = match &q.order_by {
+        Some(ob) => contains_subquery(ob),
+        None => false,
+    };
     let SetExpr::Select(select) = q.body.as_mut() else {
         return Ok(Vec::new());
     };
-    if !select.projection.iter().any(contains_subquery) {
+    if !order_by && !select.projection.iter().any(contains_subquery) {
         return Ok(Vec::new());
     }
     let mut take = Take(Vec::new());
     for item in &mut select.projection {
         let _ = item.visit(&mut take);
+    }
+    if let Some(ob) = &mut q.order_by {
+        let _ = ob.visit(&mut take);
     }
     // Aggregates of the block itself (the subqueries' own are taken out by now).
     let grouped = !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
@@ -79,7 +86,7 @@ pub(super) fn take_items(q: &mut Query) -> Result<Vec<Ast>, SqlError> {
         });
     if grouped {
         return Err(SqlError::unsupported(
-            "a correlated subquery in the select list of a grouped query",
+            "a correlated subquery in the select list or ORDER BY of a grouped query",
         ));
     }
     Ok(take.0)
