@@ -821,6 +821,18 @@ DELETE FROM t WHERE id IN (SELECT id FROM t WHERE a > 1000);
 UPDATE t SET b = 1 WHERE EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id AND two.v < -1000);
 DELETE FROM u WHERE id NOT IN (SELECT k2 FROM two) AND id > 100;
 SELECT id, b FROM t ORDER BY id;
+UPDATE t SET b = (SELECT COUNT(*) FROM two WHERE two.k1 = t.id) WHERE id < 4;
+SELECT id, b FROM t ORDER BY id;
+UPDATE t SET b = b + IFNULL((SELECT MAX(v) FROM two WHERE two.k1 = t.id), 0) WHERE EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) ORDER BY id DESC LIMIT 2;
+SELECT id, b FROM t ORDER BY id;
+UPDATE t SET a = 1, b = (SELECT COUNT(*) FROM two WHERE two.k1 = t.a) WHERE id < 0;
+CREATE TABLE gone (id INT PRIMARY KEY, k INT);
+INSERT INTO gone VALUES (1, 1), (2, 99), (3, 2), (4, NULL);
+DELETE FROM gone WHERE NOT EXISTS (SELECT 1 FROM two WHERE two.k1 = gone.k);
+SELECT id FROM gone ORDER BY id;
+DELETE FROM gone WHERE k IN (SELECT k1 FROM two WHERE two.k2 > gone.id) ORDER BY id LIMIT 1;
+SELECT id FROM gone ORDER BY id;
+DROP TABLE gone;
 
 -- Transactions
 BEGIN;

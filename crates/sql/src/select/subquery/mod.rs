@@ -28,13 +28,13 @@
 //! become a table of its alias's name that the outer query reads whole (it has no index),
 //! its columns typed as the rows' result columns are.
 //!
-//! Subqueries in UPDATE and DELETE run first, as constants (`dml.rs`); INSERT ... SELECT's
+//! Subqueries in UPDATE and DELETE run first, as constants, or make the statement a query
+//! of the rows to change if correlated (`dml.rs`); INSERT ... SELECT's
 //! query is read as any query with subqueries is ([`read_in`]).
 //!
 //! Not built yet (refused with 1235): a correlated subquery outside WHERE's conditions and
-//! the select list and ORDER BY of a block that does not group, LATERAL, correlated
-//! subqueries in UPDATE and DELETE, UNION inside a subquery, and merging a derived table
-//! that is joined to other tables. Of MySQL's semi-join strategies only
+//! the select list and ORDER BY of a block that does not group, LATERAL, UNION inside a
+//! subquery, and merging a derived table that is joined to other tables. Of MySQL's semi-join strategies only
 //! FirstMatch is built (no LooseScan, DuplicateWeedout or semi-join materialization, whose
 //! `<subqueryN>` table EXPLAIN would show): a subquery they would serve runs once instead,
 //! and EXPLAIN shows its block as `MATERIALIZED` (MySQL shows that over a `<subqueryN>`
