@@ -486,7 +486,10 @@ SELECT id, (SELECT k2 FROM two WHERE two.k1 = t.id) AS one FROM t WHERE id < 3 O
 SELECT id, (SELECT COUNT(*) FROM two WHERE two.k1 = t.id AND two.v > (SELECT MIN(a) FROM t)) AS n FROM t ORDER BY id;
 SELECT id FROM t ORDER BY (SELECT COUNT(*) FROM two WHERE two.k1 = t.id) DESC, id;
 SELECT id, (SELECT COUNT(*) FROM two WHERE two.k1 = t.id) AS n FROM t ORDER BY (SELECT MAX(v) FROM two WHERE two.k1 = t.id), id;
-SELECT a, COUNT(*) AS n FROM t GROUP BY a ORDER BY (SELECT COUNT(*) FROM two WHERE two.k1 = t.a);
+SELECT a, COUNT(*) AS n FROM t GROUP BY a ORDER BY (SELECT COUNT(*) FROM two WHERE two.k1 = t.a), a;
+SELECT k1, COUNT(*) AS n, (SELECT COUNT(*) FROM u WHERE u.grp = two.k1) AS users FROM two GROUP BY k1 ORDER BY k1;
+SELECT k1, COUNT(*) AS n FROM two GROUP BY k1 HAVING COUNT(*) > (SELECT COUNT(*) FROM u WHERE u.grp = two.k1) ORDER BY k1;
+SELECT two.k1, SUM(v) AS s FROM two JOIN t ON t.id = two.k1 GROUP BY two.k1 HAVING SUM(v) >= (SELECT MIN(a) FROM t x WHERE x.id <= two.k1) ORDER BY two.k1;
 
 -- Semi-joins and anti-joins (flattened by default where correlated; all of them with materialization=off)
 SELECT id FROM t WHERE EXISTS (SELECT 1 FROM two WHERE two.k1 = t.id) AND NOT EXISTS (SELECT 1 FROM u WHERE u.grp = t.id) ORDER BY id;

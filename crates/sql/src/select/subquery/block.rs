@@ -272,8 +272,8 @@ fn answer_block(
         .map(|((id, c), cond)| (id, c, cond))
         .collect();
     let items = match correlated.is_empty() {
-        true => Vec::new(),
-        false => take_items(&mut q)?,
+        true => None,
+        false => Some(take_items(&mut q)?).filter(|items| !items.exprs.is_empty()),
     };
     let mut filters = match correlated.is_empty() {
         true => Vec::new(),
@@ -284,10 +284,7 @@ fn answer_block(
     filters.extend(chosen.filters);
     let nested = expr_ids.len() > chosen.semis.len() || !derived_ids.is_empty();
     let (_, tables) = s.tables();
-    let planned = match items.is_empty() {
-        true => None,
-        false => Some(without_values(&q)),
-    };
+    let planned = items.as_ref().map(|_| without_values(&q));
     let bound = bind_in(
         s,
         &tables,
@@ -337,13 +334,13 @@ fn answer_block(
             true => rows,
             false => filter_rows(s, trx, st, (&filters, first), tables, rows)?,
         };
-        let values = match items.is_empty() {
-            true => None,
-            false => Some(item_values(s, trx, st, (&items, first), tables, &mut rows)?),
+        let values = match &items {
+            None => None,
+            Some(items) => Some(item_values(s, trx, st, (items, first), tables, &mut rows)?),
         };
         Ok((rows, values))
     };
-    let filter: Option<RowFilter<'_>> = match filters.is_empty() && items.is_empty() {
+    let filter: Option<RowFilter<'_>> = match filters.is_empty() && items.is_none() {
         true => None,
         false => Some(&mut filter),
     };

@@ -8,10 +8,12 @@
 //! Such a subquery may stand in WHERE's conditions (joined by AND, at any depth in one of
 //! them): the block is planned and read without those conditions, and they are checked on
 //! each joined row before grouping and projection. It may stand in the select list of a
-//! block that does not group: there each one becomes a column of a table of the block's
+//! block: there each one becomes a column of a table of the block's
 //! values, [`VALUES`], whose row the block's joined rows get after they are read and
 //! filtered, so that projection, ORDER BY and DISTINCT read it as any column; in ORDER BY
-//! too. Elsewhere (a grouped block, HAVING, ON) it is refused with 1235. An
+//! and HAVING too. In a grouped block the values' columns join GROUP BY, and a subquery may
+//! read only GROUP BY's columns (so its value is one per group). Elsewhere (ON, a block
+//! that aggregates without GROUP BY) it is refused with 1235. An
 //! EXISTS or IN of WHERE that can become a semi-join does (`semi.rs`) unless
 //! `optimizer_switch` says not to.
 
@@ -36,60 +38,86 @@ use crate::session::{Response, ResultColumn, Session};
 /// (not one a FROM can name: `*` leaves it out).
 pub(crate) const VALUES: &str = "<subquery>";
 
-/// Replaces each correlated subquery in `q`'s select list and ORDER BY by a column of
-/// [`VALUES`] (`` `<subquery>`.`c0` ``, `c1`, ...), and returns them in that order. Refused
-/// (1235) in a block that groups: its value would be one per group.
-pub(super) fn take_items(q: &mut Query) -> Result<Vec<Ast>, SqlError> {
+/// A block's correlated subqueries outside WHERE, each a column of [`VALUES`].
+pub(super) struct Items {
+    /// The subqueries, `c0`, `c1`, ... in order.
+    pub(super) exprs: Vec<Ast>,
+    /// A grouped block's GROUP BY as written: every column of the block a subquery reads
+    /// must be one of them, so that its value is one per group.
+    pub(super) group_by: Option<Vec<Ast>>,
+}
+
+/// Replaces each correlated subquery in `q`'s select list, ORDER BY and HAVING by a column
+/// of [`VALUES`] (`` `<subquery>`.`c0` ``, `c1`, ...), and returns them in that order. In a
+/// block with GROUP BY, the columns join its GROUP BY (a subquery's value is one per
+/// group: checked as the values are made); in one that aggregates without GROUP BY, refused
+/// (1235).
+pub(super) fn take_items(q: &mut Query) -> Result<Items, SqlError> {
     struct Take(Vec<Ast>);
     impl VisitorMut for Take {
         type Break = ();
         fn pre_visit_expr(&mut self, e: &mut Ast) -> ControlFlow<()> {
             if super::subquery_of(e).is_some() {
-                let column = format!("c{}", self.0.len());
-                let taken = std::mem::replace(
-                    e,
-                    Ast::CompoundIdentifier(vec![
-                        ast::Ident::with_quote('`', VALUES),
-                        ast::Ident::with_quote('`', column),
-                    ]),
-                );
+                let taken = std::mem::replace(e, value_column(self.0.len()));
                 self.0.push(taken);
             }
             ControlFlow::Continue(())
         }
     }
-    let order_by = match &q.order_by {
-        Some(ob) => contains_subquery(ob),
-        None => false,
+    let mut items = Items {
+        exprs: Vec::new(),
+        group_by: None,
     };
+    let order_by = q.order_by.as_ref().is_some_and(contains_subquery);
     let SetExpr::Select(select) = q.body.as_mut() else {
-        return Ok(Vec::new());
+        return Ok(items);
     };
-    if !order_by && !select.projection.iter().any(contains_subquery) {
-        return Ok(Vec::new());
+    if !order_by
+        && !select.projection.iter().any(contains_subquery)
+        && !select.having.as_ref().is_some_and(contains_subquery)
+    {
+        return Ok(items);
     }
     let mut take = Take(Vec::new());
     for item in &mut select.projection {
         let _ = item.visit(&mut take);
     }
+    if let Some(h) = &mut select.having {
+        let _ = h.visit(&mut take);
+    }
     if let Some(ob) = &mut q.order_by {
         let _ = ob.visit(&mut take);
     }
     // Aggregates of the block itself (the subqueries' own are taken out by now).
-    let grouped = !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
-        || select.having.is_some()
+    let aggregates = select.having.is_some()
         || select.projection.iter().any(|item| match item {
             ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
                 waterline_planner::bind::contains_aggregate(e)
             }
             _ => false,
         });
-    if grouped {
-        return Err(SqlError::unsupported(
-            "a correlated subquery in the select list or ORDER BY of a grouped query",
-        ));
+    match &mut select.group_by {
+        ast::GroupByExpr::Expressions(exprs, _) if !exprs.is_empty() => {
+            items.group_by = Some(exprs.clone());
+            exprs.extend((0..take.0.len()).map(value_column));
+        }
+        _ if aggregates => {
+            return Err(SqlError::unsupported(
+                "a correlated subquery in a query that aggregates without GROUP BY",
+            ));
+        }
+        _ => {}
     }
-    Ok(take.0)
+    items.exprs = take.0;
+    Ok(items)
+}
+
+/// Column `k` of [`VALUES`].
+fn value_column(k: usize) -> Ast {
+    Ast::CompoundIdentifier(vec![
+        ast::Ident::with_quote('`', VALUES),
+        ast::Ident::with_quote('`', format!("c{k}")),
+    ])
 }
 
 /// `q` as the planner binds it: each [`VALUES`] column a NULL (the planner does not read
@@ -114,10 +142,18 @@ pub(super) fn item_values(
     s: &mut Session,
     trx: &mut Transaction,
     st: &mut Context<'_>,
-    (items, id): (&[Ast], usize),
+    (items, id): (&Items, usize),
     tables: &[BoundTable],
     rows: &mut [Vec<Row>],
 ) -> Result<BoundTable, SqlError> {
+    // In a grouped block, the columns a subquery may read: GROUP BY's.
+    let grouped: Option<Vec<(usize, usize)>> = items.group_by.as_ref().map(|exprs| {
+        (exprs.iter())
+            .filter_map(|e| column_at(s, tables, e))
+            .collect()
+    });
+    let read = std::cell::RefCell::new(Vec::new());
+    let items = &items.exprs;
     let explain = st.explain.take();
     let mut template = select_one();
     let mut known: HashMap<String, Value> = HashMap::new();
@@ -127,8 +163,17 @@ pub(super) fn item_values(
         let mut values = Vec::with_capacity(items.len());
         for (k, item) in items.iter().enumerate() {
             let e = substitute(s, item, tables, &|t, c| {
+                read.borrow_mut().push((t, c));
                 constant(row[t].get(c).unwrap_or(&Value::Null))
             });
+            if let Some(allowed) = &grouped
+                && read.borrow_mut().drain(..).any(|tc| !allowed.contains(&tc))
+            {
+                outcome = Err(SqlError::unsupported(
+                    "a correlated subquery in a grouped query that reads a column not in GROUP BY",
+                ));
+                break 'rows;
+            }
             let key = e.to_string();
             let value = match known.get(&key) {
                 Some(v) => v.clone(),
@@ -297,6 +342,23 @@ fn substitute(
     };
     let _ = e.visit(&mut visitor);
     e
+}
+
+/// The column of the block's `tables` expression `e` names, if it is one.
+fn column_at(s: &Session, tables: &[BoundTable], e: &Ast) -> Option<(usize, usize)> {
+    let resolver = Substitute {
+        s,
+        tables,
+        value: &|_, _| Ast::Value(ast::Value::Null.into()),
+        scopes: Vec::new(),
+    };
+    match e {
+        Ast::Identifier(id) => resolver.outer(None, &id.value),
+        Ast::CompoundIdentifier(ids) if ids.len() == 2 => {
+            resolver.outer(Some(&ids[0].value), &ids[1].value)
+        }
+        _ => None,
+    }
 }
 
 /// A table of an inner query's FROM, as a name resolves against it: its name or alias, and

@@ -32,9 +32,9 @@
 //! of the rows to change if correlated (`dml.rs`); INSERT ... SELECT's
 //! query is read as any query with subqueries is ([`read_in`]).
 //!
-//! Not built yet (refused with 1235): a correlated subquery outside WHERE's conditions and
-//! the select list and ORDER BY of a block that does not group, LATERAL, UNION inside a
-//! subquery, and merging a derived table that is joined to other tables. Of MySQL's semi-join strategies only
+//! Not built yet (refused with 1235): a correlated subquery in ON, or in a grouped block
+//! reading a column not in its GROUP BY (or aggregating without one), LATERAL, UNION inside
+//! a subquery, and merging a derived table that is joined to other tables. Of MySQL's semi-join strategies only
 //! FirstMatch is built (no LooseScan, DuplicateWeedout or semi-join materialization, whose
 //! `<subqueryN>` table EXPLAIN would show): a subquery they would serve runs once instead,
 //! and EXPLAIN shows its block as `MATERIALIZED` (MySQL shows that over a `<subqueryN>`
