@@ -11,7 +11,7 @@
 //!   (SELECT 1 FROM t2 WHERE c = t1.b)`;
 //! - a subquery over the outer query's own table, `a IN (SELECT b FROM t1 WHERE a >= k)`;
 //! - a correlated scalar subquery in the select list, `SELECT a, (SELECT MAX(d) FROM t2
-//!   WHERE c = t1.a) FROM t1`, or an EXISTS there.
+//!   WHERE c = t1.a) FROM t1`, or an EXISTS there, or in a grouped query's (`... GROUP BY a`).
 //!
 //! Each query runs three ways, under `optimizer_switch`: as the planner chooses,
 //! with `semijoin=off` (every subquery run once as constants or per outer row, the naive
@@ -83,6 +83,7 @@ enum Shape {
     InSelectList {
         exists: bool,
     },
+    Grouped,
 }
 
 impl Shape {
@@ -90,7 +91,10 @@ impl Shape {
     fn flattens(&self) -> bool {
         !matches!(
             self,
-            Shape::Scalar { .. } | Shape::LeftJoin { .. } | Shape::InSelectList { .. }
+            Shape::Scalar { .. }
+                | Shape::LeftJoin { .. }
+                | Shape::InSelectList { .. }
+                | Shape::Grouped
         )
     }
 }
@@ -115,6 +119,7 @@ fn shape() -> impl Strategy<Value = Shape> {
         }),
         (0..4i64).prop_map(|k| Shape::SelfIn { k }),
         any::<bool>().prop_map(|exists| Shape::InSelectList { exists }),
+        Just(Shape::Grouped),
     ]
 }
 
@@ -173,6 +178,9 @@ fn sql(shape: &Shape) -> String {
         }
         Shape::InSelectList { exists: true } => {
             "SELECT a, EXISTS (SELECT 1 FROM t2 WHERE c = t1.b) FROM t1".into()
+        }
+        Shape::Grouped => {
+            "SELECT a, (SELECT MAX(d) FROM t2 WHERE c = t1.a) FROM t1 GROUP BY a".into()
         }
     }
 }
@@ -259,9 +267,26 @@ fn naive(shape: &Shape, t1: &[(Cell, Cell)], t2: &[(Cell, Cell)]) -> Vec<(Cell, 
                     .collect();
                 in_list(a, &list)
             }
-            Shape::LeftJoin { .. } | Shape::InSelectList { .. } => unreachable!(),
+            Shape::LeftJoin { .. } | Shape::InSelectList { .. } | Shape::Grouped => {
+                unreachable!()
+            }
         }
     };
+    if let Shape::Grouped = shape {
+        let mut groups: Vec<Cell> = t1.iter().map(|&(a, _)| a).collect();
+        groups.sort();
+        groups.dedup();
+        return groups
+            .into_iter()
+            .map(|a| {
+                let max = (t2.iter())
+                    .filter(|(c, _)| Op::Eq.apply(*c, a) == Some(true))
+                    .filter_map(|(_, d)| *d)
+                    .max();
+                (a, max)
+            })
+            .collect();
+    }
     if let Shape::InSelectList { exists } = shape {
         return t1
             .iter()
