@@ -540,6 +540,13 @@ SELECT d.w + 1 AS v, COUNT(*) AS n FROM (SELECT a * 2 AS w FROM t) AS d GROUP BY
 SELECT w FROM (SELECT a * 2 AS w FROM t ORDER BY a DESC LIMIT 2) AS d ORDER BY w;
 SELECT d.k1, d.v FROM (SELECT two.k1, two.v FROM two JOIN u ON u.id = two.k2) AS d WHERE d.v > 0 ORDER BY d.k1, d.v;
 SELECT COUNT(*) AS n FROM (SELECT DISTINCT k1 FROM two) AS d;
+SELECT t.id, d.w FROM t JOIN (SELECT k1, v * 2 AS w FROM two WHERE v > 0) AS d ON d.k1 = t.id ORDER BY t.id, d.w;
+SELECT * FROM u, (SELECT k1, k2 AS grp2 FROM two) AS d WHERE d.k1 = u.id ORDER BY u.id, d.grp2;
+SELECT u.email, w FROM (SELECT two.k1 AS kk, two.v + 1 AS w FROM two JOIN t ON t.id = two.k1 WHERE t.a > 0) AS d JOIN u ON u.id = d.kk WHERE w > 1 ORDER BY u.email, w;
+SELECT t.id, d.id FROM t JOIN (SELECT id FROM u WHERE grp IS NOT NULL) AS d ON d.id = t.id ORDER BY t.id;
+SELECT id FROM t, (SELECT id FROM u) AS d;
+SELECT COUNT(*) AS n FROM t JOIN (SELECT t.id AS tid FROM t WHERE t.a > 10) AS d ON d.tid = t.id;
+SELECT d.*, t.d FROM t JOIN (SELECT k1, k2 FROM two) AS d ON d.k1 = t.id ORDER BY d.k1, d.k2;
 SELECT w, COUNT(*) AS n FROM (SELECT id, a * 2 AS w FROM t) AS d GROUP BY w HAVING n > 0 ORDER BY w;
 SELECT id AS w, w AS id FROM (SELECT id, a * 2 AS w FROM t WHERE a IS NOT NULL) AS d ORDER BY w DESC, id;
 

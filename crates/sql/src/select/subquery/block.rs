@@ -29,7 +29,7 @@ use super::correlated::{
 };
 use super::values::{column_type, in_list, scalar, table_named};
 use super::{factors_mut, refers_outside, subquery_of};
-use super::{merge, semi};
+use super::{joined, merge, semi};
 use crate::access::Derived;
 use crate::error::SqlError;
 use crate::select::{
@@ -240,7 +240,15 @@ fn answer_block(
     (id, parent, kind): (usize, usize, Kind),
     run: bool,
 ) -> Result<Option<Response>, SqlError> {
-    let merged = merge::merged(q);
+    let merged = merge::merged(q).or_else(|| {
+        let (_, tables) = s.tables();
+        let columns_of = |name: &str| {
+            (tables.iter())
+                .find(|t| t.name().eq_ignore_ascii_case(name))
+                .map(|t| t.schema().columns.iter().map(|c| c.name.clone()).collect())
+        };
+        joined::merged(q, &columns_of)
+    });
     let q = match &merged {
         Some((merged, alias)) => {
             s.trace_note(|| format!("select #{id}: derived table {alias} merged into it"));

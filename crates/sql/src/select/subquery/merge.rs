@@ -7,9 +7,9 @@
 //! SELECT over base tables (joined in any way) without DISTINCT, GROUP BY, HAVING,
 //! aggregates, LIMIT or a subquery in its select list, and whose outer query names only its
 //! columns (by the derived table's alias or alone) and has no subquery of its own. Its
-//! ORDER BY goes, as MySQL drops it. The outer query's columns are named as written. Any
-//! other derived table is materialized (`block.rs`), as MySQL does for the ones it cannot
-//! merge.
+//! ORDER BY goes, as MySQL drops it. The outer query's columns are named as written. One
+//! joined to other tables is merged by `joined.rs`. Any other derived table is materialized
+//! (`block.rs`), as MySQL does for the ones it cannot merge.
 
 use std::ops::ControlFlow;
 
@@ -152,7 +152,7 @@ pub(super) fn merged(q: &Query) -> Option<(Query, String)> {
 }
 
 /// The derived table's SELECT, if MySQL's rules let it merge.
-fn mergeable(q: &Query) -> Option<&ast::Select> {
+pub(super) fn mergeable(q: &Query) -> Option<&ast::Select> {
     let SetExpr::Select(select) = q.body.as_ref() else {
         return None;
     };
@@ -180,7 +180,10 @@ fn mergeable(q: &Query) -> Option<&ast::Select> {
 }
 
 /// The names of the derived table's columns: its column list, or its select items' names.
-fn output_names(select: &ast::Select, list: &[ast::TableAliasColumnDef]) -> Option<Vec<String>> {
+pub(super) fn output_names(
+    select: &ast::Select,
+    list: &[ast::TableAliasColumnDef],
+) -> Option<Vec<String>> {
     if !list.is_empty() {
         return (list.len() == select.projection.len())
             .then(|| list.iter().map(|c| c.name.value.clone()).collect());

@@ -24,7 +24,7 @@
 //! (`correlated.rs`).
 //!
 //! A derived table is merged into the query around it where MySQL would merge it
-//! (`merge.rs`); any other runs once per execution, after the subqueries in it, and its rows
+//! (`merge.rs`, `joined.rs`); any other runs once per execution, after the subqueries in it, and its rows
 //! become a table of its alias's name that the outer query reads whole (it has no index),
 //! its columns typed as the rows' result columns are.
 //!
@@ -33,8 +33,9 @@
 //! query is read as any query with subqueries is ([`read_in`]).
 //!
 //! Not built yet (refused with 1235): a correlated subquery in ON, or in a grouped block
-//! reading a column not in its GROUP BY (or aggregating without one), LATERAL, UNION inside
-//! a subquery, and merging a derived table that is joined to other tables. Of MySQL's semi-join strategies only
+//! reading a column not in its GROUP BY (or aggregating without one), LATERAL, and UNION
+//! inside a subquery. A derived table beside an outer join, or beside another derived
+//! table, is materialized rather than merged. Of MySQL's semi-join strategies only
 //! FirstMatch is built (no LooseScan, DuplicateWeedout or semi-join materialization, whose
 //! `<subqueryN>` table EXPLAIN would show): a subquery they would serve runs once instead,
 //! and EXPLAIN shows its block as `MATERIALIZED` (MySQL shows that over a `<subqueryN>`
@@ -50,6 +51,7 @@ mod block;
 mod correlated;
 pub(crate) use correlated::VALUES;
 pub(crate) mod dml;
+mod joined;
 mod merge;
 mod semi;
 mod values;
