@@ -11,7 +11,9 @@
 //!   (SELECT 1 FROM t2 WHERE c = t1.b)`;
 //! - a subquery over the outer query's own table, `a IN (SELECT b FROM t1 WHERE a >= k)`;
 //! - a correlated scalar subquery in the select list, `SELECT a, (SELECT MAX(d) FROM t2
-//!   WHERE c = t1.a) FROM t1`, or an EXISTS there, or in a grouped query's (`... GROUP BY a`).
+//!   WHERE c = t1.a) FROM t1`, or an EXISTS there, or in a grouped query's (`... GROUP BY a`);
+//! - a derived table joined to a table (merged): `t1 JOIN (SELECT c, d FROM t2 WHERE d >= k)
+//!   AS x ON x.c = t1.a`.
 //!
 //! Each query runs three ways, under `optimizer_switch`: as the planner chooses,
 //! with `semijoin=off` (every subquery run once as constants or per outer row, the naive
@@ -84,6 +86,9 @@ enum Shape {
         exists: bool,
     },
     Grouped,
+    JoinedDerived {
+        k: i64,
+    },
 }
 
 impl Shape {
@@ -95,6 +100,7 @@ impl Shape {
                 | Shape::LeftJoin { .. }
                 | Shape::InSelectList { .. }
                 | Shape::Grouped
+                | Shape::JoinedDerived { .. }
         )
     }
 }
@@ -120,6 +126,7 @@ fn shape() -> impl Strategy<Value = Shape> {
         (0..4i64).prop_map(|k| Shape::SelfIn { k }),
         any::<bool>().prop_map(|exists| Shape::InSelectList { exists }),
         Just(Shape::Grouped),
+        (0..4i64).prop_map(|k| Shape::JoinedDerived { k }),
     ]
 }
 
@@ -182,6 +189,9 @@ fn sql(shape: &Shape) -> String {
         Shape::Grouped => {
             "SELECT a, (SELECT MAX(d) FROM t2 WHERE c = t1.a) FROM t1 GROUP BY a".into()
         }
+        Shape::JoinedDerived { k } => format!(
+            "SELECT a, x.d FROM t1 JOIN (SELECT c, d FROM t2 WHERE d >= {k}) AS x ON x.c = t1.a"
+        ),
     }
 }
 
@@ -267,11 +277,23 @@ fn naive(shape: &Shape, t1: &[(Cell, Cell)], t2: &[(Cell, Cell)]) -> Vec<(Cell, 
                     .collect();
                 in_list(a, &list)
             }
-            Shape::LeftJoin { .. } | Shape::InSelectList { .. } | Shape::Grouped => {
-                unreachable!()
-            }
+            Shape::LeftJoin { .. }
+            | Shape::InSelectList { .. }
+            | Shape::Grouped
+            | Shape::JoinedDerived { .. } => unreachable!(),
         }
     };
+    if let Shape::JoinedDerived { k } = shape {
+        let mut out = Vec::new();
+        for &(a, _) in t1 {
+            for &(c, d) in t2 {
+                if Op::Ge.apply(d, Some(*k)) == Some(true) && Op::Eq.apply(c, a) == Some(true) {
+                    out.push((a, d));
+                }
+            }
+        }
+        return out;
+    }
     if let Shape::Grouped = shape {
         let mut groups: Vec<Cell> = t1.iter().map(|&(a, _)| a).collect();
         groups.sort();
