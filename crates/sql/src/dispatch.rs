@@ -269,6 +269,26 @@ impl Session {
                 crate::vars::show_variables(self, filter.as_ref())
             }
             Statement::ShowStatus { filter, .. } => crate::vars::show_status(self, filter.as_ref()),
+            Statement::ExplainTable { table_name, .. } => {
+                crate::show::show_columns(self, table_name, false, None)
+            }
+            Statement::ShowColumns {
+                full, show_options, ..
+            } => {
+                let Some(ast::ShowStatementIn {
+                    parent_name: Some(name),
+                    ..
+                }) = &show_options.show_in
+                else {
+                    return Err(SqlError::parse("SHOW COLUMNS without FROM"));
+                };
+                let pattern = crate::show::like_of(show_options)?;
+                crate::show::show_columns(self, name, *full, pattern.as_deref())
+            }
+            Statement::ShowCreate {
+                obj_type: ast::ShowCreateObject::Table,
+                obj_name,
+            } => crate::show::show_create(self, obj_name),
             other => Err(SqlError::unsupported(statement_kind(other))),
         }
     }

@@ -32,6 +32,7 @@ mod select;
 mod session;
 mod settings;
 mod shared;
+mod show;
 mod system_views;
 pub mod types;
 mod vars;

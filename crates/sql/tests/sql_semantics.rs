@@ -432,3 +432,44 @@ fn sleep_waits_and_kill_query_ends_it() {
     assert_eq!(err(&mut a, "SELECT SLEEP(-1)").code, 1210);
     assert_eq!(err(&mut a, "SELECT SLEEP(NULL)").code, 1210);
 }
+
+/// SHOW CREATE TABLE's text creates the same table again (the same text back), and
+/// DESCRIBE shows each column's type, NULL, key, DEFAULT and AUTO_INCREMENT as MySQL 8.0.
+#[test]
+fn show_create_table_round_trips_and_describe_agrees() {
+    let mut s = session();
+    ok(
+        &mut s,
+        "CREATE TABLE u (id INT NOT NULL AUTO_INCREMENT, email VARCHAR(20), grp INT DEFAULT 7, \
+         price DECIMAL(6,2) DEFAULT 1.25, at DATETIME(3), d DATE, s CHAR(3) NOT NULL DEFAULT 'x''y', \
+         big BIGINT UNSIGNED, f DOUBLE, PRIMARY KEY (id), UNIQUE KEY u_email (email), KEY k_grp (grp, d))",
+    );
+    let text = |s: &mut waterline_sql::Session| rows(s, "SHOW CREATE TABLE u")[0][1].clone();
+    let first = text(&mut s);
+    assert!(first.starts_with("CREATE TABLE `u` (\n  `id` int NOT NULL AUTO_INCREMENT,\n"));
+    assert!(first.contains("  `s` char(3) NOT NULL DEFAULT 'x''y',\n"));
+    assert!(first.contains("  UNIQUE KEY `u_email` (`email`),\n  KEY `k_grp` (`grp`,`d`)\n)"));
+    ok(&mut s, "DROP TABLE u");
+    ok(&mut s, &first);
+    assert_eq!(text(&mut s), first);
+    assert_eq!(
+        rows(&mut s, "DESCRIBE u"),
+        [
+            ["id", "int", "NO", "PRI", "NULL", "auto_increment"],
+            ["email", "varchar(20)", "YES", "UNI", "NULL", ""],
+            ["grp", "int", "YES", "MUL", "7", ""],
+            ["price", "decimal(6,2)", "YES", "", "1.25", ""],
+            ["at", "datetime(3)", "YES", "", "NULL", ""],
+            ["d", "date", "YES", "", "NULL", ""],
+            ["s", "char(3)", "NO", "", "x'y", ""],
+            ["big", "bigint unsigned", "YES", "", "NULL", ""],
+            ["f", "double", "YES", "", "NULL", ""],
+        ]
+    );
+    assert_eq!(
+        rows(&mut s, "SHOW FULL COLUMNS FROM u LIKE 'e%'")[0][..4],
+        ["email", "varchar(20)", "utf8mb4_bin", "YES"]
+    );
+    assert_eq!(err(&mut s, "SHOW CREATE TABLE nope").code, 1146);
+    assert_eq!(err(&mut s, "DESCRIBE nope").code, 1146);
+}

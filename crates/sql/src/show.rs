@@ -1,0 +1,220 @@
+//! What a table is, as MySQL 8.0 shows it: `SHOW CREATE TABLE` (whose text creates the
+//! same table again), `DESCRIBE` / `SHOW [FULL] COLUMNS` and `SHOW INDEX`. The mysql
+//! client, mysqldump and ORMs' reflection read these.
+//!
+//! A table's engine is shown as InnoDB, the engine waterline's MVCC row store stands in
+//! for, so that the text loads into MySQL too; its character set is utf8mb4 with a binary
+//! collation, as waterline compares strings byte by byte.
+
+use sqlparser::ast::{self, ObjectName};
+use waterline_txn::{ColumnType, IndexDef, Table, TableSchema, Value};
+
+use crate::error::SqlError;
+use crate::session::{Response, Session};
+use crate::shared::{TableMeta, meta_key};
+use crate::types::type_name;
+
+/// The table `name` names (`db.t` in the database in use), with its DEFAULTs and
+/// AUTO_INCREMENT column.
+fn table_of(s: &Session, name: &ObjectName) -> Result<(Table, TableMeta), SqlError> {
+    let parts: Vec<String> = (name.0.iter())
+        .map(|p| {
+            p.as_ident()
+                .map_or_else(|| p.to_string(), |i| i.value.clone())
+        })
+        .collect();
+    let db = s.database().map(|d| d.to_string());
+    let (database, table) = match parts.as_slice() {
+        [table] => (db.ok_or_else(SqlError::no_database)?, table.clone()),
+        [database, table] => (database.clone(), table.clone()),
+        _ => return Err(SqlError::unsupported(format!("the table name {name}"))),
+    };
+    if !s.shared().has_database(&database) {
+        return Err(SqlError::unknown_database(&database));
+    }
+    let (_, tables) = s.tables();
+    let found = (tables.into_iter())
+        .find(|t| t.name().eq_ignore_ascii_case(&table))
+        .ok_or_else(|| SqlError::no_table(&database, &table))?;
+    let meta = (s.shared().catalog.meta.lock())
+        .get(&meta_key(&found))
+        .cloned()
+        .unwrap_or_default();
+    Ok((found, meta))
+}
+
+/// A DEFAULT's value as SHOW CREATE TABLE writes it: quoted, as MySQL 8.0 quotes even a
+/// number's.
+fn default_literal(v: &Value) -> String {
+    match crate::types::text(v) {
+        None => "NULL".into(),
+        Some(text) => format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''")),
+    }
+}
+
+fn quoted(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+/// `SHOW CREATE TABLE name`.
+pub(crate) fn show_create(s: &Session, name: &ObjectName) -> Result<Response, SqlError> {
+    let (table, meta) = table_of(s, name)?;
+    let text = create_text(table.schema(), &meta, table.is_temporary());
+    Ok(Response::text(
+        &["Table", "Create Table"],
+        vec![vec![Value::from(table.name()), Value::from(text)]],
+    ))
+}
+
+/// The CREATE TABLE statement of `schema`.
+fn create_text(schema: &TableSchema, meta: &TableMeta, temporary: bool) -> String {
+    let mut lines = Vec::new();
+    for (i, c) in schema.columns.iter().enumerate() {
+        let mut line = format!("  {} {}", quoted(&c.name), type_name(c.ty));
+        if !c.nullable {
+            line.push_str(" NOT NULL");
+        }
+        match meta.defaults.get(i).cloned().flatten() {
+            Some(v) => line.push_str(&format!(" DEFAULT {}", default_literal(&v))),
+            None if c.nullable => line.push_str(" DEFAULT NULL"),
+            None => {}
+        }
+        if meta.auto_increment == Some(i) {
+            line.push_str(" AUTO_INCREMENT");
+        }
+        lines.push(line);
+    }
+    let names = |columns: &[usize]| {
+        (columns.iter())
+            .map(|&c| quoted(&schema.columns[c].name))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    if let Some(pk) = &schema.primary_key {
+        lines.push(format!("  PRIMARY KEY ({})", names(pk)));
+    }
+    for IndexDef {
+        name,
+        columns,
+        unique,
+    } in &schema.indexes
+    {
+        let kind = if *unique { "UNIQUE KEY" } else { "KEY" };
+        lines.push(format!("  {kind} {} ({})", quoted(name), names(columns)));
+    }
+    format!(
+        "CREATE {}TABLE {} (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+        if temporary { "TEMPORARY " } else { "" },
+        quoted(&schema.name),
+        lines.join(",\n")
+    )
+}
+
+/// `DESCRIBE name`, `SHOW [FULL] COLUMNS FROM name [FROM db] [LIKE 'pattern']`.
+pub(crate) fn show_columns(
+    s: &Session,
+    name: &ObjectName,
+    full: bool,
+    pattern: Option<&str>,
+) -> Result<Response, SqlError> {
+    let (table, meta) = table_of(s, name)?;
+    let schema = table.schema();
+    let mut rows = Vec::new();
+    for (i, c) in schema.columns.iter().enumerate() {
+        if pattern.is_some_and(|p| !crate::vars::like(p, &c.name)) {
+            continue;
+        }
+        let key = key_of(schema, i);
+        let default = meta
+            .defaults
+            .get(i)
+            .cloned()
+            .flatten()
+            .unwrap_or(Value::Null);
+        let default = crate::types::text(&default).map_or(Value::Null, Value::from);
+        let extra = if meta.auto_increment == Some(i) {
+            "auto_increment"
+        } else {
+            ""
+        };
+        let null = if c.nullable { "YES" } else { "NO" };
+        let ty = Value::from(type_name(c.ty));
+        let collation = match c.ty {
+            ColumnType::Char(_) | ColumnType::Varchar(_) => Value::from("utf8mb4_bin"),
+            _ => Value::Null,
+        };
+        rows.push(if full {
+            vec![
+                Value::from(c.name.as_str()),
+                ty,
+                collation,
+                Value::from(null),
+                Value::from(key),
+                default,
+                Value::from(extra),
+                Value::from("select,insert,update,references"),
+                Value::from(""),
+            ]
+        } else {
+            vec![
+                Value::from(c.name.as_str()),
+                ty,
+                Value::from(null),
+                Value::from(key),
+                default,
+                Value::from(extra),
+            ]
+        });
+    }
+    let columns: &[&str] = if full {
+        &[
+            "Field",
+            "Type",
+            "Collation",
+            "Null",
+            "Key",
+            "Default",
+            "Extra",
+            "Privileges",
+            "Comment",
+        ]
+    } else {
+        &["Field", "Type", "Null", "Key", "Default", "Extra"]
+    };
+    Ok(Response::text(columns, rows))
+}
+
+/// DESCRIBE's Key of column `c`: PRI in the primary key; UNI first in a one-column UNIQUE
+/// index; MUL first in another index (a value may repeat in the column); else empty.
+fn key_of(schema: &TableSchema, c: usize) -> &'static str {
+    if schema.primary_key.as_ref().is_some_and(|k| k.contains(&c)) {
+        return "PRI";
+    }
+    let first = |unique: bool| {
+        (schema.indexes.iter())
+            .any(|i| i.columns.first() == Some(&c) && (i.unique && i.columns.len() == 1) == unique)
+    };
+    if first(true) {
+        "UNI"
+    } else if first(false) {
+        "MUL"
+    } else {
+        ""
+    }
+}
+
+/// The LIKE pattern of a SHOW's options, if any (other filters are refused).
+pub(crate) fn like_of(options: &ast::ShowStatementOptions) -> Result<Option<String>, SqlError> {
+    match &options.filter_position {
+        None => Ok(None),
+        Some(
+            ast::ShowStatementFilterPosition::Infix(f)
+            | ast::ShowStatementFilterPosition::Suffix(f),
+        ) => match f {
+            ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::NoKeyword(p) => {
+                Ok(Some(p.clone()))
+            }
+            other => Err(SqlError::unsupported(format!("SHOW ... {other}"))),
+        },
+    }
+}
