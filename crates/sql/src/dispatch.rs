@@ -388,6 +388,10 @@ impl Session {
                 Ok(Response::text(&["Level", "Code", "Message"], rows))
             }
             Special::Ignored => Ok(Response::done(0)),
+            Special::ConsistentSnapshot => {
+                self.start_with_snapshot()?;
+                Ok(Response::done(0))
+            }
             Special::Shutdown => {
                 self.shared().request_shutdown(self.user())?;
                 Ok(Response::done(0))

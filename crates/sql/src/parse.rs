@@ -19,6 +19,10 @@ pub enum Special {
     Ignored,
     /// `SHUTDOWN` (MySQL 8.0's statement).
     Shutdown,
+    /// `START TRANSACTION WITH CONSISTENT SNAPSHOT` (`, READ ONLY` or `, READ WRITE` may
+    /// follow; mysqldump writes it inside a `/*!40100 ... */` comment): a transaction whose
+    /// read view opens now, not at its first read.
+    ConsistentSnapshot,
 }
 
 /// A parsed query.
@@ -69,6 +73,27 @@ fn says(sql: &str, text: &str) -> bool {
             _ => return false,
         }
     }
+}
+
+/// Whether `sql` is `START TRANSACTION WITH CONSISTENT SNAPSHOT`, its WITH clause perhaps
+/// in a versioned comment (`/*!40100 ... */`, which MySQL runs), perhaps followed by
+/// `, READ ONLY` or `, READ WRITE`.
+fn consistent_snapshot(sql: &str) -> bool {
+    let mut text = sql.replace(',', " , ");
+    if let Some(at) = text.find("/*!") {
+        let digits = text[at + 3..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .count();
+        text.replace_range(at..at + 3 + digits, " ");
+        text = text.replacen("*/", " ", 1);
+    }
+    ["", " , READ ONLY", " , READ WRITE"].iter().any(|rest| {
+        says(
+            &text,
+            &format!("START TRANSACTION WITH CONSISTENT SNAPSHOT{rest}"),
+        )
+    })
 }
 
 /// The deepest expression a statement may have, in levels of its parsed tree. sqlparser
@@ -243,6 +268,9 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
     }
     if says(sql, "SHUTDOWN") {
         return Ok(Parsed::Special(Special::Shutdown));
+    }
+    if consistent_snapshot(sql) {
+        return Ok(Parsed::Special(Special::ConsistentSnapshot));
     }
     if word(0, &["FLUSH"]) {
         return Ok(Parsed::Special(Special::Ignored));

@@ -1,6 +1,7 @@
 //! Isolation as InnoDB's: SERIALIZABLE (plain SELECTs in a transaction read FOR SHARE, so
 //! write skew ends in a deadlock), READ UNCOMMITTED refused, and a lock-wait timeout that
-//! rolls back the statement only (or, with `rollback_on_timeout`, the transaction).
+//! rolls back the statement only (or, with `rollback_on_timeout`, the transaction), and a
+//! consistent snapshot taken at START TRANSACTION.
 
 mod common;
 
@@ -166,4 +167,34 @@ fn with_rollback_on_timeout_the_whole_transaction_goes() {
         rows(&mut b, "SELECT id, v FROM t ORDER BY id"),
         [["1", "1"], ["2", "0"]]
     );
+}
+
+/// `START TRANSACTION WITH CONSISTENT SNAPSHOT` (as mysqldump --single-transaction sends it,
+/// in a versioned comment) opens the read view at once: a row committed after it, before
+/// the transaction's first read, stays unseen; a plain START TRANSACTION sees it.
+#[test]
+fn consistent_snapshot_opens_the_view_at_start() {
+    let shared = shared(false);
+    let mut a = session_of(&shared);
+    let mut b = session_of(&shared);
+    ok(&mut a, "CREATE TABLE snap (id INT PRIMARY KEY)");
+    ok(&mut a, "INSERT INTO snap VALUES (1)");
+    ok(
+        &mut a,
+        "START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */",
+    );
+    ok(&mut b, "INSERT INTO snap VALUES (2)");
+    assert_eq!(rows(&mut a, "SELECT COUNT(*) FROM snap"), [["1"]]);
+    ok(&mut a, "COMMIT");
+    ok(&mut a, "START TRANSACTION");
+    ok(&mut b, "INSERT INTO snap VALUES (3)");
+    assert_eq!(rows(&mut a, "SELECT COUNT(*) FROM snap"), [["3"]]);
+    ok(&mut a, "COMMIT");
+    ok(
+        &mut a,
+        "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+    );
+    ok(&mut b, "INSERT INTO snap VALUES (4)");
+    assert_eq!(rows(&mut a, "SELECT COUNT(*) FROM snap"), [["3"]]);
+    ok(&mut a, "COMMIT");
 }

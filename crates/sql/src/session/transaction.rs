@@ -118,6 +118,18 @@ impl Session {
         Ok(())
     }
 
+    /// `START TRANSACTION WITH CONSISTENT SNAPSHOT`: a new transaction whose read view
+    /// opens now, so it sees what was committed before this statement and nothing after
+    /// (under READ COMMITTED a view lasts one statement: there it changes nothing, as in
+    /// MySQL).
+    pub(crate) fn start_with_snapshot(&mut self) -> Result<(), SqlError> {
+        self.start_transaction()?;
+        if let Some(trx) = self.trx.as_mut() {
+            trx.open_view()?;
+        }
+        Ok(())
+    }
+
     /// COMMIT (and implicit commits): ends the open transaction.
     pub(crate) fn commit(&mut self) -> Result<Response, SqlError> {
         match self.trx.take() {
