@@ -179,22 +179,29 @@ fn consistent_snapshot_opens_the_view_at_start() {
     let mut b = session_of(&shared);
     ok(&mut a, "CREATE TABLE snap (id INT PRIMARY KEY)");
     ok(&mut a, "INSERT INTO snap VALUES (1)");
-    ok(
-        &mut a,
-        "START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */",
-    );
-    ok(&mut b, "INSERT INTO snap VALUES (2)");
-    assert_eq!(rows(&mut a, "SELECT COUNT(*) FROM snap"), [["1"]]);
-    ok(&mut a, "COMMIT");
-    ok(&mut a, "START TRANSACTION");
-    ok(&mut b, "INSERT INTO snap VALUES (3)");
-    assert_eq!(rows(&mut a, "SELECT COUNT(*) FROM snap"), [["3"]]);
-    ok(&mut a, "COMMIT");
-    ok(
-        &mut a,
-        "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
-    );
-    ok(&mut b, "INSERT INTO snap VALUES (4)");
-    assert_eq!(rows(&mut a, "SELECT COUNT(*) FROM snap"), [["3"]]);
-    ok(&mut a, "COMMIT");
+    // Each start, the row another session commits before the first read, and what that
+    // read counts.
+    let starts = [
+        (
+            "START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */",
+            2,
+            "1",
+        ),
+        ("START TRANSACTION", 3, "3"),
+        (
+            "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+            4,
+            "3",
+        ),
+    ];
+    for (start, id, seen) in starts {
+        ok(&mut a, start);
+        ok(&mut b, &format!("INSERT INTO snap VALUES ({id})"));
+        assert_eq!(
+            rows(&mut a, "SELECT COUNT(*) FROM snap"),
+            [[seen]],
+            "{start}"
+        );
+        ok(&mut a, "COMMIT");
+    }
 }
