@@ -282,7 +282,7 @@ impl Session {
                 else {
                     return Err(SqlError::parse("SHOW COLUMNS without FROM"));
                 };
-                let pattern = crate::show::like_of(show_options)?;
+                let pattern = like_pattern(show_options)?;
                 crate::show::show_columns(self, name, *full, pattern.as_deref())
             }
             Statement::ShowCreate {

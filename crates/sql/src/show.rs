@@ -6,7 +6,7 @@
 //! for, so that the text loads into MySQL too; its character set is utf8mb4 with a binary
 //! collation, as waterline compares strings byte by byte.
 
-use sqlparser::ast::{self, ObjectName};
+use sqlparser::ast::ObjectName;
 use waterline_txn::{ColumnType, IndexDef, Table, TableSchema, Value};
 
 use crate::error::SqlError;
@@ -200,21 +200,5 @@ fn key_of(schema: &TableSchema, c: usize) -> &'static str {
         "MUL"
     } else {
         ""
-    }
-}
-
-/// The LIKE pattern of a SHOW's options, if any (other filters are refused).
-pub(crate) fn like_of(options: &ast::ShowStatementOptions) -> Result<Option<String>, SqlError> {
-    match &options.filter_position {
-        None => Ok(None),
-        Some(
-            ast::ShowStatementFilterPosition::Infix(f)
-            | ast::ShowStatementFilterPosition::Suffix(f),
-        ) => match f {
-            ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::NoKeyword(p) => {
-                Ok(Some(p.clone()))
-            }
-            other => Err(SqlError::unsupported(format!("SHOW ... {other}"))),
-        },
     }
 }

@@ -277,54 +277,24 @@ fn assign(
         "foreign_key_checks" => s.settings_mut().foreign_key_checks = switch(name, &value)?,
         "unique_checks" => s.settings_mut().unique_checks = switch(name, &value)?,
         "optimizer_trace" => {
-            let text = text_of(&value);
-            let wrong = || {
-                SqlError::new(
-                    1231,
-                    "42000",
-                    format!("Variable 'optimizer_trace' can't be set to the value of '{text}'"),
-                )
-            };
-            for part in text.split(',').filter(|p| !p.trim().is_empty()) {
-                let (key, setting) = part.split_once('=').ok_or_else(wrong)?;
-                let on = match setting.trim().to_ascii_lowercase().as_str() {
-                    "on" => true,
-                    "off" | "default" => false,
-                    _ => return Err(wrong()),
-                };
-                match key.trim().to_ascii_lowercase().as_str() {
-                    "enabled" => s.settings_mut().optimizer_trace = on,
+            for (key, on) in flag_settings(name, &text_of(&value))? {
+                match key.as_str() {
+                    "enabled" | "default" => s.settings_mut().optimizer_trace = on == Some(true),
                     // The trace is lines of text either way.
                     "one_line" => {}
-                    _ => return Err(wrong()),
+                    _ => return Err(wrong_value(name, &text_of(&value))),
                 }
             }
         }
         "optimizer_switch" => {
-            let text = text_of(&value);
-            let wrong = || {
-                SqlError::new(
-                    1231,
-                    "42000",
-                    format!("Variable 'optimizer_switch' can't be set to the value of '{text}'"),
-                )
-            };
             let mut switch = s.settings().optimizer_switch;
-            for part in text.split(',').filter(|p| !p.trim().is_empty()) {
-                // `default` alone: every flag back to its default.
-                if part.trim().eq_ignore_ascii_case("default") {
-                    switch = OptimizerSwitch::default();
-                    continue;
+            for (key, on) in flag_settings(name, &text_of(&value))? {
+                // Every flag's default is on.
+                match (key.as_str(), switch.flag(&key)) {
+                    ("default", _) => switch = OptimizerSwitch::default(),
+                    (_, Some(flag)) => *flag = on.unwrap_or(true),
+                    (_, None) => return Err(wrong_value(name, &text_of(&value))),
                 }
-                let (key, setting) = part.split_once('=').ok_or_else(wrong)?;
-                let key = key.trim().to_ascii_lowercase();
-                let on = match setting.trim().to_ascii_lowercase().as_str() {
-                    "on" => true,
-                    "off" => false,
-                    "default" => true,
-                    _ => return Err(wrong()),
-                };
-                *switch.flag(&key).ok_or_else(wrong)? = on;
             }
             s.settings_mut().optimizer_switch = switch;
         }
@@ -572,6 +542,39 @@ pub(crate) fn show_status(
         &["Variable_name", "Value"],
         filtered(rows, filter)?,
     ))
+}
+
+/// MySQL's 1231 for a value variable `name` cannot take.
+fn wrong_value(name: &str, text: &str) -> SqlError {
+    SqlError::new(
+        1231,
+        "42000",
+        format!("Variable '{name}' can't be set to the value of '{text}'"),
+    )
+}
+
+/// The `flag=on|off|default` settings of a flags variable's value (`optimizer_switch`,
+/// `optimizer_trace`), lower case, each `Some(on)` or `None` for `default`; `default` alone
+/// is the flag `default`.
+fn flag_settings(name: &str, text: &str) -> Result<Vec<(String, Option<bool>)>, SqlError> {
+    let mut settings = Vec::new();
+    for part in text.split(',').filter(|p| !p.trim().is_empty()) {
+        if part.trim().eq_ignore_ascii_case("default") {
+            settings.push(("default".to_owned(), None));
+            continue;
+        }
+        let (key, setting) = part
+            .split_once('=')
+            .ok_or_else(|| wrong_value(name, text))?;
+        let on = match setting.trim().to_ascii_lowercase().as_str() {
+            "on" => Some(true),
+            "off" => Some(false),
+            "default" => None,
+            _ => return Err(wrong_value(name, text)),
+        };
+        settings.push((key.trim().to_ascii_lowercase(), on));
+    }
+    Ok(settings)
 }
 
 #[cfg(test)]
