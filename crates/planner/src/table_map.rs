@@ -8,7 +8,8 @@
 //! | 61  | `INNER_TABLE_BIT`     | "the table being analysed"; the range optimizer adds  |
 //! |     |                       | it to both `prev_tables` and `read_tables`           |
 //! | 62  | `OUTER_REF_TABLE_BIT` | a reference to an outer query (unused here)          |
-//! | 63  | `RAND_TABLE_BIT`      | a non-deterministic expression (unused here)         |
+//! | 63  | `RAND_TABLE_BIT`      | a non-deterministic expression (SLEEP): never a      |
+//! |     |                       | constant, evaluated per row                          |
 //!
 //! The words the optimizer uses for sets of tables, for a table `t` being planned:
 //! - **const tables**: tables with at most one matching row, found by a primary or unique key

@@ -166,7 +166,7 @@ fn per_row(
             u.selection.as_ref(),
             &u.order_by,
             u.limit.as_ref(),
-            u.assignments.clone(),
+            &u.assignments[..],
         ),
         Statement::Delete(d) => {
             let relation = match &d.from {
@@ -180,7 +180,7 @@ fn per_row(
                 d.selection.as_ref(),
                 &d.order_by,
                 d.limit.as_ref(),
-                Vec::new(),
+                &[][..],
             )
         }
         other => return Err(SqlError::unsupported(other)),
@@ -188,7 +188,7 @@ fn per_row(
     // SET's subqueries, in order, each read by the query as a column.
     let mut subqueries = Vec::new();
     let mut assigned: Vec<String> = Vec::new();
-    for a in &assignments {
+    for a in assignments {
         let here = outermost_subqueries(&a.value);
         for q in &here {
             if reads_any(q, &assigned) {

@@ -19,6 +19,8 @@ use sqlparser::ast::{
     self, Expr as Ast, Ident, JoinConstraint, JoinOperator, Query, SelectItem, SetExpr, TableFactor,
 };
 
+use waterline_planner::semijoin::and_all;
+
 use super::merge::{mergeable, output_names};
 use super::{contains_subquery, own_exprs};
 
@@ -299,15 +301,8 @@ pub(super) fn merged(
     }
     select.projection = projection;
     let outer_where = select.selection.take().map(|w| subst(&w));
-    select.selection = conds
-        .into_iter()
-        .chain(outer_where)
-        .map(|c| Ast::Nested(Box::new(c)))
-        .reduce(|a, b| Ast::BinaryOp {
-            left: Box::new(a),
-            op: ast::BinaryOperator::And,
-            right: Box::new(b),
-        });
+    select.selection =
+        and_all((conds.into_iter().chain(outer_where)).map(|c| Ast::Nested(Box::new(c))));
     if let ast::GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
         for e in exprs.iter_mut() {
             *e = subst(e);
