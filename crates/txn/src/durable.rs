@@ -272,6 +272,10 @@ fn apply(engine: &Engine, entry: Entry) -> Result<(u64, u64), TxnError> {
             engine.create_index_unlogged(table, index)?;
             Ok((0, 0))
         }
+        Entry::Attributes { table, text } => {
+            engine.set_table_attributes_unlogged(table, &text);
+            Ok((0, 0))
+        }
         Entry::DropTable(table) => {
             let t = engine.table_by_id(table).ok_or_else(|| {
                 TxnError::Durability(format!("the log drops {table} that was never created"))
@@ -443,6 +447,12 @@ impl Engine {
             if table.is_dropped() {
                 append(Entry::DropTable(table.id()))?;
                 continue;
+            }
+            if let Some(text) = self.table_attributes(table) {
+                append(Entry::Attributes {
+                    table: table.id(),
+                    text: text.to_string(),
+                })?;
             }
             for chunk in visible_rows(&mut trx, table) {
                 let chunk = chunk?;

@@ -52,6 +52,9 @@ pub(crate) struct Shared {
     /// Bumped by every change of the catalog (CREATE TABLE, CREATE INDEX, DROP TABLE), under
     /// its write lock: a prepared statement's binding is good while this has not moved.
     catalog_version: AtomicU64,
+    /// What a layer above keeps with each table of the catalog, by id (see
+    /// [`Engine::set_table_attributes`]); changed under the catalog's write lock.
+    attributes: parking_lot::Mutex<std::collections::HashMap<TableId, Arc<str>>>,
     /// The next temporary table's number (its id is this in [`TEMPORARY_TABLE_IDS`]).
     next_temporary: std::sync::atomic::AtomicU32,
     pub(crate) pipeline: Arc<dyn CommitPipeline>,
@@ -321,6 +324,7 @@ impl Engine {
             stats,
             catalog: RwLock::new(Vec::new()),
             catalog_version: AtomicU64::new(0),
+            attributes: parking_lot::Mutex::default(),
             next_temporary: std::sync::atomic::AtomicU32::new(0),
             pipeline,
             history: History::default(),
@@ -538,6 +542,43 @@ impl Engine {
         Ok(())
     }
 
+    /// Sets the attributes of table `table`: text that a layer above keeps with the table
+    /// and the engine never reads (the SQL layer's column DEFAULTs, AUTO_INCREMENT column and
+    /// foreign keys). A durable engine logs them first, and recovery and checkpoints keep
+    /// them, so they come back with the table after a restart. The catalog's version moves,
+    /// as for any change of a table's definition.
+    pub fn set_table_attributes(&self, table: &str, text: &str) -> Result<(), TxnError> {
+        let catalog = self.shared.catalog.write();
+        let t = catalog
+            .iter()
+            .find(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(table))
+            .ok_or_else(|| TxnError::NoSuchTable(table.to_owned()))?;
+        if let Some(durable) = self.durable.as_ref() {
+            durable.log_ddl(&Entry::Attributes {
+                table: t.id(),
+                text: text.to_owned(),
+            })?;
+        }
+        self.shared
+            .attributes
+            .lock()
+            .insert(t.id(), Arc::from(text));
+        self.catalog_changed();
+        Ok(())
+    }
+
+    /// Recovery: attributes that are in the log already.
+    pub(crate) fn set_table_attributes_unlogged(&self, table: TableId, text: &str) {
+        let _catalog = self.shared.catalog.write();
+        self.shared.attributes.lock().insert(table, Arc::from(text));
+        self.catalog_changed();
+    }
+
+    /// The attributes last set on table `table` ([`Engine::set_table_attributes`]).
+    pub fn table_attributes(&self, table: &Table) -> Option<Arc<str>> {
+        self.shared.attributes.lock().get(&table.id()).cloned()
+    }
+
     /// DROP TABLE: the name is free again; the rows are gone for every new statement. A
     /// transaction still holding the table's handle may go on using it (waterline has no
     /// metadata locks). A durable engine logs it first.
@@ -551,6 +592,7 @@ impl Engine {
             durable.log_ddl(&Entry::DropTable(t.id()))?;
         }
         t.mark_dropped();
+        self.shared.attributes.lock().remove(&t.id());
         // The catalog keeps the id's place with an empty table, and the rows go with the
         // last handle (a transaction still using the table, purge's history list): a server
         // that reloads a database must not keep every copy it dropped.

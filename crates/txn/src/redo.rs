@@ -6,7 +6,8 @@
 //! image uses the same entries (`checkpoint.rs`).
 //!
 //! ```text
-//!  entry   := 1 commit  | 2 create-table | 3 image-end
+//!  entry   := 1 commit  | 2 create-table | 3 image-end | 4 create-index | 5 drop-table
+//!             | 6 u32 table, str attributes
 //!  commit  := u32 n, n × (u32 table, key, u8 has_after, [row])
 //!  key,row := u16 n, n × value
 //!  value   := 0 NULL | 1 i64 | 2 i128 units u8 scale | 3 f64 bits | 4 str | 5 i64 datetime
@@ -38,6 +39,13 @@ pub(crate) enum Entry {
         table: TableId,
         /// The index.
         index: IndexDef,
+    },
+    /// The attributes a layer above keeps with table `table` (`Engine::set_table_attributes`).
+    Attributes {
+        /// The table's id.
+        table: TableId,
+        /// The text, as set.
+        text: String,
     },
     /// DROP TABLE of table `0` (its id stays taken).
     DropTable(TableId),
@@ -82,6 +90,11 @@ impl Entry {
                     put_u16(&mut out, c);
                 }
                 out.push(u8::from(index.unique));
+            }
+            Entry::Attributes { table, text } => {
+                out.push(6);
+                out.extend_from_slice(&table.0.to_le_bytes());
+                put_str(&mut out, text);
             }
             Entry::DropTable(table) => {
                 out.push(5);
@@ -128,6 +141,10 @@ impl Entry {
                 },
             },
             5 => Entry::DropTable(TableId(r.u32()? as u32)),
+            6 => Entry::Attributes {
+                table: TableId(r.u32()? as u32),
+                text: r.str()?,
+            },
             other => return Err(r.bad(&format!("entry kind {other}"))),
         };
         if r.at != bytes.len() {
@@ -416,8 +433,12 @@ mod tests {
     }
 
     #[test]
-    fn a_schema_and_an_image_end_round_trip() {
+    fn a_schema_attributes_and_an_image_end_round_trip() {
         for entry in [
+            Entry::Attributes {
+                table: TableId(3),
+                text: "{\"defaults\": []} é".into(),
+            },
             Entry::CreateTable(schema()),
             Entry::CreateTable(TableSchema::new(
                 "heap",

@@ -118,6 +118,11 @@ fn ddl_survives_restart_by_log_and_by_checkpoint() {
             let t = engine.create_table(schema("t")).unwrap();
             fill(&engine, &t, 50);
             engine.create_index("t", "k_1", &["k"], false).unwrap();
+            engine
+                .set_table_attributes("gone", "dropped with it")
+                .unwrap();
+            engine.set_table_attributes("t", "first").unwrap();
+            engine.set_table_attributes("t", "second").unwrap();
             engine.drop_table("gone").unwrap();
             let after = engine.create_table(schema("after")).unwrap();
             fill(&engine, &after, 3);
@@ -138,6 +143,12 @@ fn ddl_survives_restart_by_log_and_by_checkpoint() {
             .collect();
         assert_eq!(names, ["t", "after"], "checkpoint {checkpoint}: {recovery}");
         assert_eq!(engine.table("t").unwrap().schema().indexes.len(), 1);
+        let attributes = engine.table_attributes(&engine.table("t").unwrap());
+        assert_eq!(attributes.as_deref(), Some("second"));
+        assert_eq!(
+            engine.table_attributes(&engine.table("after").unwrap()),
+            None
+        );
         let sevens = by_k(&engine, "t", 7);
         assert_eq!(sevens, [7, 17, 27, 37, 47, 1000]);
         let mut trx = engine.begin_with(Isolation::ReadCommitted);
