@@ -7,11 +7,12 @@ use waterline_planner::bind::{Binder, object_name};
 use waterline_txn::{Column, IndexDef, TableSchema};
 
 use crate::error::SqlError;
+use crate::foreign::ForeignKey;
 use crate::session::{Response, Session};
 use crate::shared::TableMeta;
 use crate::types::{column_type, store};
 
-fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>, SqlError> {
+pub(crate) fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>, SqlError> {
     cols.iter()
         .map(|c| match &c.column.expr {
             Ast::Identifier(id) => Ok(id.value.clone()),
@@ -83,6 +84,11 @@ pub(crate) fn create_table(
                     auto_increment = Some(i);
                 }
                 ColumnOption::CharacterSet(_) | ColumnOption::Collation(_) | ColumnOption::Comment(_) => {}
+                // MySQL 8.0 parses a column's REFERENCES and ignores it; refused here rather
+                // than ignored, so that no one believes it checks anything.
+                ColumnOption::ForeignKey(_) => return Err(SqlError::unsupported(
+                    "a column's REFERENCES (MySQL 8.0 ignores it): declare FOREIGN KEY (column) REFERENCES",
+                )),
                 other => return Err(SqlError::unsupported(format!("column option {other}"))),
             }
         }
@@ -103,8 +109,10 @@ pub(crate) fn create_table(
         });
         columns.push(column);
     }
+    let mut foreign = Vec::new();
     for constraint in &create.constraints {
         match constraint {
+            TableConstraint::ForeignKey(fk) => foreign.push(fk),
             TableConstraint::PrimaryKey(pk) => primary = Some(index_columns(&pk.columns)?),
             TableConstraint::Unique(u) => {
                 let cols = index_columns(&u.columns)?;
@@ -158,6 +166,15 @@ pub(crate) fn create_table(
             ));
         }
     }
+    if create.temporary && !foreign.is_empty() {
+        return Err(SqlError::unsupported("a foreign key of a temporary table"));
+    }
+    let mut foreign_keys: Vec<ForeignKey> = Vec::new();
+    for fk in foreign {
+        let defined = ForeignKey::define(fk, &schema, &foreign_keys)?;
+        schema = with_child_index(s, schema, &defined, fk.index_name.as_ref())?;
+        foreign_keys.push(defined);
+    }
     // The session's own (invisible to others, gone at disconnect, never logged), or the
     // catalog's.
     let table = if create.temporary {
@@ -167,15 +184,80 @@ pub(crate) fn create_table(
     } else {
         s.shared().engine.create_table(schema)?
     };
-    s.shared().catalog.meta.lock().insert(
-        crate::shared::meta_key(&table),
-        TableMeta {
-            defaults,
-            auto_increment,
-            next_id: 1,
-        },
-    );
+    let meta = TableMeta {
+        defaults,
+        auto_increment,
+        next_id: 1,
+        foreign_keys,
+    };
+    s.shared().catalog.save(&s.shared().engine, &table, meta)?;
     Ok(Response::done(0))
+}
+
+/// `schema` (a table's definition, the child of `fk`), checked against the parent of `fk`
+/// and given an index that `fk`'s columns lead if it has none, named as the key's index
+/// (`index_name`) or the key.
+///
+/// The parent must be there and have an index its columns lead, unless `foreign_key_checks`
+/// is off and it is not there yet (MySQL allows a dump to create a child before its parent).
+pub(crate) fn with_child_index(
+    s: &Session,
+    mut schema: TableSchema,
+    fk: &ForeignKey,
+    index_name: Option<&ast::Ident>,
+) -> Result<TableSchema, SqlError> {
+    if fk.parent.eq_ignore_ascii_case(&schema.name) {
+        fk.resolve_parent(&schema, &schema)?;
+    } else {
+        match s.shared().engine.table(&fk.parent) {
+            Ok(parent) => drop(fk.resolve_parent(&schema, parent.schema())?),
+            Err(_) if !s.settings().foreign_key_checks => {}
+            Err(_) => {
+                return Err(SqlError::new(
+                    1824,
+                    "HY000",
+                    format!("Failed to open the referenced table '{}'", fk.parent),
+                ));
+            }
+        }
+    }
+    let columns = fk
+        .child_positions(&schema)
+        .expect("define checked the columns");
+    if crate::foreign::leading_index(&schema, &columns).is_none() {
+        let name = index_name.map_or_else(|| fk.name.clone(), |n| n.value.clone());
+        let names: Vec<&str> = fk.columns.iter().map(String::as_str).collect();
+        schema = schema.index(&name, &names, false)?;
+    }
+    Ok(schema)
+}
+
+/// 3730 if a table other than `names` has a foreign key that references one of the base
+/// tables `names` (a temporary table of the name goes first, and has none).
+fn referenced(s: &Session, names: &[String]) -> Result<(), SqlError> {
+    let shared = s.shared();
+    let tables = shared.engine.tables();
+    let dropped = |n: &str| names.iter().any(|d| d.eq_ignore_ascii_case(n));
+    for name in names.iter().filter(|n| s.temporary_table(n).is_none()) {
+        for child in tables.iter().filter(|t| !dropped(t.name())) {
+            let meta = shared.catalog.meta_of(&shared.engine, child);
+            if let Some(fk) =
+                (meta.foreign_keys.iter()).find(|fk| fk.parent.eq_ignore_ascii_case(name))
+            {
+                return Err(SqlError::new(
+                    3730,
+                    "HY000",
+                    format!(
+                        "Cannot drop table '{name}' referenced by a foreign key constraint '{}' \
+                         on table '{}'.",
+                        fk.name,
+                        child.name()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// CREATE DATABASE [IF NOT EXISTS] name: a new name for the one namespace of tables.
@@ -256,6 +338,9 @@ pub(crate) fn drop_tables(
             "42S02",
             format!("Unknown table '{db}.{missing}'"),
         ));
+    }
+    if !temporary && s.settings().foreign_key_checks {
+        referenced(s, &names)?;
     }
     for name in &names {
         if s.drop_temporary(name) {

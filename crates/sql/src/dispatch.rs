@@ -238,6 +238,18 @@ impl Session {
                 }
                 crate::ddl::drop_tables(self, names, *if_exists, *temporary)
             }
+            Statement::AlterTable(alter) => {
+                self.commit()?;
+                crate::alter::alter_table(self, alter)
+            }
+            Statement::Analyze(analyze) => {
+                self.commit()?;
+                crate::alter::analyze(self, analyze)
+            }
+            Statement::Truncate(truncate) => {
+                self.commit()?;
+                crate::alter::truncate(self, truncate)
+            }
             Statement::CreateDatabase {
                 db_name,
                 if_not_exists,

@@ -21,11 +21,13 @@
 //! ```
 
 mod access;
+mod alter;
 mod control;
 mod ddl;
 mod dispatch;
 mod dml;
 pub mod error;
+pub mod foreign;
 mod functions;
 mod parse;
 mod select;
@@ -36,6 +38,7 @@ mod show;
 mod system_views;
 pub mod types;
 mod vars;
+mod write;
 
 pub use control::Peer;
 pub use error::SqlError;

@@ -23,9 +23,9 @@ pub(crate) struct Settings {
     pub(crate) lock_wait_timeout: Duration,
     pub(crate) sql_mode: SqlMode,
     pub(crate) time_zone: TimeZone,
-    /// `foreign_key_checks` and `unique_checks`, read back as set (waterline has no foreign
-    /// keys, and checks uniqueness always, as InnoDB does for a unique index that is not
-    /// bulk-loaded).
+    /// `foreign_key_checks` (off: no foreign key is checked or cascades, see `write.rs`) and
+    /// `unique_checks`, read back as set (uniqueness is checked always, as InnoDB does for a
+    /// unique index that is not bulk-loaded).
     pub(crate) foreign_key_checks: bool,
     pub(crate) unique_checks: bool,
     /// `wait_timeout`, `net_read_timeout`, `max_execution_time` and the others.

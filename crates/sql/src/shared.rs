@@ -1,5 +1,6 @@
-//! What every session of one server shares: the engine, the databases, the column metadata
-//! the engine does not keep (defaults, AUTO_INCREMENT counters), and the status counters.
+//! What every session of one server shares: the engine, the databases, the table metadata
+//! the engine's schema does not have (defaults, AUTO_INCREMENT, foreign keys), and the
+//! status counters.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -94,9 +95,10 @@ impl Default for SessionConfig {
     }
 }
 
-/// What the engine's schema lacks: per table, each column's DEFAULT and the AUTO_INCREMENT
-/// column with its next value. Kept in memory: after a restart, defaults are gone (a column
-/// without one takes NULL or must be given) and AUTO_INCREMENT resumes past the largest key.
+/// What the engine's schema lacks: per table, each column's DEFAULT, the AUTO_INCREMENT
+/// column with its next value, and the table's foreign keys. Kept with the table as its
+/// attributes ([`Engine::set_table_attributes`]), so a restart of a durable engine keeps
+/// them; AUTO_INCREMENT resumes past the largest key after a restart.
 #[derive(Clone, Debug, Default)]
 pub struct TableMeta {
     /// Per column: its DEFAULT, if it has one.
@@ -105,6 +107,58 @@ pub struct TableMeta {
     pub auto_increment: Option<usize>,
     /// The next AUTO_INCREMENT value (0: not known yet; found from the table's largest value).
     pub next_id: i64,
+    /// The table's foreign keys (the table is their child).
+    pub foreign_keys: Vec<crate::foreign::ForeignKey>,
+}
+
+/// [`TableMeta`] as it is kept with the table: a DEFAULT as its text, which stores into
+/// the column as the value it was (as MySQL's data dictionary keeps it).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Kept {
+    defaults: Vec<Option<String>>,
+    auto_increment: Option<usize>,
+    foreign_keys: Vec<crate::foreign::ForeignKey>,
+}
+
+impl TableMeta {
+    /// The metadata of a table that has none: no DEFAULTs, no AUTO_INCREMENT, no keys.
+    pub(crate) fn empty(table: &Table) -> TableMeta {
+        TableMeta {
+            defaults: vec![None; table.schema().columns.len()],
+            ..TableMeta::default()
+        }
+    }
+
+    fn to_text(&self) -> String {
+        let kept = Kept {
+            defaults: (self.defaults.iter())
+                .map(|d| d.as_ref().and_then(crate::types::text))
+                .collect(),
+            auto_increment: self.auto_increment,
+            foreign_keys: self.foreign_keys.clone(),
+        };
+        serde_json::to_string(&kept).expect("plain data serializes")
+    }
+
+    /// The metadata kept as `text` with `table` (empty if it cannot be read).
+    fn from_text(table: &Table, text: &str) -> TableMeta {
+        let Ok(kept) = serde_json::from_str::<Kept>(text) else {
+            return TableMeta::empty(table);
+        };
+        let columns = &table.schema().columns;
+        let defaults = (columns.iter().enumerate())
+            .map(|(i, c)| {
+                let text = kept.defaults.get(i).cloned().flatten()?;
+                crate::types::store(c, Value::from(text), true, 1, &mut Vec::new()).ok()
+            })
+            .collect();
+        TableMeta {
+            defaults,
+            auto_increment: kept.auto_increment.filter(|&c| c < columns.len()),
+            next_id: 0,
+            foreign_keys: kept.foreign_keys,
+        }
+    }
 }
 
 /// Where the server keeps `table`'s metadata: under its name, or for a temporary table
@@ -158,12 +212,43 @@ impl Default for Listening {
 }
 
 /// What the SQL layer knows of an engine beyond the engine's own schema: its databases, and
-/// each table's DEFAULTs and AUTO_INCREMENT. Kept on the engine ([`Engine::extension`]), so
-/// every [`Shared`] over one engine (a server's, the embedded sessions') sees the same.
+/// each table's [`TableMeta`]. Kept on the engine ([`Engine::extension`]), so every
+/// [`Shared`] over one engine (a server's, the embedded sessions') sees the same.
 #[derive(Debug, Default)]
 pub(crate) struct Catalog {
     pub(crate) databases: Mutex<BTreeSet<String>>,
+    /// Each table's metadata, read from its attributes the first time it is asked for.
     pub(crate) meta: Mutex<HashMap<String, TableMeta>>,
+}
+
+impl Catalog {
+    /// `table`'s metadata: what this server has, else what the engine keeps with the table
+    /// (after a restart), else none.
+    pub(crate) fn meta_of(&self, engine: &Engine, table: &Table) -> TableMeta {
+        let mut all = self.meta.lock();
+        all.entry(meta_key(table))
+            .or_insert_with(|| match engine.table_attributes(table) {
+                Some(text) => TableMeta::from_text(table, &text),
+                None => TableMeta::empty(table),
+            })
+            .clone()
+    }
+
+    /// Sets `table`'s metadata, and (for a base table) keeps it with the table in the engine,
+    /// logged if the engine is durable.
+    pub(crate) fn save(
+        &self,
+        engine: &Engine,
+        table: &Table,
+        meta: TableMeta,
+    ) -> Result<(), crate::SqlError> {
+        let mut all = self.meta.lock();
+        if !table.is_temporary() {
+            engine.set_table_attributes(table.name(), &meta.to_text())?;
+        }
+        all.insert(meta_key(table), meta);
+        Ok(())
+    }
 }
 
 /// The [`Shared`] that [`Session::new`](crate::Session::new) gives the sessions of one engine,

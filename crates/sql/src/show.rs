@@ -11,7 +11,7 @@ use waterline_txn::{ColumnType, IndexDef, Table, TableSchema, Value};
 
 use crate::error::SqlError;
 use crate::session::{Response, Session};
-use crate::shared::{TableMeta, meta_key};
+use crate::shared::TableMeta;
 use crate::types::type_name;
 
 /// The table `name` names (`db.t` in the database in use), with its DEFAULTs and
@@ -36,10 +36,7 @@ fn table_of(s: &Session, name: &ObjectName) -> Result<(Table, TableMeta), SqlErr
     let found = (tables.into_iter())
         .find(|t| t.name().eq_ignore_ascii_case(&table))
         .ok_or_else(|| SqlError::no_table(&database, &table))?;
-    let meta = (s.shared().catalog.meta.lock())
-        .get(&meta_key(&found))
-        .cloned()
-        .unwrap_or_default();
+    let meta = s.shared().catalog.meta_of(&s.shared().engine, &found);
     Ok((found, meta))
 }
 
@@ -101,6 +98,9 @@ fn create_text(schema: &TableSchema, meta: &TableMeta, temporary: bool) -> Strin
     {
         let kind = if *unique { "UNIQUE KEY" } else { "KEY" };
         lines.push(format!("  {kind} {} ({})", quoted(name), names(columns)));
+    }
+    for fk in &meta.foreign_keys {
+        lines.push(format!("  {}", fk.clause()));
     }
     format!(
         "CREATE {}TABLE {} (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",

@@ -223,10 +223,25 @@ impl Table {
     pub fn index_stats(&self, index: Option<usize>) -> Arc<IndexStats> {
         let slot = &self.0.stats[index.map_or(0, |i| i + 1)];
         let len = self.index_len(index);
-        slot.get(len, || match index {
+        slot.get(len, || self.walk_stats(index, len))
+    }
+
+    /// An index's statistics from a walk of all its `len` entries.
+    fn walk_stats(&self, index: Option<usize>, len: usize) -> IndexStats {
+        match index {
             None => IndexStats::compute(self.0.clustered.ordered.iter(), |e| e.key(), len),
             Some(i) => IndexStats::compute(self.0.secondary[i].iter(), |e| &e.value().0, len),
-        })
+        }
+    }
+
+    /// ANALYZE TABLE: every index's statistics recomputed now, by a walk of the whole index
+    /// (as InnoDB's ANALYZE TABLE recomputes its persistent statistics), not when the index
+    /// has changed by a tenth.
+    pub fn analyze(&self) {
+        for index in std::iter::once(None).chain((0..self.0.secondary.len()).map(Some)) {
+            let len = self.index_len(index);
+            self.0.stats[index.map_or(0, |i| i + 1)].refresh(|| self.walk_stats(index, len));
+        }
     }
 
     /// Entries of an index (clustered if `index` is `None`), visible or not.

@@ -135,12 +135,18 @@ impl StatsSlot {
                 stale
             }
             _ => {
-                let fresh = Arc::new(walk());
-                *self.current.lock() = Some(Arc::clone(&fresh));
+                let fresh = self.refresh(walk);
                 self.refreshing.store(false, Ordering::Release);
                 fresh
             }
         }
+    }
+
+    /// The statistics recomputed with `walk` now, whatever changed (ANALYZE TABLE).
+    pub fn refresh(&self, walk: impl FnOnce() -> IndexStats) -> Arc<IndexStats> {
+        let fresh = Arc::new(walk());
+        *self.current.lock() = Some(Arc::clone(&fresh));
+        fresh
     }
 }
 

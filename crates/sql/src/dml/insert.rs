@@ -13,11 +13,12 @@ use waterline_txn::{
     Value, copy_keyed_row, copy_row,
 };
 
-use super::{Assignments, bind_assignments, rewrite, table_handle};
+use super::{Assignments, bind_assignments, table_handle};
 use crate::error::SqlError;
 use crate::session::{Bound, Response, Session};
 use crate::shared::{TableMeta, meta_key};
 use crate::types::store;
+use crate::write::Checks;
 
 /// What an INSERT stores in NOT NULL `column` that it leaves out and that has no DEFAULT:
 /// under a strict `sql_mode` nothing (error 1364, as MySQL); otherwise the type's implicit
@@ -49,15 +50,9 @@ fn implicit_default(column: &Column) -> Option<Value> {
     }
 }
 
-/// The table's metadata, creating it (from the table's largest key) if the server has none.
+/// The table's metadata.
 fn meta(s: &Session, table: &Table) -> TableMeta {
-    let mut all = s.shared().catalog.meta.lock();
-    all.entry(meta_key(table))
-        .or_insert_with(|| TableMeta {
-            defaults: vec![None; table.schema().columns.len()],
-            ..TableMeta::default()
-        })
-        .clone()
+    s.shared().catalog.meta_of(&s.shared().engine, table)
 }
 
 /// Reserves `n` AUTO_INCREMENT values past `at_least - 1`; returns the first.
@@ -338,6 +333,7 @@ pub(crate) fn insert(
         let Completed { rows, auto } = complete_rows(s, &bound.table, rows, bulk, bound.ignore)?;
         // Generated values go to the rows inserted, in order: a row that updates a
         // duplicate instead gives its value back to the next, as MySQL's handler does.
+        let checks = Checks::of(s, &bound.table)?;
         let mut next_id = auto.as_ref().and_then(|(col, generated)| {
             let first = generated.iter().position(|&g| g)?;
             rows[first][*col].as_int()
@@ -349,13 +345,14 @@ pub(crate) fn insert(
                 row[*col] = Value::Int(id);
             }
             if let Some(sets) = &bound.on_duplicate
-                && let Some(n) = update_duplicate(s, trx, &bound.table, &row, (sets, params))?
+                && let Some(n) =
+                    update_duplicate(s, trx, (&bound.table, &checks), &row, (sets, params))?
             {
                 affected += n;
                 continue;
             }
             if bound.replace {
-                affected += delete_conflicts(trx, &bound.table, &row)?;
+                affected += delete_conflicts(s, trx, (&bound.table, &checks), &row)?;
             } else if bound.ignore
                 && let Some(duplicate) = conflicts(trx, &bound.table, &row, LockMode::Shared)?
                     .into_iter()
@@ -369,7 +366,7 @@ pub(crate) fn insert(
                 .as_ref()
                 .filter(|_| !generated)
                 .and_then(|(col, _)| row[*col].as_int());
-            trx.insert(&bound.table, row)?;
+            checks.insert(s, trx, &bound.table, row)?;
             affected += 1;
             match (generated, next_id) {
                 (true, Some(id)) => {
@@ -562,10 +559,24 @@ fn conflicts(
 /// REPLACE's first step for `row`: deletes the rows it would duplicate ([`conflicts`]), as
 /// MySQL's REPLACE does before it inserts. Returns how many it deleted (each counts as an
 /// affected row).
-fn delete_conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<u64, SqlError> {
+fn delete_conflicts(
+    s: &Session,
+    trx: &mut Transaction,
+    (table, checks): (&Table, &Checks),
+    row: &Row,
+) -> Result<u64, SqlError> {
     let doomed = conflicts(trx, table, row, LockMode::Exclusive)?;
     for duplicate in &doomed {
-        trx.delete(table, duplicate.pk.clone())?;
+        let Some(old) = trx.get_with(
+            table,
+            duplicate.pk.clone(),
+            ReadOptions::FOR_UPDATE,
+            copy_row,
+        )?
+        else {
+            continue;
+        };
+        checks.delete(s, trx, table, duplicate.pk.clone(), &old)?;
     }
     Ok(doomed.len() as u64)
 }
@@ -578,7 +589,7 @@ fn delete_conflicts(trx: &mut Transaction, table: &Table, row: &Row) -> Result<u
 fn update_duplicate(
     s: &mut Session,
     trx: &mut Transaction,
-    table: &Table,
+    (table, checks): (&Table, &Checks),
     row: &Row,
     (sets, params): (&[(usize, Expr)], &[Value]),
 ) -> Result<Option<u64>, SqlError> {
@@ -601,7 +612,7 @@ fn update_duplicate(
     if new == old {
         return Ok(Some(0));
     }
-    rewrite(trx, table, key, &old, new)?;
+    checks.update(s, trx, table, (key, &old), new)?;
     Ok(Some(2))
 }
 

@@ -21,6 +21,7 @@ use crate::access::{TxnAccess, plan_failure};
 use crate::error::SqlError;
 use crate::session::{Bound, Response, Session};
 use crate::types::store;
+use crate::write::Checks;
 
 mod insert;
 
@@ -272,29 +273,6 @@ fn bind_assignments(
         .collect()
 }
 
-/// `old` (at `key`) becomes `new`: in place, or deleted and inserted again when its primary
-/// key changes.
-fn rewrite(
-    trx: &mut Transaction,
-    table: &Table,
-    key: Key,
-    old: &Row,
-    new: Row,
-) -> Result<(), SqlError> {
-    let moved = table
-        .schema()
-        .primary_key
-        .as_ref()
-        .is_some_and(|cols| cols.iter().any(|&c| new[c] != old[c]));
-    if moved {
-        trx.delete(table, key)?;
-        trx.insert(table, new)?;
-    } else {
-        trx.update(table, key, new)?;
-    }
-    Ok(())
-}
-
 /// Runs a bound UPDATE with `params`.
 pub(crate) fn update(
     s: &mut Session,
@@ -333,6 +311,7 @@ pub(crate) fn update_in(
     let (set_values, where_values) = params.split_at(bound.set_params.min(params.len()));
     let strict = s.settings().sql_mode.strict;
     let targets = target_rows(s, trx, (db, table), filter, where_values, true)?;
+    let checks = Checks::of(s, table)?;
     let (mut matched, mut changed) = (0u64, 0u64);
     for (key, old) in targets {
         s.watch().check()?;
@@ -347,7 +326,7 @@ pub(crate) fn update_in(
             continue;
         }
         changed += 1;
-        rewrite(trx, table, key, &old, new)?;
+        checks.update(s, trx, table, (key, &old), new)?;
     }
     Ok((matched, changed))
 }
@@ -425,10 +404,11 @@ pub(crate) fn delete_in(
 ) -> Result<u64, SqlError> {
     let BoundDelete { db, table, filter } = bound;
     let targets = target_rows(s, trx, (db, table), filter, params, false)?;
+    let checks = Checks::of(s, table)?;
     let mut n = 0;
-    for (key, _) in targets {
+    for (key, old) in targets {
         s.watch().check()?;
-        if trx.delete(table, key)? {
+        if checks.delete(s, trx, table, key, &old)? {
             n += 1;
         }
     }
