@@ -214,6 +214,21 @@ impl Session {
                 self.abort();
                 Ok(Response::done(0))
             }
+            Statement::Rollback {
+                savepoint: Some(name),
+                chain: false,
+            } => {
+                self.to_savepoint(&name.value, true)?;
+                Ok(Response::done(0))
+            }
+            Statement::Savepoint { name } => {
+                self.savepoint(&name.value);
+                Ok(Response::done(0))
+            }
+            Statement::ReleaseSavepoint { name } => {
+                self.to_savepoint(&name.value, false)?;
+                Ok(Response::done(0))
+            }
             Statement::CreateTable(create) => {
                 // CREATE TEMPORARY TABLE does not end the transaction, as in MySQL.
                 if !create.temporary {

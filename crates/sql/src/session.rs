@@ -53,6 +53,8 @@ pub struct Session {
     /// version it says whether a binding still names the same tables.
     temporary_changes: u64,
     trx: Option<Transaction>,
+    /// The open transaction's savepoints (SAVEPOINT), oldest first.
+    savepoints: Vec<(String, waterline_txn::Savepoint)>,
     last_insert_id: u64,
     warnings: Vec<(String, u16, String)>,
     prepared: HashMap<u32, Prepared>,
@@ -126,6 +128,7 @@ impl Session {
             temporary: Vec::new(),
             temporary_changes: 0,
             trx: None,
+            savepoints: Vec::new(),
             last_insert_id: 0,
             warnings: Vec::new(),
             prepared: HashMap::new(),

@@ -81,6 +81,7 @@ impl Session {
             .await;
         trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
         trx.set_interrupt(self.control.stop_flag());
+        self.savepoints.clear();
         self.trx = Some(trx);
         Ok(())
     }
@@ -108,7 +109,40 @@ impl Session {
         let mut trx = self.shared.engine.begin_with(self.trx_level.engine());
         trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
         trx.set_interrupt(self.control.stop_flag());
+        self.savepoints.clear();
         trx
+    }
+
+    /// SAVEPOINT name: marks where the open transaction is (a savepoint of the same name
+    /// moves here). Outside a transaction it marks nothing, as in MySQL with autocommit.
+    pub(crate) fn savepoint(&mut self, name: &str) {
+        let Some(trx) = self.trx.as_ref() else {
+            return;
+        };
+        self.savepoints
+            .retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self.savepoints.push((name.to_owned(), trx.savepoint()));
+    }
+
+    /// ROLLBACK TO SAVEPOINT name (`rollback`) or RELEASE SAVEPOINT name: the changes made
+    /// since it are undone (their row locks stay, as InnoDB's do), or it is forgotten; the
+    /// savepoints set after it are forgotten either way. 1305 for a name not set.
+    pub(crate) fn to_savepoint(&mut self, name: &str, rollback: bool) -> Result<(), SqlError> {
+        let at = (self.trx.as_ref())
+            .and_then(|_| (self.savepoints.iter()).position(|(n, _)| n.eq_ignore_ascii_case(name)))
+            .ok_or_else(|| {
+                SqlError::new(1305, "42000", format!("SAVEPOINT {name} does not exist"))
+            })?;
+        if rollback {
+            let (_, savepoint) = self.savepoints[at];
+            self.savepoints.truncate(at + 1);
+            if let Some(trx) = self.trx.as_mut() {
+                trx.rollback_to(savepoint);
+            }
+        } else {
+            self.savepoints.truncate(at);
+        }
+        Ok(())
     }
 
     /// START TRANSACTION (BEGIN): commits the open transaction, if any, and opens one.
