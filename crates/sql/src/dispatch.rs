@@ -77,9 +77,7 @@ impl Session {
                 "This command is not supported in the prepared statement protocol yet",
             ));
         }
-        if let Statement::Query(q) = statement.as_ref()
-            && crate::system_views::view_of(q, self.database().map(|d| &**d))?.is_some()
-        {
+        if crate::system_views::reads_system_table(&statement)? {
             return Err(SqlError::new(
                 1295,
                 "HY000",
@@ -182,11 +180,18 @@ impl Session {
 
     fn run(&mut self, statement: &Statement, params: &[Value]) -> Result<Response, SqlError> {
         self.clear_warnings();
-        if let Statement::Query(q) = statement
-            && let Some(view) = crate::system_views::view_of(q, self.database().map(|d| &**d))?
-        {
-            return crate::system_views::read(self, q, view, params);
+        if let Some(response) = crate::system_views::read(self, statement, params)? {
+            return Ok(response);
         }
+        self.run_statement(statement, params)
+    }
+
+    /// [`Session::run`] of a statement that reads no system table.
+    pub(crate) fn run_statement(
+        &mut self,
+        statement: &Statement,
+        params: &[Value],
+    ) -> Result<Response, SqlError> {
         if let Some(binding) = self.bind(statement)? {
             return binding.bound.run(self, statement, params);
         }

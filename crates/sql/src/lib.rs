@@ -29,6 +29,7 @@ mod dml;
 pub mod error;
 pub mod foreign;
 mod functions;
+mod information_schema;
 mod parse;
 mod select;
 mod session;

@@ -186,7 +186,7 @@ pub(crate) fn show_columns(
 
 /// DESCRIBE's Key of column `c`: PRI in the primary key; UNI first in a one-column UNIQUE
 /// index; MUL first in another index (a value may repeat in the column); else empty.
-fn key_of(schema: &TableSchema, c: usize) -> &'static str {
+pub(crate) fn key_of(schema: &TableSchema, c: usize) -> &'static str {
     if schema.primary_key.as_ref().is_some_and(|k| k.contains(&c)) {
         return "PRI";
     }

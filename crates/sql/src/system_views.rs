@@ -1,24 +1,24 @@
-//! The system tables waterline has, read as any table is (WHERE, ORDER BY, aggregates) over
-//! a snapshot put in a temporary table of MySQL's columns:
+//! The system tables waterline has, read as any table is (joins, subqueries, WHERE, ORDER
+//! BY, aggregates) over a snapshot put in a temporary table of MySQL's columns:
+//! `information_schema`'s tables of the catalog (`information_schema.rs`),
 //! `information_schema.OPTIMIZER_TRACE` (the session's last trace, `session/trace.rs`), and
 //! `performance_schema.data_locks` and `performance_schema.data_lock_waits`, MySQL 8.0's
-//! views of the lock table: which transaction holds or waits for which row and gap lock, in
-//! InnoDB's words (`X,REC_NOT_GAP`, `X,GAP`, `X` for a next-key lock, `X,GAP,INSERT_INTENTION`
-//! for a waiting insert), and who waits for whom.
-//!
-//! A query that reads one of them gets a snapshot of the engine's lock table
-//! ([`waterline_txn::Engine::data_locks`]) put in a temporary table of MySQL's columns, and
-//! then runs as any SELECT over it (WHERE, ORDER BY, aggregates), in a transaction of its
-//! own that sees the snapshot whatever the session's transaction has seen. Columns MySQL
-//! fills from the thread and event tables (THREAD_ID, EVENT_ID, OBJECT_INSTANCE_BEGIN) are
-//! NULL; the table-level intention locks InnoDB lists do not exist here.
+//! views of the lock table ([`waterline_txn::Engine::data_locks`]): which transaction holds
+//! or waits for which row and gap lock, in InnoDB's words (`X,REC_NOT_GAP`, `X,GAP`, `X` for
+//! a next-key lock, `X,GAP,INSERT_INTENTION` for a waiting insert), and who waits for whom.
+//! Columns MySQL fills from the thread and event tables (THREAD_ID, EVENT_ID,
+//! OBJECT_INSTANCE_BEGIN) are NULL; the table-level intention locks InnoDB lists do not
+//! exist here.
 
-use sqlparser::ast::{self, ObjectNamePart, SetExpr, TableFactor};
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{self, Ident, ObjectName, ObjectNamePart, Statement, TableFactor, VisitMut};
 use waterline_txn::{
     Column, ColumnType, DataLock, DataLockWait, Isolation, Key, Table, TableSchema, Value,
 };
 
 use crate::error::SqlError;
+use crate::information_schema::Catalog;
 use crate::session::{Response, Session};
 
 const PERFORMANCE_SCHEMA: &str = "performance_schema";
@@ -30,6 +30,8 @@ pub(crate) enum View {
     DataLocks,
     DataLockWaits,
     OptimizerTrace,
+    /// One of `information_schema`'s tables of the catalog.
+    Catalog(Catalog),
 }
 
 impl View {
@@ -40,116 +42,156 @@ impl View {
             (PERFORMANCE_SCHEMA, "data_locks") => Some(View::DataLocks),
             (PERFORMANCE_SCHEMA, "data_lock_waits") => Some(View::DataLockWaits),
             (INFORMATION_SCHEMA, "optimizer_trace") => Some(View::OptimizerTrace),
+            (INFORMATION_SCHEMA, other) => Catalog::find(other).map(View::Catalog),
             _ => None,
         }
     }
 
-    /// The database it is in.
-    fn schema(self) -> &'static str {
+    /// Its columns and rows, now.
+    fn contents(self, s: &Session, engine: &waterline_txn::Engine) -> (Vec<Column>, Vec<Vec<Value>>) {
         match self {
-            View::DataLocks | View::DataLockWaits => PERFORMANCE_SCHEMA,
-            View::OptimizerTrace => INFORMATION_SCHEMA,
+            View::DataLocks => {
+                let (locks, _) = engine.data_locks();
+                (data_locks_columns(), lock_rows(s, &engine.tables(), locks))
+            }
+            View::DataLockWaits => (data_lock_waits_columns(), wait_rows(engine.data_locks().1)),
+            View::OptimizerTrace => (optimizer_trace_columns(), trace_rows(s)),
+            View::Catalog(catalog) => catalog.contents(s),
         }
     }
 }
 
-/// The system table `q` reads, if it names one (`performance_schema.data_locks`; there is
-/// no database of that name to `USE` yet). A name in a system database that is not one of
-/// them is MySQL's 1146, and reading one together with other tables is refused.
-pub(crate) fn view_of(q: &ast::Query, database: Option<&str>) -> Result<Option<View>, SqlError> {
-    let SetExpr::Select(select) = q.body.as_ref() else {
-        return Ok(None);
-    };
-    let factors: Vec<&TableFactor> = select
-        .from
+fn is_system(schema: &str) -> bool {
+    [PERFORMANCE_SCHEMA, INFORMATION_SCHEMA]
         .iter()
-        .flat_map(|t| std::iter::once(&t.relation).chain(t.joins.iter().map(|j| &j.relation)))
-        .collect();
-    let mut views = Vec::new();
-    for factor in &factors {
-        let TableFactor::Table { name, .. } = factor else {
-            continue;
+        .any(|d| d.eq_ignore_ascii_case(schema))
+}
+
+/// Renames, in a statement, each system table it reads to the temporary table that will
+/// hold it: `information_schema.TABLES` becomes the table `information_schema.tables`
+/// (one name, which no `CREATE TABLE` gives without quoting), with the alias `TABLES` if
+/// it had none, so that `TABLES.TABLE_NAME` still names its column.
+#[derive(Default)]
+struct Rename {
+    found: Vec<(View, String)>,
+}
+
+impl ast::VisitorMut for Rename {
+    type Break = SqlError;
+
+    fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<SqlError> {
+        let TableFactor::Table { name, alias, .. } = factor else {
+            return ControlFlow::Continue(());
         };
-        let parts: Vec<&str> = name
-            .0
-            .iter()
+        let parts: Vec<&str> = (name.0.iter())
             .filter_map(|p| match p {
                 ObjectNamePart::Identifier(id) => Some(id.value.as_str()),
                 _ => None,
             })
             .collect();
-        let system = |s: &str| {
-            [PERFORMANCE_SCHEMA, INFORMATION_SCHEMA]
-                .iter()
-                .any(|d| d.eq_ignore_ascii_case(s))
+        let [schema, table] = parts[..] else {
+            return ControlFlow::Continue(());
         };
-        let (schema, table) = match parts[..] {
-            [schema, table] if system(schema) => (schema, table),
-            [table] if database.is_some_and(system) => (database.unwrap_or_default(), table),
-            _ => continue,
-        };
-        views.push(View::find(schema, table).ok_or_else(|| {
-            SqlError::new(
+        if !is_system(schema) {
+            return ControlFlow::Continue(());
+        }
+        let Some(view) = View::find(schema, table) else {
+            return ControlFlow::Break(SqlError::new(
                 1146,
                 "42S02",
                 format!(
                     "Table '{}.{table}' doesn't exist",
                     schema.to_ascii_lowercase()
                 ),
-            )
-        })?);
-    }
-    match (views.len(), factors.len()) {
-        (0, _) => Ok(None),
-        (1, 1) => Ok(Some(views[0])),
-        _ => Err(SqlError::unsupported(
-            "a query that reads a system table together with another table",
-        )),
+            ));
+        };
+        let internal = format!("{}.{}", schema, table).to_ascii_lowercase();
+        if alias.is_none() {
+            *alias = Some(ast::TableAlias {
+                explicit: true,
+                name: Ident::new(table),
+                columns: Vec::new(),
+                at: None,
+            });
+        }
+        *name = ObjectName::from(vec![Ident::new(internal.clone())]);
+        if !self.found.iter().any(|(_, n)| *n == internal) {
+            self.found.push((view, internal));
+        }
+        ControlFlow::Continue(())
     }
 }
 
-/// Runs `q`, which reads `view`, over a snapshot of it.
+/// The system tables `statement` reads (in FROM, joins and subqueries, named with their
+/// database: there is no system database to `USE`), and the statement with each renamed
+/// to the table that will hold it; `None` if it reads none. A name in a system database
+/// that is not one of them is MySQL's 1146.
+fn renamed(statement: &Statement) -> Result<Option<(Statement, Vec<(View, String)>)>, SqlError> {
+    let mut copy = statement.clone();
+    let mut rename = Rename::default();
+    if let ControlFlow::Break(e) = copy.visit(&mut rename) {
+        return Err(e);
+    }
+    Ok((!rename.found.is_empty()).then_some((copy, rename.found)))
+}
+
+/// Whether `statement` reads a system table (a prepared statement may not: 1295).
+pub(crate) fn reads_system_table(statement: &Statement) -> Result<bool, SqlError> {
+    Ok(renamed(statement)?.is_some())
+}
+
+/// Runs `statement` if it reads system tables: each is made now, put in a temporary table of
+/// MySQL's columns, and the query runs as any SELECT over them (joins, subqueries, WHERE,
+/// ORDER BY, aggregates), in a transaction of its own that sees them whatever the
+/// session's transaction has seen (other tables it reads are read as of now too). `None`
+/// if it reads none.
 pub(crate) fn read(
     s: &mut Session,
-    q: &ast::Query,
-    view: View,
+    statement: &Statement,
     params: &[Value],
-) -> Result<Response, SqlError> {
-    let engine = std::sync::Arc::clone(&s.shared().engine);
-    let (schema, rows) = match view {
-        View::DataLocks => {
-            let (locks, _) = engine.data_locks();
-            (data_locks_schema(), lock_rows(s, &engine.tables(), locks))
-        }
-        View::DataLockWaits => (data_lock_waits_schema(), wait_rows(engine.data_locks().1)),
-        View::OptimizerTrace => (optimizer_trace_schema(), trace_rows(s)),
+) -> Result<Option<Response>, SqlError> {
+    let Some((rewritten, views)) = renamed(statement)? else {
+        return Ok(None);
     };
-    let table = engine.create_temporary_table(schema)?;
-    let mut trx = engine.begin_with(Isolation::ReadCommitted);
-    for row in rows {
-        trx.insert(&table, row)?;
+    if !matches!(rewritten, Statement::Query(_)) {
+        return Err(SqlError::unsupported(
+            "a statement other than SELECT that reads a system table",
+        ));
     }
-    let tables = [table];
-    let database = view.schema();
-    let bound = crate::select::bind_in(s, &tables, q, Some(database), None, &[])?;
-    let response = crate::select::read(s, q, &bound, params, (database, None), &mut trx);
-    trx.rollback();
+    let engine = std::sync::Arc::clone(&s.shared().engine);
+    let mut made = Vec::new();
+    let mut filled = engine.begin_with(Isolation::ReadCommitted);
+    for (view, name) in &views {
+        let (columns, rows) = view.contents(s, &engine);
+        let table = engine.create_temporary_table(TableSchema::new(name.as_str(), columns))?;
+        for row in rows {
+            filled.insert(&table, row)?;
+        }
+        made.push(table);
+    }
+    filled.commit()?;
+    for table in &made {
+        s.add_temporary(table.clone());
+    }
+    let response = s.in_own_transaction(|s| s.run_statement(&rewritten, params));
+    for (_, name) in &views {
+        s.drop_temporary(name);
+    }
     // Reading the trace is not a statement to trace.
-    s.discard_trace();
-    response
+    if views.iter().any(|(v, _)| *v == View::OptimizerTrace) {
+        s.discard_trace();
+    }
+    response.map(Some)
 }
 
 /// MySQL 8.0's columns of `OPTIMIZER_TRACE` (its TRACE is JSON, this one lines of text).
-fn optimizer_trace_schema() -> TableSchema {
-    TableSchema::new(
-        "OPTIMIZER_TRACE",
-        vec![
+fn optimizer_trace_columns() -> Vec<Column> {
+    vec![
             varchar("QUERY", 16_777_215),
             varchar("TRACE", 16_777_215),
             Column::nullable("MISSING_BYTES_BEYOND_MAX_MEM_SIZE", ColumnType::Int),
-            Column::nullable("INSUFFICIENT_PRIVILEGES", ColumnType::TinyInt),
-        ],
-    )
+        Column::nullable("INSUFFICIENT_PRIVILEGES", ColumnType::TinyInt),
+    ]
 }
 
 /// The session's last trace, if any: one row.
@@ -176,10 +218,8 @@ fn bigint(name: &str) -> Column {
 }
 
 /// MySQL 8.0's columns of `data_locks`.
-fn data_locks_schema() -> TableSchema {
-    TableSchema::new(
-        "data_locks",
-        vec![
+fn data_locks_columns() -> Vec<Column> {
+    vec![
             varchar("ENGINE", 32),
             varchar("ENGINE_LOCK_ID", 128),
             bigint("ENGINE_TRANSACTION_ID"),
@@ -194,13 +234,12 @@ fn data_locks_schema() -> TableSchema {
             varchar("LOCK_TYPE", 32),
             varchar("LOCK_MODE", 32),
             varchar("LOCK_STATUS", 32),
-            varchar("LOCK_DATA", 8192),
-        ],
-    )
+        varchar("LOCK_DATA", 8192),
+    ]
 }
 
 /// MySQL 8.0's columns of `data_lock_waits`.
-fn data_lock_waits_schema() -> TableSchema {
+fn data_lock_waits_columns() -> Vec<Column> {
     let mut columns = vec![varchar("ENGINE", 32)];
     for side in ["REQUESTING", "BLOCKING"] {
         columns.extend([
@@ -211,7 +250,7 @@ fn data_lock_waits_schema() -> TableSchema {
             bigint(&format!("{side}_OBJECT_INSTANCE_BEGIN")),
         ]);
     }
-    TableSchema::new("data_lock_waits", columns)
+    columns
 }
 
 /// A key as LOCK_DATA shows it: its values, strings quoted, separated by commas.

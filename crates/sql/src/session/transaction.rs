@@ -113,6 +113,23 @@ impl Session {
         trx
     }
 
+    /// Runs `f` with a transaction of its own (READ COMMITTED, begun now) in place of the
+    /// session's, which is kept as it was, with its savepoints: a read of system tables,
+    /// made for the statement, sees them whatever the session's transaction has seen.
+    pub(crate) fn in_own_transaction<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let kept = (self.trx.take(), std::mem::take(&mut self.savepoints));
+        let mut trx = (self.shared.engine).begin_with(waterline_txn::Isolation::ReadCommitted);
+        trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
+        trx.set_interrupt(self.control.stop_flag());
+        self.trx = Some(trx);
+        let result = f(self);
+        if let Some(trx) = self.trx.take() {
+            trx.rollback();
+        }
+        (self.trx, self.savepoints) = kept;
+        result
+    }
+
     /// SAVEPOINT name: marks where the open transaction is (a savepoint of the same name
     /// moves here). Outside a transaction it marks nothing, as in MySQL with autocommit.
     pub(crate) fn savepoint(&mut self, name: &str) {

@@ -1,0 +1,565 @@
+//! `information_schema`'s tables of the catalog, in MySQL 8.0's columns: SCHEMATA, TABLES,
+//! COLUMNS, STATISTICS, TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS, and an
+//! empty FILES (waterline has no tablespace files; mysqldump asks). Each is made from the
+//! catalog when a query reads it (`system_views.rs` runs the query).
+//!
+//! Every database sees the same tables (waterline has one namespace of tables), so a table
+//! is listed once in each database, as `SHOW TABLES FROM db` lists it. Sizes are the
+//! engine's: TABLE_ROWS and CARDINALITY are the planner's statistics (as InnoDB's are
+//! estimates), lengths are not kept and are 0.
+
+use waterline_txn::{Column, ColumnType, Table, TableSchema, Value};
+
+use crate::foreign::{Action, ForeignKey};
+use crate::session::Session;
+use crate::shared::TableMeta;
+
+/// A table of `information_schema` made from the catalog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Catalog {
+    Schemata,
+    Tables,
+    Columns,
+    Statistics,
+    TableConstraints,
+    KeyColumnUsage,
+    ReferentialConstraints,
+    Files,
+}
+
+impl Catalog {
+    /// The table named `name` (any case).
+    pub(crate) fn find(name: &str) -> Option<Catalog> {
+        Some(match name.to_ascii_uppercase().as_str() {
+            "SCHEMATA" => Catalog::Schemata,
+            "TABLES" => Catalog::Tables,
+            "COLUMNS" => Catalog::Columns,
+            "STATISTICS" => Catalog::Statistics,
+            "TABLE_CONSTRAINTS" => Catalog::TableConstraints,
+            "KEY_COLUMN_USAGE" => Catalog::KeyColumnUsage,
+            "REFERENTIAL_CONSTRAINTS" => Catalog::ReferentialConstraints,
+            "FILES" => Catalog::Files,
+            _ => return None,
+        })
+    }
+
+    /// Its columns and rows, now.
+    pub(crate) fn contents(self, s: &Session) -> (Vec<Column>, Vec<Vec<Value>>) {
+        let listed = Listed::of(s);
+        match self {
+            Catalog::Schemata => schemata(&listed),
+            Catalog::Tables => tables(&listed),
+            Catalog::Columns => columns(&listed),
+            Catalog::Statistics => statistics(&listed),
+            Catalog::TableConstraints => table_constraints(&listed),
+            Catalog::KeyColumnUsage => key_column_usage(&listed),
+            Catalog::ReferentialConstraints => referential_constraints(&listed),
+            Catalog::Files => files(),
+        }
+    }
+}
+
+/// The databases, and the base tables with their metadata.
+struct Listed {
+    databases: Vec<String>,
+    tables: Vec<(Table, TableMeta)>,
+}
+
+impl Listed {
+    fn of(s: &Session) -> Listed {
+        let shared = s.shared();
+        let mut tables: Vec<(Table, TableMeta)> = (shared.engine.tables().into_iter())
+            .map(|t| {
+                let meta = shared.catalog.meta_of(&shared.engine, &t);
+                (t, meta)
+            })
+            .collect();
+        tables.sort_by(|a, b| a.0.name().cmp(b.0.name()));
+        Listed {
+            databases: shared.databases(),
+            tables,
+        }
+    }
+
+    /// Each (database, table, metadata).
+    fn each(&self) -> impl Iterator<Item = (&str, &Table, &TableMeta)> {
+        (self.databases.iter())
+            .flat_map(|d| (self.tables.iter()).map(move |(t, m)| (d.as_str(), t, m)))
+    }
+}
+
+fn text(name: &str, n: u32) -> Column {
+    Column::nullable(name, ColumnType::Varchar(n))
+}
+
+fn int(name: &str) -> Column {
+    Column::nullable(name, ColumnType::BigInt)
+}
+
+fn v(s: &str) -> Value {
+    Value::from(s)
+}
+
+fn count(n: usize) -> Value {
+    Value::Int(n as i64)
+}
+
+fn schemata(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
+    let columns = vec![
+        text("CATALOG_NAME", 64),
+        text("SCHEMA_NAME", 64),
+        text("DEFAULT_CHARACTER_SET_NAME", 64),
+        text("DEFAULT_COLLATION_NAME", 64),
+        text("SQL_PATH", 512),
+        text("DEFAULT_ENCRYPTION", 3),
+    ];
+    let rows = (listed.databases.iter())
+        .map(|d| {
+            vec![
+                v("def"),
+                v(d),
+                v("utf8mb4"),
+                v("utf8mb4_bin"),
+                Value::Null,
+                v("NO"),
+            ]
+        })
+        .collect();
+    (columns, rows)
+}
+
+fn tables(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
+    let mut columns: Vec<Column> = ["TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "TABLE_TYPE", "ENGINE"]
+        .iter()
+        .map(|c| text(c, 64))
+        .collect();
+    columns.push(int("VERSION"));
+    columns.push(text("ROW_FORMAT", 10));
+    for c in [
+        "TABLE_ROWS",
+        "AVG_ROW_LENGTH",
+        "DATA_LENGTH",
+        "MAX_DATA_LENGTH",
+        "INDEX_LENGTH",
+        "DATA_FREE",
+        "AUTO_INCREMENT",
+    ] {
+        columns.push(int(c));
+    }
+    for c in ["CREATE_TIME", "UPDATE_TIME", "CHECK_TIME"] {
+        columns.push(Column::nullable(c, ColumnType::DateTime(0)));
+    }
+    columns.push(text("TABLE_COLLATION", 64));
+    columns.push(int("CHECKSUM"));
+    columns.push(text("CREATE_OPTIONS", 256));
+    columns.push(text("TABLE_COMMENT", 2048));
+    let rows = (listed.each())
+        .map(|(db, t, meta)| {
+            let auto = meta.auto_increment.map_or(Value::Null, |_| {
+                Value::Int(meta.next_id.max(1))
+            });
+            let rows = t.index_stats(None).entries;
+            vec![
+                v("def"),
+                v(db),
+                v(t.name()),
+                v("BASE TABLE"),
+                v("InnoDB"),
+                Value::Int(10),
+                v("Dynamic"),
+                Value::Int(rows as i64),
+                Value::Int(0),
+                Value::Int(0),
+                Value::Int(0),
+                Value::Int(0),
+                Value::Int(0),
+                auto,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                v("utf8mb4_bin"),
+                Value::Null,
+                v(""),
+                v(""),
+            ]
+        })
+        .collect();
+    (columns, rows)
+}
+
+/// The parts of a column's type information_schema splits out: DATA_TYPE,
+/// CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION.
+fn type_parts(ty: ColumnType) -> (String, Value, Value, Value, Value) {
+    let name = crate::types::type_name(ty);
+    let data_type = name
+        .split(['(', ' '])
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let precision = |digits: i64| Value::Int(digits);
+    match ty {
+        ColumnType::Char(n) | ColumnType::Varchar(n) => {
+            (data_type, Value::Int(i64::from(n)), Value::Null, Value::Null, Value::Null)
+        }
+        ColumnType::Decimal { precision: p, scale } => (
+            data_type,
+            Value::Null,
+            precision(i64::from(p)),
+            Value::Int(i64::from(scale)),
+            Value::Null,
+        ),
+        ColumnType::DateTime(fsp) => (data_type, Value::Null, Value::Null, Value::Null, Value::Int(i64::from(fsp))),
+        ColumnType::Date => (data_type, Value::Null, Value::Null, Value::Null, Value::Null),
+        ColumnType::Double => (data_type, Value::Null, precision(22), Value::Null, Value::Null),
+        _ => {
+            let digits = match ty {
+                ColumnType::TinyInt | ColumnType::Unsigned(1) => 3,
+                ColumnType::SmallInt | ColumnType::Unsigned(2) => 5,
+                ColumnType::MediumInt | ColumnType::Unsigned(3) => 7,
+                ColumnType::Int | ColumnType::Unsigned(4) => 10,
+                ColumnType::BigInt => 19,
+                _ => 20,
+            };
+            (data_type, Value::Null, precision(digits), Value::Int(0), Value::Null)
+        }
+    }
+}
+
+fn columns(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
+    let columns = vec![
+        text("TABLE_CATALOG", 64),
+        text("TABLE_SCHEMA", 64),
+        text("TABLE_NAME", 64),
+        text("COLUMN_NAME", 64),
+        int("ORDINAL_POSITION"),
+        text("COLUMN_DEFAULT", 65_535),
+        text("IS_NULLABLE", 3),
+        text("DATA_TYPE", 64),
+        int("CHARACTER_MAXIMUM_LENGTH"),
+        int("CHARACTER_OCTET_LENGTH"),
+        int("NUMERIC_PRECISION"),
+        int("NUMERIC_SCALE"),
+        int("DATETIME_PRECISION"),
+        text("CHARACTER_SET_NAME", 64),
+        text("COLLATION_NAME", 64),
+        text("COLUMN_TYPE", 256),
+        text("COLUMN_KEY", 3),
+        text("EXTRA", 256),
+        text("PRIVILEGES", 154),
+        text("COLUMN_COMMENT", 1024),
+        text("GENERATION_EXPRESSION", 65_535),
+        int("SRS_ID"),
+    ];
+    let mut rows = Vec::new();
+    for (db, t, meta) in listed.each() {
+        let schema = t.schema();
+        for (i, c) in schema.columns.iter().enumerate() {
+            let (data_type, chars, precision, scale, fsp) = type_parts(c.ty);
+            let octets = match &chars {
+                Value::Int(n) => Value::Int(n * 4),
+                _ => Value::Null,
+            };
+            let string = matches!(c.ty, ColumnType::Char(_) | ColumnType::Varchar(_));
+            let default = (meta.defaults.get(i).cloned().flatten())
+                .and_then(|d| crate::types::text(&d))
+                .map_or(Value::Null, Value::from);
+            let extra = if meta.auto_increment == Some(i) {
+                "auto_increment"
+            } else {
+                ""
+            };
+            rows.push(vec![
+                v("def"),
+                v(db),
+                v(t.name()),
+                v(&c.name),
+                count(i + 1),
+                default,
+                v(if c.nullable { "YES" } else { "NO" }),
+                Value::from(data_type),
+                chars,
+                octets,
+                precision,
+                scale,
+                fsp,
+                if string { v("utf8mb4") } else { Value::Null },
+                if string { v("utf8mb4_bin") } else { Value::Null },
+                Value::from(crate::types::type_name(c.ty)),
+                v(crate::show::key_of(schema, i)),
+                v(extra),
+                v("select,insert,update,references"),
+                v(""),
+                v(""),
+                Value::Null,
+            ]);
+        }
+    }
+    (columns, rows)
+}
+
+/// Each index of `t`: its name, whether unique, its columns (the primary key first).
+fn indexes(t: &Table) -> Vec<(String, bool, Vec<usize>, Option<usize>)> {
+    let schema = t.schema();
+    let mut out = Vec::new();
+    if let Some(pk) = &schema.primary_key {
+        out.push(("PRIMARY".to_owned(), true, pk.clone(), None));
+    }
+    for (i, index) in schema.indexes.iter().enumerate() {
+        out.push((index.name.clone(), index.unique, index.columns.clone(), Some(i)));
+    }
+    out
+}
+
+fn statistics(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
+    let columns = vec![
+        text("TABLE_CATALOG", 64),
+        text("TABLE_SCHEMA", 64),
+        text("TABLE_NAME", 64),
+        int("NON_UNIQUE"),
+        text("INDEX_SCHEMA", 64),
+        text("INDEX_NAME", 64),
+        int("SEQ_IN_INDEX"),
+        text("COLUMN_NAME", 64),
+        text("COLLATION", 1),
+        int("CARDINALITY"),
+        int("SUB_PART"),
+        text("PACKED", 10),
+        text("NULLABLE", 3),
+        text("INDEX_TYPE", 11),
+        text("COMMENT", 8),
+        text("INDEX_COMMENT", 2048),
+        text("IS_VISIBLE", 3),
+        text("EXPRESSION", 65_535),
+    ];
+    let mut rows = Vec::new();
+    for (db, t, _) in listed.each() {
+        let schema = t.schema();
+        for (name, unique, cols, index) in indexes(t) {
+            let stats = t.index_stats(index);
+            for (seq, &c) in cols.iter().enumerate() {
+                let per_key = stats.rows_per_prefix(seq + 1).max(1.0);
+                let cardinality = (stats.entries as f64 / per_key).round() as i64;
+                rows.push(vec![
+                    v("def"),
+                    v(db),
+                    v(t.name()),
+                    Value::Int(i64::from(!unique)),
+                    v(db),
+                    v(&name),
+                    count(seq + 1),
+                    v(&schema.columns[c].name),
+                    v("A"),
+                    Value::Int(cardinality),
+                    Value::Null,
+                    Value::Null,
+                    v(if schema.columns[c].nullable { "YES" } else { "" }),
+                    v("BTREE"),
+                    v(""),
+                    v(""),
+                    v("YES"),
+                    Value::Null,
+                ]);
+            }
+        }
+    }
+    (columns, rows)
+}
+
+fn table_constraints(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
+    let columns: Vec<Column> = [
+        "CONSTRAINT_CATALOG",
+        "CONSTRAINT_SCHEMA",
+        "CONSTRAINT_NAME",
+        "TABLE_SCHEMA",
+        "TABLE_NAME",
+        "CONSTRAINT_TYPE",
+        "ENFORCED",
+    ]
+    .iter()
+    .map(|c| text(c, 64))
+    .collect();
+    let mut rows = Vec::new();
+    for (db, t, meta) in listed.each() {
+        let row = |name: &str, kind: &str| {
+            vec![v("def"), v(db), v(name), v(db), v(t.name()), v(kind), v("YES")]
+        };
+        for (name, unique, _, _) in indexes(t) {
+            match (name.as_str(), unique) {
+                ("PRIMARY", _) => rows.push(row("PRIMARY", "PRIMARY KEY")),
+                (_, true) => rows.push(row(&name, "UNIQUE")),
+                _ => {}
+            }
+        }
+        for fk in &meta.foreign_keys {
+            rows.push(row(&fk.name, "FOREIGN KEY"));
+        }
+    }
+    (columns, rows)
+}
+
+fn key_column_usage(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
+    let mut columns: Vec<Column> = [
+        "CONSTRAINT_CATALOG",
+        "CONSTRAINT_SCHEMA",
+        "CONSTRAINT_NAME",
+        "TABLE_CATALOG",
+        "TABLE_SCHEMA",
+        "TABLE_NAME",
+        "COLUMN_NAME",
+    ]
+    .iter()
+    .map(|c| text(c, 64))
+    .collect();
+    columns.push(int("ORDINAL_POSITION"));
+    columns.push(int("POSITION_IN_UNIQUE_CONSTRAINT"));
+    for c in [
+        "REFERENCED_TABLE_SCHEMA",
+        "REFERENCED_TABLE_NAME",
+        "REFERENCED_COLUMN_NAME",
+    ] {
+        columns.push(text(c, 64));
+    }
+    let mut rows = Vec::new();
+    for (db, t, meta) in listed.each() {
+        let schema = t.schema();
+        for (name, unique, cols, _) in indexes(t) {
+            if !unique {
+                continue;
+            }
+            for (i, &c) in cols.iter().enumerate() {
+                rows.push(vec![
+                    v("def"),
+                    v(db),
+                    v(&name),
+                    v("def"),
+                    v(db),
+                    v(t.name()),
+                    v(&schema.columns[c].name),
+                    count(i + 1),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                ]);
+            }
+        }
+        for fk in &meta.foreign_keys {
+            for (i, (c, p)) in fk.columns.iter().zip(&fk.parent_columns).enumerate() {
+                rows.push(vec![
+                    v("def"),
+                    v(db),
+                    v(&fk.name),
+                    v("def"),
+                    v(db),
+                    v(t.name()),
+                    v(c),
+                    count(i + 1),
+                    count(i + 1),
+                    v(db),
+                    v(&fk.parent),
+                    v(p),
+                ]);
+            }
+        }
+    }
+    (columns, rows)
+}
+
+/// The name of the parent's unique index a foreign key refers to (MySQL's
+/// UNIQUE_CONSTRAINT_NAME): PRIMARY, a unique index its columns lead, else NULL.
+fn unique_constraint(listed: &Listed, fk: &ForeignKey) -> Value {
+    let Some((parent, _)) = (listed.tables.iter()).find(|(t, _)| t.name().eq_ignore_ascii_case(&fk.parent)) else {
+        return Value::Null;
+    };
+    let schema: &TableSchema = parent.schema();
+    let Some(positions) = (fk.parent_columns.iter())
+        .map(|c| schema.column(c).ok())
+        .collect::<Option<Vec<usize>>>()
+    else {
+        return Value::Null;
+    };
+    (indexes(parent).into_iter())
+        .find(|(_, unique, cols, _)| *unique && cols.starts_with(&positions))
+        .map_or(Value::Null, |(name, ..)| Value::from(name))
+}
+
+fn rule(action: Action) -> Value {
+    v(match action {
+        Action::Restrict => "RESTRICT",
+        Action::NoAction => "NO ACTION",
+        Action::Cascade => "CASCADE",
+        Action::SetNull => "SET NULL",
+    })
+}
+
+fn referential_constraints(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
+    let columns: Vec<Column> = [
+        "CONSTRAINT_CATALOG",
+        "CONSTRAINT_SCHEMA",
+        "CONSTRAINT_NAME",
+        "UNIQUE_CONSTRAINT_CATALOG",
+        "UNIQUE_CONSTRAINT_SCHEMA",
+        "UNIQUE_CONSTRAINT_NAME",
+        "MATCH_OPTION",
+        "UPDATE_RULE",
+        "DELETE_RULE",
+        "TABLE_NAME",
+        "REFERENCED_TABLE_NAME",
+    ]
+    .iter()
+    .map(|c| text(c, 64))
+    .collect();
+    let mut rows = Vec::new();
+    for (db, t, meta) in listed.each() {
+        for fk in &meta.foreign_keys {
+            rows.push(vec![
+                v("def"),
+                v(db),
+                v(&fk.name),
+                v("def"),
+                v(db),
+                unique_constraint(listed, fk),
+                v("NONE"),
+                rule(fk.on_update.unwrap_or(Action::NoAction)),
+                rule(fk.on_delete.unwrap_or(Action::NoAction)),
+                v(t.name()),
+                v(&fk.parent),
+            ]);
+        }
+    }
+    (columns, rows)
+}
+
+/// FILES: no rows (waterline's log segments are not tablespaces), in MySQL's main columns.
+fn files() -> (Vec<Column>, Vec<Vec<Value>>) {
+    let mut columns = vec![int("FILE_ID")];
+    for c in [
+        "FILE_NAME",
+        "FILE_TYPE",
+        "TABLESPACE_NAME",
+        "TABLE_CATALOG",
+        "TABLE_SCHEMA",
+        "TABLE_NAME",
+        "LOGFILE_GROUP_NAME",
+    ] {
+        columns.push(text(c, 64));
+    }
+    columns.push(int("LOGFILE_GROUP_NUMBER"));
+    columns.push(text("ENGINE", 64));
+    for c in [
+        "FULLTEXT_KEYS",
+        "DELETED_ROWS",
+        "UPDATE_COUNT",
+        "FREE_EXTENTS",
+        "TOTAL_EXTENTS",
+        "EXTENT_SIZE",
+        "INITIAL_SIZE",
+        "MAXIMUM_SIZE",
+        "AUTOEXTEND_SIZE",
+    ] {
+        columns.push(int(c));
+    }
+    columns.push(text("STATUS", 20));
+    columns.push(text("EXTRA", 255));
+    (columns, Vec::new())
+}
