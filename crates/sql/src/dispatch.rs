@@ -43,6 +43,7 @@ impl Session {
         if let Statement::Query(_) = *statement {
             self.limit_select(crate::parse::max_execution_time_hint(sql));
         }
+        self.respect_table_locks(&statement)?;
         self.run(&statement, &[])
     }
 
@@ -124,6 +125,7 @@ impl Session {
         if let Statement::Query(_) = *prepared.statement {
             self.limit_select(prepared.hint);
         }
+        self.respect_table_locks(&prepared.statement)?;
         let binding = match prepared.binding {
             Some(b) if b.is_current(self) => b,
             _ => match self.bind(&prepared.statement)? {
@@ -223,7 +225,7 @@ impl Session {
                 savepoint: Some(name),
                 chain: false,
             } => {
-                self.to_savepoint(&name.value, true)?;
+                self.back_to_savepoint(&name.value, true)?;
                 Ok(Response::done(0))
             }
             Statement::Savepoint { name } => {
@@ -231,7 +233,7 @@ impl Session {
                 Ok(Response::done(0))
             }
             Statement::ReleaseSavepoint { name } => {
-                self.to_savepoint(&name.value, false)?;
+                self.back_to_savepoint(&name.value, false)?;
                 Ok(Response::done(0))
             }
             Statement::CreateTable(create) => {
@@ -257,6 +259,11 @@ impl Session {
                     self.commit()?;
                 }
                 crate::ddl::drop_tables(self, names, *if_exists, *temporary)
+            }
+            Statement::LockTables { tables } => self.lock_tables(tables),
+            Statement::UnlockTables => {
+                self.unlock_tables()?;
+                Ok(Response::done(0))
             }
             Statement::AlterTable(alter) => {
                 self.commit()?;
@@ -420,6 +427,21 @@ impl Session {
                 Ok(Response::text(&["Level", "Code", "Message"], rows))
             }
             Special::Ignored => Ok(Response::done(0)),
+            Special::NoKeysOption(table) => {
+                self.clear_warnings();
+                let db = self.database().cloned().ok_or_else(SqlError::no_database)?;
+                if self.temporary_table(&table).is_none()
+                    && self.shared().engine.table(&table).is_err()
+                {
+                    return Err(SqlError::no_table(&db, &table));
+                }
+                self.warn(
+                    "Note",
+                    1031,
+                    format!("Table storage engine for '{table}' doesn't have this option"),
+                );
+                Ok(Response::done(0))
+            }
             Special::ConsistentSnapshot => {
                 self.start_with_snapshot()?;
                 Ok(Response::done(0))

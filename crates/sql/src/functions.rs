@@ -1,5 +1,5 @@
 //! The values a statement takes from its session wherever they stand in it: `@@variables`,
-//! NOW() and the other functions of the current time, DATABASE(), USER() and their kin.
+//! user variables (`@v`, NULL until set), NOW() and the other functions of the current time, DATABASE(), USER() and their kin.
 //! The planner's binder asks for them ([`waterline_planner::SessionValues`]) and binds
 //! each as a constant.
 
@@ -14,6 +14,9 @@ pub(crate) fn session_value(s: &Session, e: &Ast) -> Result<Option<Value>, SqlEr
     match e {
         Ast::Identifier(id) if id.value.starts_with("@@") => {
             crate::vars::get(s, &id.value[2..]).map(Some)
+        }
+        Ast::Identifier(id) if id.value.starts_with('@') => {
+            Ok(Some(s.user_variable(&id.value[1..])))
         }
         Ast::CompoundIdentifier(ids) if ids.len() == 2 && ids[0].value.starts_with("@@") => {
             let scope = &ids[0].value[2..];

@@ -1,6 +1,8 @@
 //! `information_schema`'s tables of the catalog, in MySQL 8.0's columns: SCHEMATA, TABLES,
-//! COLUMNS, STATISTICS, TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS, and an
-//! empty FILES (waterline has no tablespace files; mysqldump asks). Each is made from the
+//! COLUMNS, STATISTICS, TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS,
+//! PARTITIONS (a table is one partition of no name, as MySQL lists a table not
+//! partitioned), and FILES, TRIGGERS, ROUTINES, VIEWS and EVENTS without rows (waterline
+//! has no tablespace files, triggers, stored routines, views or events; mysqldump asks). Each is made from the
 //! catalog when a query reads it (`system_views.rs` runs the query).
 //!
 //! Every database sees the same tables (waterline has one namespace of tables), so a table
@@ -24,7 +26,12 @@ pub(crate) enum Catalog {
     TableConstraints,
     KeyColumnUsage,
     ReferentialConstraints,
+    Partitions,
     Files,
+    Triggers,
+    Routines,
+    Views,
+    Events,
 }
 
 impl Catalog {
@@ -38,7 +45,12 @@ impl Catalog {
             "TABLE_CONSTRAINTS" => Catalog::TableConstraints,
             "KEY_COLUMN_USAGE" => Catalog::KeyColumnUsage,
             "REFERENTIAL_CONSTRAINTS" => Catalog::ReferentialConstraints,
+            "PARTITIONS" => Catalog::Partitions,
             "FILES" => Catalog::Files,
+            "TRIGGERS" => Catalog::Triggers,
+            "ROUTINES" => Catalog::Routines,
+            "VIEWS" => Catalog::Views,
+            "EVENTS" => Catalog::Events,
             _ => return None,
         })
     }
@@ -54,7 +66,12 @@ impl Catalog {
             Catalog::TableConstraints => table_constraints(&listed),
             Catalog::KeyColumnUsage => key_column_usage(&listed),
             Catalog::ReferentialConstraints => referential_constraints(&listed),
+            Catalog::Partitions => partitions(&listed),
             Catalog::Files => files(),
+            Catalog::Triggers => none(TRIGGERS),
+            Catalog::Routines => none(ROUTINES),
+            Catalog::Views => none(VIEWS),
+            Catalog::Events => none(EVENTS),
         }
     }
 }
@@ -129,10 +146,16 @@ fn schemata(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
 }
 
 fn tables(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
-    let mut columns: Vec<Column> = ["TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "TABLE_TYPE", "ENGINE"]
-        .iter()
-        .map(|c| text(c, 64))
-        .collect();
+    let mut columns: Vec<Column> = [
+        "TABLE_CATALOG",
+        "TABLE_SCHEMA",
+        "TABLE_NAME",
+        "TABLE_TYPE",
+        "ENGINE",
+    ]
+    .iter()
+    .map(|c| text(c, 64))
+    .collect();
     columns.push(int("VERSION"));
     columns.push(text("ROW_FORMAT", 10));
     for c in [
@@ -155,9 +178,9 @@ fn tables(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
     columns.push(text("TABLE_COMMENT", 2048));
     let rows = (listed.each())
         .map(|(db, t, meta)| {
-            let auto = meta.auto_increment.map_or(Value::Null, |_| {
-                Value::Int(meta.next_id.max(1))
-            });
+            let auto = meta
+                .auto_increment
+                .map_or(Value::Null, |_| Value::Int(meta.next_id.max(1)));
             let rows = t.index_stats(None).entries;
             vec![
                 v("def"),
@@ -191,26 +214,47 @@ fn tables(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
 /// CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION.
 fn type_parts(ty: ColumnType) -> (String, Value, Value, Value, Value) {
     let name = crate::types::type_name(ty);
-    let data_type = name
-        .split(['(', ' '])
-        .next()
-        .unwrap_or_default()
-        .to_owned();
+    let data_type = name.split(['(', ' ']).next().unwrap_or_default().to_owned();
     let precision = |digits: i64| Value::Int(digits);
     match ty {
-        ColumnType::Char(n) | ColumnType::Varchar(n) => {
-            (data_type, Value::Int(i64::from(n)), Value::Null, Value::Null, Value::Null)
-        }
-        ColumnType::Decimal { precision: p, scale } => (
+        ColumnType::Char(n) | ColumnType::Varchar(n) => (
+            data_type,
+            Value::Int(i64::from(n)),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+        ),
+        ColumnType::Decimal {
+            precision: p,
+            scale,
+        } => (
             data_type,
             Value::Null,
             precision(i64::from(p)),
             Value::Int(i64::from(scale)),
             Value::Null,
         ),
-        ColumnType::DateTime(fsp) => (data_type, Value::Null, Value::Null, Value::Null, Value::Int(i64::from(fsp))),
-        ColumnType::Date => (data_type, Value::Null, Value::Null, Value::Null, Value::Null),
-        ColumnType::Double => (data_type, Value::Null, precision(22), Value::Null, Value::Null),
+        ColumnType::DateTime(fsp) => (
+            data_type,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Int(i64::from(fsp)),
+        ),
+        ColumnType::Date => (
+            data_type,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+        ),
+        ColumnType::Double => (
+            data_type,
+            Value::Null,
+            precision(22),
+            Value::Null,
+            Value::Null,
+        ),
         _ => {
             let digits = match ty {
                 ColumnType::TinyInt | ColumnType::Unsigned(1) => 3,
@@ -220,7 +264,13 @@ fn type_parts(ty: ColumnType) -> (String, Value, Value, Value, Value) {
                 ColumnType::BigInt => 19,
                 _ => 20,
             };
-            (data_type, Value::Null, precision(digits), Value::Int(0), Value::Null)
+            (
+                data_type,
+                Value::Null,
+                precision(digits),
+                Value::Int(0),
+                Value::Null,
+            )
         }
     }
 }
@@ -283,7 +333,11 @@ fn columns(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
                 scale,
                 fsp,
                 if string { v("utf8mb4") } else { Value::Null },
-                if string { v("utf8mb4_bin") } else { Value::Null },
+                if string {
+                    v("utf8mb4_bin")
+                } else {
+                    Value::Null
+                },
                 Value::from(crate::types::type_name(c.ty)),
                 v(crate::show::key_of(schema, i)),
                 v(extra),
@@ -305,7 +359,12 @@ fn indexes(t: &Table) -> Vec<(String, bool, Vec<usize>, Option<usize>)> {
         out.push(("PRIMARY".to_owned(), true, pk.clone(), None));
     }
     for (i, index) in schema.indexes.iter().enumerate() {
-        out.push((index.name.clone(), index.unique, index.columns.clone(), Some(i)));
+        out.push((
+            index.name.clone(),
+            index.unique,
+            index.columns.clone(),
+            Some(i),
+        ));
     }
     out
 }
@@ -352,7 +411,11 @@ fn statistics(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
                     Value::Int(cardinality),
                     Value::Null,
                     Value::Null,
-                    v(if schema.columns[c].nullable { "YES" } else { "" }),
+                    v(if schema.columns[c].nullable {
+                        "YES"
+                    } else {
+                        ""
+                    }),
                     v("BTREE"),
                     v(""),
                     v(""),
@@ -381,7 +444,15 @@ fn table_constraints(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
     let mut rows = Vec::new();
     for (db, t, meta) in listed.each() {
         let row = |name: &str, kind: &str| {
-            vec![v("def"), v(db), v(name), v(db), v(t.name()), v(kind), v("YES")]
+            vec![
+                v("def"),
+                v(db),
+                v(name),
+                v(db),
+                v(t.name()),
+                v(kind),
+                v("YES"),
+            ]
         };
         for (name, unique, _, _) in indexes(t) {
             match (name.as_str(), unique) {
@@ -468,7 +539,9 @@ fn key_column_usage(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
 /// The name of the parent's unique index a foreign key refers to (MySQL's
 /// UNIQUE_CONSTRAINT_NAME): PRIMARY, a unique index its columns lead, else NULL.
 fn unique_constraint(listed: &Listed, fk: &ForeignKey) -> Value {
-    let Some((parent, _)) = (listed.tables.iter()).find(|(t, _)| t.name().eq_ignore_ascii_case(&fk.parent)) else {
+    let Some((parent, _)) =
+        (listed.tables.iter()).find(|(t, _)| t.name().eq_ignore_ascii_case(&fk.parent))
+    else {
         return Value::Null;
     };
     let schema: &TableSchema = parent.schema();
@@ -530,6 +603,60 @@ fn referential_constraints(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
     (columns, rows)
 }
 
+fn partitions(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
+    let mut columns: Vec<Column> = [
+        "TABLE_CATALOG",
+        "TABLE_SCHEMA",
+        "TABLE_NAME",
+        "PARTITION_NAME",
+        "SUBPARTITION_NAME",
+    ]
+    .iter()
+    .map(|c| text(c, 64))
+    .collect();
+    columns.push(int("PARTITION_ORDINAL_POSITION"));
+    columns.push(int("SUBPARTITION_ORDINAL_POSITION"));
+    for c in [
+        "PARTITION_METHOD",
+        "SUBPARTITION_METHOD",
+        "PARTITION_EXPRESSION",
+        "SUBPARTITION_EXPRESSION",
+        "PARTITION_DESCRIPTION",
+    ] {
+        columns.push(text(c, 2048));
+    }
+    for c in [
+        "TABLE_ROWS",
+        "AVG_ROW_LENGTH",
+        "DATA_LENGTH",
+        "MAX_DATA_LENGTH",
+        "INDEX_LENGTH",
+        "DATA_FREE",
+    ] {
+        columns.push(int(c));
+    }
+    for c in ["CREATE_TIME", "UPDATE_TIME", "CHECK_TIME"] {
+        columns.push(Column::nullable(c, ColumnType::DateTime(0)));
+    }
+    columns.push(int("CHECKSUM"));
+    for c in ["PARTITION_COMMENT", "NODEGROUP", "TABLESPACE_NAME"] {
+        columns.push(text(c, 2048));
+    }
+    let rows = (listed.each())
+        .map(|(db, t, _)| {
+            let mut row = vec![v("def"), v(db), v(t.name())];
+            row.extend(std::iter::repeat_n(Value::Null, 9));
+            row.push(Value::Int(t.index_stats(None).entries as i64));
+            row.extend(std::iter::repeat_n(Value::Int(0), 5));
+            row.extend(std::iter::repeat_n(Value::Null, 3));
+            row.push(Value::Null);
+            row.extend([v(""), Value::Null, Value::Null]);
+            row
+        })
+        .collect();
+    (columns, rows)
+}
+
 /// FILES: no rows (waterline's log segments are not tablespaces), in MySQL's main columns.
 fn files() -> (Vec<Column>, Vec<Vec<Value>>) {
     let mut columns = vec![int("FILE_ID")];
@@ -562,4 +689,104 @@ fn files() -> (Vec<Column>, Vec<Vec<Value>>) {
     columns.push(text("STATUS", 20));
     columns.push(text("EXTRA", 255));
     (columns, Vec::new())
+}
+
+/// TRIGGERS' columns (MySQL 8.0's, as text).
+const TRIGGERS: &[&str] = &[
+    "TRIGGER_CATALOG",
+    "TRIGGER_SCHEMA",
+    "TRIGGER_NAME",
+    "EVENT_MANIPULATION",
+    "EVENT_OBJECT_CATALOG",
+    "EVENT_OBJECT_SCHEMA",
+    "EVENT_OBJECT_TABLE",
+    "ACTION_ORDER",
+    "ACTION_CONDITION",
+    "ACTION_STATEMENT",
+    "ACTION_ORIENTATION",
+    "ACTION_TIMING",
+    "ACTION_REFERENCE_OLD_TABLE",
+    "ACTION_REFERENCE_NEW_TABLE",
+    "ACTION_REFERENCE_OLD_ROW",
+    "ACTION_REFERENCE_NEW_ROW",
+    "CREATED",
+    "SQL_MODE",
+    "DEFINER",
+    "CHARACTER_SET_CLIENT",
+    "COLLATION_CONNECTION",
+    "DATABASE_COLLATION",
+];
+
+/// ROUTINES' main columns.
+const ROUTINES: &[&str] = &[
+    "SPECIFIC_NAME",
+    "ROUTINE_CATALOG",
+    "ROUTINE_SCHEMA",
+    "ROUTINE_NAME",
+    "ROUTINE_TYPE",
+    "DATA_TYPE",
+    "ROUTINE_BODY",
+    "ROUTINE_DEFINITION",
+    "EXTERNAL_NAME",
+    "EXTERNAL_LANGUAGE",
+    "PARAMETER_STYLE",
+    "IS_DETERMINISTIC",
+    "SQL_DATA_ACCESS",
+    "SQL_PATH",
+    "SECURITY_TYPE",
+    "CREATED",
+    "LAST_ALTERED",
+    "SQL_MODE",
+    "ROUTINE_COMMENT",
+    "DEFINER",
+    "CHARACTER_SET_CLIENT",
+    "COLLATION_CONNECTION",
+    "DATABASE_COLLATION",
+];
+
+/// VIEWS' columns.
+const VIEWS: &[&str] = &[
+    "TABLE_CATALOG",
+    "TABLE_SCHEMA",
+    "TABLE_NAME",
+    "VIEW_DEFINITION",
+    "CHECK_OPTION",
+    "IS_UPDATABLE",
+    "DEFINER",
+    "SECURITY_TYPE",
+    "CHARACTER_SET_CLIENT",
+    "COLLATION_CONNECTION",
+];
+
+/// EVENTS' main columns.
+const EVENTS: &[&str] = &[
+    "EVENT_CATALOG",
+    "EVENT_SCHEMA",
+    "EVENT_NAME",
+    "DEFINER",
+    "TIME_ZONE",
+    "EVENT_BODY",
+    "EVENT_DEFINITION",
+    "EVENT_TYPE",
+    "EXECUTE_AT",
+    "INTERVAL_VALUE",
+    "INTERVAL_FIELD",
+    "SQL_MODE",
+    "STARTS",
+    "ENDS",
+    "STATUS",
+    "ON_COMPLETION",
+    "CREATED",
+    "LAST_ALTERED",
+    "LAST_EXECUTED",
+    "EVENT_COMMENT",
+    "ORIGINATOR",
+    "CHARACTER_SET_CLIENT",
+    "COLLATION_CONNECTION",
+    "DATABASE_COLLATION",
+];
+
+/// A table of these (text) columns and no rows: what waterline does not have.
+fn none(columns: &[&str]) -> (Vec<Column>, Vec<Vec<Value>>) {
+    (columns.iter().map(|c| text(c, 256)).collect(), Vec::new())
 }

@@ -37,6 +37,7 @@ mod settings;
 mod shared;
 mod show;
 mod system_views;
+mod table_locks;
 pub mod types;
 mod vars;
 mod write;

@@ -11,7 +11,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 use crate::error::SqlError;
 
 /// Statements answered without sqlparser.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Special {
     /// `SHOW WARNINGS`.
     ShowWarnings,
@@ -23,6 +23,9 @@ pub enum Special {
     /// follow; mysqldump writes it inside a `/*!40100 ... */` comment): a transaction whose
     /// read view opens now, not at its first read.
     ConsistentSnapshot,
+    /// `ALTER TABLE t DISABLE KEYS` or `ENABLE KEYS` (mysqldump writes them around a
+    /// table's rows): InnoDB has no such option, and says so with note 1031.
+    NoKeysOption(String),
 }
 
 /// A parsed query.
@@ -73,6 +76,22 @@ fn says(sql: &str, text: &str) -> bool {
             _ => return false,
         }
     }
+}
+
+/// The table of `ALTER TABLE t DISABLE KEYS` or `ENABLE KEYS` (perhaps in a versioned
+/// comment, `/*!40000 ... */`, as mysqldump writes it), if `sql` is one.
+fn keys_switch(sql: &str) -> Option<String> {
+    let mut words: Vec<&str> = words(sql).collect();
+    if words.first().is_some_and(|w| w.starts_with("/*!")) && words.last() == Some(&"*/") {
+        words = words[1..words.len() - 1].to_vec();
+    }
+    let [alter, table, name, switch, keys] = words[..] else {
+        return None;
+    };
+    let is = |w: &str, like: &str| w.eq_ignore_ascii_case(like);
+    let switch = is(switch, "DISABLE") || is(switch, "ENABLE");
+    (is(alter, "ALTER") && is(table, "TABLE") && switch && is(keys, "KEYS"))
+        .then(|| name.trim_matches('`').to_owned())
 }
 
 /// Whether `sql` is `START TRANSACTION WITH CONSISTENT SNAPSHOT`, its WITH clause perhaps
@@ -271,6 +290,9 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
     }
     if consistent_snapshot(sql) {
         return Ok(Parsed::Special(Special::ConsistentSnapshot));
+    }
+    if let Some(table) = keys_switch(sql) {
+        return Ok(Parsed::Special(Special::NoKeysOption(table)));
     }
     if word(0, &["FLUSH"]) {
         return Ok(Parsed::Special(Special::Ignored));

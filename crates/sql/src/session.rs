@@ -10,12 +10,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use waterline_txn::{Table, Transaction};
+use waterline_txn::{Table, Transaction, Value};
 
 use crate::error::SqlError;
 use crate::shared::Shared;
 
 mod connection;
+mod locking;
 mod prepared;
 mod response;
 mod statement;
@@ -53,9 +54,13 @@ pub struct Session {
     /// version it says whether a binding still names the same tables.
     temporary_changes: u64,
     trx: Option<Transaction>,
+    /// The tables LOCK TABLES gave the session: name, id, and whether locked WRITE.
+    locked_tables: Vec<(String, waterline_txn::TableId, bool)>,
     /// The open transaction's savepoints (SAVEPOINT), oldest first.
     savepoints: Vec<(String, waterline_txn::Savepoint)>,
     last_insert_id: u64,
+    /// User variables (`SET @v = ...`), by lowercase name.
+    user_variables: HashMap<String, Value>,
     warnings: Vec<(String, u16, String)>,
     prepared: HashMap<u32, Prepared>,
     next_statement: u32,
@@ -129,6 +134,8 @@ impl Session {
             temporary_changes: 0,
             trx: None,
             savepoints: Vec::new(),
+            user_variables: HashMap::new(),
+            locked_tables: Vec::new(),
             last_insert_id: 0,
             warnings: Vec::new(),
             prepared: HashMap::new(),
@@ -194,7 +201,20 @@ impl Session {
 
     /// Adds a warning (`level` is `Note` or `Warning`) to the statement's.
     pub(crate) fn warn(&mut self, level: &str, code: u16, message: String) {
+        if level == "Note" && !self.settings.sql_notes {
+            return;
+        }
         self.warnings.push((level.to_owned(), code, message));
+    }
+
+    /// User variable `@name` (any case), NULL if never set.
+    pub(crate) fn user_variable(&self, name: &str) -> Value {
+        (self.user_variables.get(&name.to_ascii_lowercase()).cloned()).unwrap_or(Value::Null)
+    }
+
+    /// `SET @name = value`.
+    pub(crate) fn set_user_variable(&mut self, name: &str, value: Value) {
+        self.user_variables.insert(name.to_ascii_lowercase(), value);
     }
 
     /// The statement's warnings, to add to.
@@ -290,6 +310,9 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.abort();
+        if !self.locked_tables.is_empty() {
+            self.shared.table_locks.unlock(self.connection_id);
+        }
         self.drop_all_temporary();
         self.shared.controls.unregister(self.connection_id);
     }

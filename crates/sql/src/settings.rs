@@ -28,6 +28,8 @@ pub(crate) struct Settings {
     /// unique index that is not bulk-loaded).
     pub(crate) foreign_key_checks: bool,
     pub(crate) unique_checks: bool,
+    /// `sql_notes`: whether a Note is kept as a warning (mysqldump's output turns it off).
+    pub(crate) sql_notes: bool,
     /// `wait_timeout`, `net_read_timeout`, `max_execution_time` and the others.
     pub(crate) timeouts: Timeouts,
     /// `optimizer_trace`'s `enabled` (`session/trace.rs`).
@@ -100,6 +102,7 @@ impl Settings {
             time_zone: TimeZone::default(),
             foreign_key_checks: true,
             unique_checks: true,
+            sql_notes: true,
             timeouts: shared.config.timeouts,
             optimizer_trace: false,
             optimizer_switch: OptimizerSwitch::default(),

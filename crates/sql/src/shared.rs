@@ -286,6 +286,8 @@ pub struct Shared {
     pub(crate) started: std::time::Instant,
     /// The live sessions, for KILL.
     pub(crate) controls: crate::control::Controls,
+    /// LOCK TABLES' locks: the engine's, shared with every `Shared` over it.
+    pub(crate) table_locks: Arc<crate::table_locks::TableLocks>,
     /// Notified by SHUTDOWN (the statement or COM_SHUTDOWN) from a user who may.
     shutdown: Signal,
 }
@@ -294,6 +296,7 @@ impl Shared {
     /// Shared state over `engine`.
     pub fn new(engine: Arc<Engine>, config: SessionConfig) -> Arc<Shared> {
         let catalog = engine.extension::<Catalog>();
+        let table_locks = engine.extension();
         catalog
             .databases
             .lock()
@@ -308,6 +311,7 @@ impl Shared {
             listening: Mutex::new(Listening::default()),
             counters: Counters::default(),
             controls: crate::control::Controls::default(),
+            table_locks,
         })
     }
 

@@ -48,7 +48,11 @@ impl View {
     }
 
     /// Its columns and rows, now.
-    fn contents(self, s: &Session, engine: &waterline_txn::Engine) -> (Vec<Column>, Vec<Vec<Value>>) {
+    fn contents(
+        self,
+        s: &Session,
+        engine: &waterline_txn::Engine,
+    ) -> (Vec<Column>, Vec<Vec<Value>>) {
         match self {
             View::DataLocks => {
                 let (locks, _) = engine.data_locks();
@@ -122,11 +126,14 @@ impl ast::VisitorMut for Rename {
     }
 }
 
+/// A statement whose system tables are renamed, and each of them with its new name.
+type Renamed = (Statement, Vec<(View, String)>);
+
 /// The system tables `statement` reads (in FROM, joins and subqueries, named with their
 /// database: there is no system database to `USE`), and the statement with each renamed
 /// to the table that will hold it; `None` if it reads none. A name in a system database
 /// that is not one of them is MySQL's 1146.
-fn renamed(statement: &Statement) -> Result<Option<(Statement, Vec<(View, String)>)>, SqlError> {
+fn renamed(statement: &Statement) -> Result<Option<Renamed>, SqlError> {
     let mut copy = statement.clone();
     let mut rename = Rename::default();
     if let ControlFlow::Break(e) = copy.visit(&mut rename) {
@@ -173,7 +180,8 @@ pub(crate) fn read(
     for table in &made {
         s.add_temporary(table.clone());
     }
-    let response = s.in_own_transaction(|s| s.run_statement(&rewritten, params));
+    let response =
+        s.in_own_transaction(INFORMATION_SCHEMA, |s| s.run_statement(&rewritten, params));
     for (_, name) in &views {
         s.drop_temporary(name);
     }
@@ -187,9 +195,9 @@ pub(crate) fn read(
 /// MySQL 8.0's columns of `OPTIMIZER_TRACE` (its TRACE is JSON, this one lines of text).
 fn optimizer_trace_columns() -> Vec<Column> {
     vec![
-            varchar("QUERY", 16_777_215),
-            varchar("TRACE", 16_777_215),
-            Column::nullable("MISSING_BYTES_BEYOND_MAX_MEM_SIZE", ColumnType::Int),
+        varchar("QUERY", 16_777_215),
+        varchar("TRACE", 16_777_215),
+        Column::nullable("MISSING_BYTES_BEYOND_MAX_MEM_SIZE", ColumnType::Int),
         Column::nullable("INSUFFICIENT_PRIVILEGES", ColumnType::TinyInt),
     ]
 }
@@ -220,20 +228,20 @@ fn bigint(name: &str) -> Column {
 /// MySQL 8.0's columns of `data_locks`.
 fn data_locks_columns() -> Vec<Column> {
     vec![
-            varchar("ENGINE", 32),
-            varchar("ENGINE_LOCK_ID", 128),
-            bigint("ENGINE_TRANSACTION_ID"),
-            bigint("THREAD_ID"),
-            bigint("EVENT_ID"),
-            varchar("OBJECT_SCHEMA", 64),
-            varchar("OBJECT_NAME", 64),
-            varchar("PARTITION_NAME", 64),
-            varchar("SUBPARTITION_NAME", 64),
-            varchar("INDEX_NAME", 64),
-            bigint("OBJECT_INSTANCE_BEGIN"),
-            varchar("LOCK_TYPE", 32),
-            varchar("LOCK_MODE", 32),
-            varchar("LOCK_STATUS", 32),
+        varchar("ENGINE", 32),
+        varchar("ENGINE_LOCK_ID", 128),
+        bigint("ENGINE_TRANSACTION_ID"),
+        bigint("THREAD_ID"),
+        bigint("EVENT_ID"),
+        varchar("OBJECT_SCHEMA", 64),
+        varchar("OBJECT_NAME", 64),
+        varchar("PARTITION_NAME", 64),
+        varchar("SUBPARTITION_NAME", 64),
+        varchar("INDEX_NAME", 64),
+        bigint("OBJECT_INSTANCE_BEGIN"),
+        varchar("LOCK_TYPE", 32),
+        varchar("LOCK_MODE", 32),
+        varchar("LOCK_STATUS", 32),
         varchar("LOCK_DATA", 8192),
     ]
 }

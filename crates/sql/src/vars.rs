@@ -25,7 +25,7 @@ use crate::settings::{
 use crate::shared::Timeouts;
 
 /// Names the server answers for, in SHOW VARIABLES order.
-const NAMES: [&str; 31] = [
+const NAMES: [&str; 33] = [
     "auto_increment_increment",
     "autocommit",
     "character_set_client",
@@ -48,6 +48,8 @@ const NAMES: [&str; 31] = [
     "optimizer_trace",
     "socket",
     "sql_mode",
+    "sql_notes",
+    "sql_quote_show_create",
     "system_time_zone",
     "time_zone",
     "transaction_isolation",
@@ -100,13 +102,18 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         "character_set_client"
         | "character_set_connection"
         | "character_set_results"
-        | "character_set_server" => Value::Str("utf8mb4".into()),
-        "collation_connection" | "collation_server" => Value::Str("utf8mb4_bin".into()),
+        | "character_set_server"
+        | "character_set_database" => Value::Str("utf8mb4".into()),
+        "collation_connection" | "collation_server" | "collation_database" => {
+            Value::Str("utf8mb4_bin".into())
+        }
         "innodb_lock_wait_timeout" => Value::Int(s.settings().lock_wait_timeout.as_secs() as i64),
         "innodb_rollback_on_timeout" => {
             Value::Int(i64::from(s.shared().config.rollback_on_timeout))
         }
         "foreign_key_checks" => Value::Int(i64::from(s.settings().foreign_key_checks)),
+        "sql_quote_show_create" => Value::Int(1),
+        "sql_notes" => Value::Int(i64::from(s.settings().sql_notes)),
         "unique_checks" => Value::Int(i64::from(s.settings().unique_checks)),
         "interactive_timeout"
         | "wait_timeout"
@@ -236,7 +243,7 @@ fn assign(
         .trim_start_matches("local.");
     // `SET x = ON` names a keyword, not a column.
     let value = match e {
-        Ast::Identifier(id) => Value::from(id.value.as_str()),
+        Ast::Identifier(id) if !id.value.starts_with('@') => Value::from(id.value.as_str()),
         other => Binder::new(&[])
             .with_session(s)
             .expr(other, "set")?
@@ -276,6 +283,13 @@ fn assign(
         "time_zone" => s.settings_mut().time_zone = TimeZone::parse(&text_of(&value))?,
         "foreign_key_checks" => s.settings_mut().foreign_key_checks = switch(name, &value)?,
         "unique_checks" => s.settings_mut().unique_checks = switch(name, &value)?,
+        "sql_notes" => s.settings_mut().sql_notes = switch(name, &value)?,
+        // Identifiers in SHOW CREATE TABLE are always quoted here.
+        "sql_quote_show_create" => {
+            if !switch(name, &value)? {
+                return Err(SqlError::unsupported("sql_quote_show_create = 0"));
+            }
+        }
         "optimizer_trace" => {
             for (key, on) in flag_settings(name, &text_of(&value))? {
                 match key.as_str() {
@@ -314,7 +328,7 @@ fn assign(
         | "session_track_schema"
         | "session_track_state_change"
         | "sql_log_bin" => {}
-        _ if name.starts_with('@') => {} // a user variable: accepted, not kept
+        _ if name.starts_with('@') => s.set_user_variable(&name[1..], value),
         other => {
             get(s, other)?; // unknown: 1193
             return Err(SqlError::new(

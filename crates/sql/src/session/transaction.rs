@@ -68,6 +68,7 @@ impl Session {
             .counters
             .questions
             .fetch_add(1, Ordering::Relaxed);
+        self.unlock_tables()?;
         self.commit()?;
         self.trx_level = self
             .settings
@@ -115,8 +116,17 @@ impl Session {
 
     /// Runs `f` with a transaction of its own (READ COMMITTED, begun now) in place of the
     /// session's, which is kept as it was, with its savepoints: a read of system tables,
-    /// made for the statement, sees them whatever the session's transaction has seen.
-    pub(crate) fn in_own_transaction<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+    /// made for the statement, sees them whatever the session's transaction has seen. With
+    /// no database in use, `f` runs in `database` (a system table needs none).
+    pub(crate) fn in_own_transaction<R>(
+        &mut self,
+        database: &str,
+        f: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let no_database = self.database.is_none();
+        if no_database {
+            self.database = Some(std::sync::Arc::from(database));
+        }
         let kept = (self.trx.take(), std::mem::take(&mut self.savepoints));
         let mut trx = (self.shared.engine).begin_with(waterline_txn::Isolation::ReadCommitted);
         trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
@@ -127,6 +137,9 @@ impl Session {
             trx.rollback();
         }
         (self.trx, self.savepoints) = kept;
+        if no_database {
+            self.database = None;
+        }
         result
     }
 
@@ -144,7 +157,7 @@ impl Session {
     /// ROLLBACK TO SAVEPOINT name (`rollback`) or RELEASE SAVEPOINT name: the changes made
     /// since it are undone (their row locks stay, as InnoDB's do), or it is forgotten; the
     /// savepoints set after it are forgotten either way. 1305 for a name not set.
-    pub(crate) fn to_savepoint(&mut self, name: &str, rollback: bool) -> Result<(), SqlError> {
+    pub(crate) fn back_to_savepoint(&mut self, name: &str, rollback: bool) -> Result<(), SqlError> {
         let at = (self.trx.as_ref())
             .and_then(|_| (self.savepoints.iter()).position(|(n, _)| n.eq_ignore_ascii_case(name)))
             .ok_or_else(|| {
@@ -164,6 +177,7 @@ impl Session {
 
     /// START TRANSACTION (BEGIN): commits the open transaction, if any, and opens one.
     pub(crate) fn start_transaction(&mut self) -> Result<(), SqlError> {
+        self.unlock_tables()?;
         self.commit()?;
         self.trx = Some(self.begin_trx());
         Ok(())

@@ -1,0 +1,143 @@
+//! What tools that read and copy a database rely on, through embedded sessions:
+//! `information_schema` as tables (joined, in subqueries), LOCK TABLES as mysqldump takes
+//! it, user variables (mysqldump saves and restores settings in them), `sql_notes`,
+//! `ALTER TABLE ... DISABLE KEYS`.
+
+mod common;
+
+use common::{err, ok, one, rows, session, session_of, shared};
+
+#[test]
+fn information_schema_is_queried_as_tables() {
+    let mut s = session();
+    ok(
+        &mut s,
+        "CREATE TABLE p (id INT PRIMARY KEY, code VARCHAR(8) NOT NULL DEFAULT 'x', UNIQUE KEY u_code (code))",
+    );
+    ok(
+        &mut s,
+        "CREATE TABLE c (id INT AUTO_INCREMENT PRIMARY KEY, p_id INT, \
+         CONSTRAINT c_p FOREIGN KEY (p_id) REFERENCES p (id) ON DELETE SET NULL)",
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME"
+        ),
+        [["c", "BASE TABLE", "InnoDB"], ["p", "BASE TABLE", "InnoDB"]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT COLUMN_NAME, COLUMN_DEFAULT, IS_NULLABLE, COLUMN_TYPE, COLUMN_KEY \
+             FROM information_schema.COLUMNS WHERE TABLE_NAME = 'p' ORDER BY ORDINAL_POSITION"
+        ),
+        [["id", "NULL", "NO", "int", "PRI"], ["code", "x", "NO", "varchar(8)", "UNI"]]
+    );
+    // Two system tables joined, as ORMs read foreign keys.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT k.CONSTRAINT_NAME, k.COLUMN_NAME, k.REFERENCED_TABLE_NAME, r.DELETE_RULE \
+             FROM information_schema.KEY_COLUMN_USAGE k \
+             JOIN information_schema.REFERENTIAL_CONSTRAINTS r \
+               ON r.CONSTRAINT_NAME = k.CONSTRAINT_NAME AND r.TABLE_NAME = k.TABLE_NAME \
+             WHERE k.TABLE_SCHEMA = 'waterline'"
+        ),
+        [["c_p", "p_id", "p", "SET NULL"]]
+    );
+    // In a subquery, and beside a table of the database.
+    ok(&mut s, "INSERT INTO p VALUES (1, 'p'), (2, 'c')");
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT code FROM p WHERE code IN (SELECT TABLE_NAME FROM information_schema.TABLES) \
+             ORDER BY code"
+        ),
+        [["c"], ["p"]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE FROM information_schema.STATISTICS \
+             WHERE TABLE_NAME = 'c' ORDER BY NON_UNIQUE DESC"
+        ),
+        [["c_p", "1", "p_id", "1"], ["PRIMARY", "1", "id", "0"]]
+    );
+    assert_eq!(
+        one(&mut s, "SELECT COUNT(*) FROM information_schema.TRIGGERS"),
+        "0"
+    );
+    assert_eq!(
+        err(&mut s, "SELECT * FROM information_schema.NO_SUCH_TABLE").code,
+        1146
+    );
+}
+
+/// LOCK TABLES as mysqldump uses it: the holder may use only what it locked, and write
+/// only what it locked WRITE; others wait for what the locks keep from them.
+#[test]
+fn lock_tables_keeps_others_out_until_unlock() {
+    let shared = shared();
+    let (mut a, mut b) = (session_of(&shared), session_of(&shared));
+    ok(&mut a, "CREATE TABLE r (id INT PRIMARY KEY)");
+    ok(&mut a, "CREATE TABLE w (id INT PRIMARY KEY)");
+    ok(&mut a, "CREATE TABLE other (id INT PRIMARY KEY)");
+    ok(&mut b, "SET innodb_lock_wait_timeout = 1");
+    ok(&mut a, "LOCK TABLES r READ, w WRITE");
+    assert_eq!(err(&mut a, "SELECT * FROM other").code, 1100);
+    assert_eq!(err(&mut a, "INSERT INTO r VALUES (1)").code, 1099);
+    ok(&mut a, "INSERT INTO w VALUES (1)");
+    // Another session reads what is locked READ, not what is locked WRITE, and writes
+    // neither.
+    assert_eq!(one(&mut b, "SELECT COUNT(*) FROM r"), "0");
+    assert_eq!(err(&mut b, "INSERT INTO r VALUES (2)").code, 1205);
+    assert_eq!(err(&mut b, "SELECT COUNT(*) FROM w").code, 1205);
+    ok(&mut b, "INSERT INTO other VALUES (1)");
+    // B waits on its own LOCK TABLES too.
+    assert_eq!(err(&mut b, "LOCK TABLES w READ").code, 1205);
+    ok(&mut a, "UNLOCK TABLES");
+    assert_eq!(one(&mut b, "SELECT COUNT(*) FROM w"), "1");
+    // BEGIN gives table locks back too.
+    ok(&mut a, "LOCK TABLES w WRITE");
+    ok(&mut a, "BEGIN");
+    ok(&mut b, "INSERT INTO w VALUES (2)");
+    ok(&mut a, "COMMIT");
+    // So does the session's end.
+    ok(&mut a, "LOCK TABLES r WRITE");
+    drop(a);
+    ok(&mut b, "INSERT INTO r VALUES (3)");
+    ok(&mut b, "UNLOCK TABLES");
+}
+
+/// What a dump sets at its start and restores at its end: user variables keep values (NULL
+/// until set), `SET x = @saved` reads them, `sql_notes = 0` keeps notes out of the
+/// warnings, and ALTER TABLE ... DISABLE KEYS is note 1031.
+#[test]
+fn dump_settings_are_saved_and_restored() {
+    let mut s = session();
+    ok(&mut s, "CREATE TABLE t (id INT PRIMARY KEY)");
+    assert_eq!(one(&mut s, "SELECT @nothing IS NULL"), "1");
+    ok(
+        &mut s,
+        "SET @OLD_FOREIGN_KEY_CHECKS=@@FOREIGN_KEY_CHECKS, FOREIGN_KEY_CHECKS=0",
+    );
+    ok(&mut s, "SET @OLD_TIME_ZONE=@@TIME_ZONE");
+    ok(&mut s, "SET TIME_ZONE='+00:00'");
+    assert_eq!(one(&mut s, "SELECT @@foreign_key_checks"), "0");
+    assert_eq!(one(&mut s, "SELECT @old_foreign_key_checks"), "1");
+    ok(&mut s, "/*!40000 ALTER TABLE `t` DISABLE KEYS */");
+    assert_eq!(
+        rows(&mut s, "SHOW WARNINGS"),
+        [["Note", "1031", "Table storage engine for 't' doesn't have this option"]]
+    );
+    ok(&mut s, "SET SQL_NOTES = 0");
+    ok(&mut s, "ALTER TABLE t ENABLE KEYS");
+    assert!(rows(&mut s, "SHOW WARNINGS").is_empty());
+    assert_eq!(err(&mut s, "ALTER TABLE nope ENABLE KEYS").code, 1146);
+    ok(&mut s, "SET FOREIGN_KEY_CHECKS=@OLD_FOREIGN_KEY_CHECKS");
+    ok(&mut s, "SET TIME_ZONE=@OLD_TIME_ZONE");
+    assert_eq!(one(&mut s, "SELECT @@foreign_key_checks"), "1");
+    assert_eq!(one(&mut s, "SELECT @@time_zone"), "SYSTEM");
+}
