@@ -11,15 +11,15 @@
 
 #![allow(clippy::print_stderr)]
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+mod common;
 
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use common::{connect, free_port, serve};
 use mysql::prelude::Queryable;
 
-const BIN: &str = env!("CARGO_BIN_EXE_waterline");
 const KIT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/tools/benchmarksql");
 const CONSISTENCY: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -66,46 +66,6 @@ fn assert_ok(out: &Output, what: &str) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// `waterline serve` on `port` with database `tpcc`, its standard error in `log`.
-fn serve(port: u16, data_dir: Option<&Path>, log: &Path) -> Child {
-    let mut command = Command::new(BIN);
-    command
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-        .args(["--database", "tpcc", "--lock-wait-timeout", "20"]);
-    if let Some(dir) = data_dir {
-        command.arg("--data-dir").arg(dir);
-    }
-    let child = command
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(log).unwrap())
-        .spawn()
-        .unwrap();
-    drop(connect(port));
-    child
-}
-
-fn connect(port: u16) -> mysql::Conn {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let opts = mysql::OptsBuilder::new()
-            .ip_or_hostname(Some("127.0.0.1"))
-            .tcp_port(port)
-            .user(Some("root"))
-            .db_name(Some("tpcc"))
-            .prefer_socket(false);
-        match mysql::Conn::new(opts) {
-            Ok(c) => return c,
-            Err(e) if Instant::now() > deadline => panic!("serve never answered: {e}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
 }
 
 /// `props.mysql` pointed at `port`: 1 warehouse, 4 terminals, [`PER_TERMINAL`] transactions

@@ -12,6 +12,9 @@
 //! at most every [`PEER_LOOK_EVERY`] asks the socket whether the client is still there (a
 //! `poll` for `POLLRDHUP`, which reads nothing), so a statement whose client has gone stops
 //! instead of keeping a core busy for nobody.
+//!
+//! A control also says what its session is doing (SHOW PROCESSLIST,
+//! `information_schema.PROCESSLIST`): the statement it runs, since when, in which database.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -54,6 +57,40 @@ pub(crate) struct Control {
     connection: AtomicBool,
     /// The connection's socket, once it has one (an embedded session has none).
     peer: OnceLock<Arc<dyn Peer>>,
+    /// What the session is doing.
+    activity: Mutex<Activity>,
+}
+
+/// What a session is doing: since when, in which database, and the statement it runs
+/// (`None`: waiting for the client's next command).
+#[derive(Debug)]
+struct Activity {
+    since: Instant,
+    db: Option<Arc<str>>,
+    running: Option<Running>,
+}
+
+/// A statement a session runs, as PROCESSLIST's Info shows it.
+#[derive(Clone, Debug)]
+pub(crate) enum Running {
+    /// Sent as text.
+    Text(Arc<str>),
+    /// A prepared statement executed (shown as its statement, rendered when asked).
+    Prepared(Arc<sqlparser::ast::Statement>),
+}
+
+/// One row of SHOW PROCESSLIST.
+#[derive(Clone, Debug)]
+pub(crate) struct Process {
+    pub(crate) id: u32,
+    pub(crate) user: String,
+    pub(crate) db: Option<Arc<str>>,
+    /// MySQL's Command: `Query`, `Execute` or `Sleep`.
+    pub(crate) command: &'static str,
+    /// Seconds in this command.
+    pub(crate) time: u64,
+    /// The statement, if one runs.
+    pub(crate) info: Option<String>,
 }
 
 impl std::fmt::Debug for Control {
@@ -80,6 +117,43 @@ impl Control {
     /// The socket `close` and the statements' looks go to.
     pub(crate) fn attach(&self, peer: Arc<dyn Peer>) {
         let _ = self.peer.set(peer);
+    }
+
+    /// The session starts running `running` in database `db`.
+    pub(crate) fn busy(&self, running: Running, db: Option<&Arc<str>>) {
+        *self.activity.lock() = Activity {
+            since: Instant::now(),
+            db: db.cloned(),
+            running: Some(running),
+        };
+    }
+
+    /// The session waits for its client's next command, in database `db`.
+    pub(crate) fn idle(&self, db: Option<&Arc<str>>) {
+        *self.activity.lock() = Activity {
+            since: Instant::now(),
+            db: db.cloned(),
+            running: None,
+        };
+    }
+
+    fn process(&self) -> Process {
+        let activity = self.activity.lock();
+        Process {
+            id: self.id,
+            user: self.user.lock().clone(),
+            db: activity.db.clone(),
+            command: match &activity.running {
+                None => "Sleep",
+                Some(Running::Text(_)) => "Query",
+                Some(Running::Prepared(_)) => "Execute",
+            },
+            time: activity.since.elapsed().as_secs(),
+            info: activity.running.as_ref().map(|r| match r {
+                Running::Text(sql) => sql.to_string(),
+                Running::Prepared(statement) => statement.to_string(),
+            }),
+        }
     }
 
     /// A statement starts: a `KILL QUERY` that came between statements is forgotten, as in
@@ -132,9 +206,22 @@ impl Controls {
             stop: Arc::new(AtomicBool::new(false)),
             connection: AtomicBool::new(false),
             peer: OnceLock::new(),
+            activity: Mutex::new(Activity {
+                since: Instant::now(),
+                db: None,
+                running: None,
+            }),
         });
         self.0.lock().insert(id, Arc::clone(&control));
         control
+    }
+
+    /// What every live session is doing, by connection id.
+    pub(crate) fn processes(&self) -> Vec<Process> {
+        let controls: Vec<Arc<Control>> = self.0.lock().values().cloned().collect();
+        let mut rows: Vec<Process> = controls.iter().map(|c| c.process()).collect();
+        rows.sort_by_key(|p| p.id);
+        rows
     }
 
     /// The session `id` has ended.

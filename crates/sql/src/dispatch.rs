@@ -15,8 +15,13 @@ use crate::session::{Binding, Bound, Prepared, Response, ResultColumn, Session};
 impl Session {
     /// Runs one SQL statement.
     pub fn execute(&mut self, sql: &str) -> Result<Response, SqlError> {
+        self.control().busy(
+            crate::control::Running::Text(Arc::from(sql)),
+            self.database(),
+        );
         let response = self.execute_text(sql);
         self.finish_trace(|| sql.to_owned());
+        self.control().idle(self.database());
         response
     }
 
@@ -100,7 +105,12 @@ impl Session {
 
     /// Runs prepared statement `id` with `params`.
     pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<Response, SqlError> {
+        if let Some(prepared) = self.prepared(id) {
+            let running = crate::control::Running::Prepared(Arc::clone(&prepared.statement));
+            self.control().busy(running, self.database());
+        }
         let response = self.execute_statement(id, params);
+        self.control().idle(self.database());
         if self.tracing()
             && let Some(prepared) = self.prepared(id)
         {
@@ -186,6 +196,14 @@ impl Session {
             return Ok(response);
         }
         self.run_statement(statement, params)
+    }
+
+    /// Runs `sql`, a statement made here (a SHOW that is a query of `information_schema`).
+    fn run_text(&mut self, sql: &str) -> Result<Response, SqlError> {
+        match crate::parse::one(sql)? {
+            crate::parse::Parsed::Statement(statement) => self.run(&statement, &[]),
+            crate::parse::Parsed::Special(_) => Err(SqlError::other("a SHOW made no query")),
+        }
     }
 
     /// [`Session::run`] of a statement that reads no system table.
@@ -285,6 +303,7 @@ impl Session {
             Statement::Use(u) => self.use_database(u),
             Statement::Set(set) => crate::vars::set(self, set, params),
             Statement::Kill { modifier, id } => self.kill(*modifier, *id),
+            Statement::ShowProcessList { full } => Ok(crate::show::processlist(self, *full)),
             Statement::ShowDatabases { show_options, .. }
             | Statement::ShowSchemas { show_options, .. } => {
                 let pattern = like_pattern(show_options)?;
@@ -427,6 +446,37 @@ impl Session {
                 Ok(Response::text(&["Level", "Code", "Message"], rows))
             }
             Special::Ignored => Ok(Response::done(0)),
+            Special::ShowIndex(table, db) => {
+                let db = match db {
+                    Some(db) => db,
+                    None => self
+                        .database()
+                        .ok_or_else(SqlError::no_database)?
+                        .to_string(),
+                };
+                if !self.shared().has_database(&db) {
+                    return Err(SqlError::unknown_database(&db));
+                }
+                if self.temporary_table(&table).is_none()
+                    && self.shared().engine.table(&table).is_err()
+                {
+                    return Err(SqlError::no_table(&db, &table));
+                }
+                self.run_text(&crate::show::show_index_query(&db, &table))
+            }
+            Special::ShowTableStatus(db, pattern) => {
+                let db = match db {
+                    Some(db) => db,
+                    None => self
+                        .database()
+                        .ok_or_else(SqlError::no_database)?
+                        .to_string(),
+                };
+                if !self.shared().has_database(&db) {
+                    return Err(SqlError::unknown_database(&db));
+                }
+                self.run_text(&crate::show::table_status_query(&db, pattern.as_deref()))
+            }
             Special::NoKeysOption(table) => {
                 self.clear_warnings();
                 let db = self.database().cloned().ok_or_else(SqlError::no_database)?;

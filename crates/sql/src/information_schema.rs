@@ -1,7 +1,7 @@
 //! `information_schema`'s tables of the catalog, in MySQL 8.0's columns: SCHEMATA, TABLES,
 //! COLUMNS, STATISTICS, TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS,
 //! PARTITIONS (a table is one partition of no name, as MySQL lists a table not
-//! partitioned), and FILES, TRIGGERS, ROUTINES, VIEWS and EVENTS without rows (waterline
+//! partitioned), PROCESSLIST (what each session is doing), and FILES, TRIGGERS, ROUTINES, VIEWS and EVENTS without rows (waterline
 //! has no tablespace files, triggers, stored routines, views or events; mysqldump asks). Each is made from the
 //! catalog when a query reads it (`system_views.rs` runs the query).
 //!
@@ -27,6 +27,7 @@ pub(crate) enum Catalog {
     KeyColumnUsage,
     ReferentialConstraints,
     Partitions,
+    Processlist,
     Files,
     Triggers,
     Routines,
@@ -46,6 +47,7 @@ impl Catalog {
             "KEY_COLUMN_USAGE" => Catalog::KeyColumnUsage,
             "REFERENTIAL_CONSTRAINTS" => Catalog::ReferentialConstraints,
             "PARTITIONS" => Catalog::Partitions,
+            "PROCESSLIST" => Catalog::Processlist,
             "FILES" => Catalog::Files,
             "TRIGGERS" => Catalog::Triggers,
             "ROUTINES" => Catalog::Routines,
@@ -67,6 +69,7 @@ impl Catalog {
             Catalog::KeyColumnUsage => key_column_usage(&listed),
             Catalog::ReferentialConstraints => referential_constraints(&listed),
             Catalog::Partitions => partitions(&listed),
+            Catalog::Processlist => processlist(s),
             Catalog::Files => files(),
             Catalog::Triggers => none(TRIGGERS),
             Catalog::Routines => none(ROUTINES),
@@ -655,6 +658,21 @@ fn partitions(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
         })
         .collect();
     (columns, rows)
+}
+
+/// PROCESSLIST: what each session is doing (SHOW FULL PROCESSLIST's rows).
+fn processlist(s: &Session) -> (Vec<Column>, Vec<Vec<Value>>) {
+    let columns = vec![
+        int("ID"),
+        text("USER", 32),
+        text("HOST", 261),
+        text("DB", 64),
+        text("COMMAND", 16),
+        int("TIME"),
+        text("STATE", 64),
+        text("INFO", 65_535),
+    ];
+    (columns, crate::show::process_rows(s, true))
 }
 
 /// FILES: no rows (waterline's log segments are not tablespaces), in MySQL's main columns.

@@ -26,6 +26,10 @@ pub enum Special {
     /// `ALTER TABLE t DISABLE KEYS` or `ENABLE KEYS` (mysqldump writes them around a
     /// table's rows): InnoDB has no such option, and says so with note 1031.
     NoKeysOption(String),
+    /// `SHOW {INDEX | INDEXES | KEYS} {FROM | IN} t [{FROM | IN} db]`: table, database.
+    ShowIndex(String, Option<String>),
+    /// `SHOW TABLE STATUS [{FROM | IN} db] [LIKE 'pattern']`: database, pattern.
+    ShowTableStatus(Option<String>, Option<String>),
 }
 
 /// A parsed query.
@@ -92,6 +96,58 @@ fn keys_switch(sql: &str) -> Option<String> {
     let switch = is(switch, "DISABLE") || is(switch, "ENABLE");
     (is(alter, "ALTER") && is(table, "TABLE") && switch && is(keys, "KEYS"))
         .then(|| name.trim_matches('`').to_owned())
+}
+
+/// An identifier as written: backquotes taken off.
+fn unquoted(word: &str) -> String {
+    word.strip_prefix('`')
+        .and_then(|w| w.strip_suffix('`'))
+        .unwrap_or(word)
+        .replace("``", "`")
+}
+
+/// SHOW INDEX and SHOW TABLE STATUS (which sqlparser does not parse), if `sql` is one.
+fn show_catalog(sql: &str) -> Option<Special> {
+    let words: Vec<&str> = words(sql).collect();
+    let is = |w: &str, like: &[&str]| like.iter().any(|l| w.eq_ignore_ascii_case(l));
+    let from = |w: &str| is(w, &["FROM", "IN"]);
+    match words[..] {
+        [show, index, f, table]
+            if is(show, &["SHOW"]) && is(index, &["INDEX", "INDEXES", "KEYS"]) && from(f) =>
+        {
+            Some(Special::ShowIndex(unquoted(table), None))
+        }
+        [show, index, f, table, g, db]
+            if is(show, &["SHOW"])
+                && is(index, &["INDEX", "INDEXES", "KEYS"])
+                && from(f)
+                && from(g) =>
+        {
+            Some(Special::ShowIndex(unquoted(table), Some(unquoted(db))))
+        }
+        [show, table, status, ref rest @ ..]
+            if is(show, &["SHOW"]) && is(table, &["TABLE"]) && is(status, &["STATUS"]) =>
+        {
+            let (db, rest) = match rest {
+                [f, db, rest @ ..] if from(f) => (Some(unquoted(db)), rest),
+                _ => (None, rest),
+            };
+            let pattern = match rest {
+                [] => None,
+                [like, pattern] if is(like, &["LIKE"]) => {
+                    let quoted = pattern.len() >= 2
+                        && (pattern.starts_with('\'') && pattern.ends_with('\''));
+                    if !quoted {
+                        return None;
+                    }
+                    Some(pattern[1..pattern.len() - 1].to_owned())
+                }
+                _ => return None,
+            };
+            Some(Special::ShowTableStatus(db, pattern))
+        }
+        _ => None,
+    }
 }
 
 /// Whether `sql` is `START TRANSACTION WITH CONSISTENT SNAPSHOT`, its WITH clause perhaps
@@ -290,6 +346,9 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
     }
     if consistent_snapshot(sql) {
         return Ok(Parsed::Special(Special::ConsistentSnapshot));
+    }
+    if let Some(show) = show_catalog(sql) {
+        return Ok(Parsed::Special(show));
     }
     if let Some(table) = keys_switch(sql) {
         return Ok(Parsed::Special(Special::NoKeysOption(table)));

@@ -168,6 +168,11 @@ impl Session {
         self.database.as_ref()
     }
 
+    /// What stops the session's statements and says what it is doing.
+    pub(crate) fn control(&self) -> &Arc<crate::control::Control> {
+        &self.control
+    }
+
     /// The running statement's look-out: whether it must stop.
     pub(crate) fn watch(&self) -> &crate::control::Watch {
         &self.watch

@@ -45,7 +45,7 @@ fn table_of(s: &Session, name: &ObjectName) -> Result<(Table, TableMeta), SqlErr
 fn default_literal(v: &Value) -> String {
     match crate::types::text(v) {
         None => "NULL".into(),
-        Some(text) => format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''")),
+        Some(text) => literal(&text),
     }
 }
 
@@ -201,4 +201,81 @@ pub(crate) fn key_of(schema: &TableSchema, c: usize) -> &'static str {
     } else {
         ""
     }
+}
+
+/// The rows of SHOW PROCESSLIST and `information_schema.PROCESSLIST`: Id, User, Host, db,
+/// Command, Time, State, Info (cut to 100 characters unless `full`, as MySQL does). Host
+/// is not known here, and is empty.
+pub(crate) fn process_rows(s: &Session, full: bool) -> Vec<Vec<Value>> {
+    (s.shared().controls.processes().into_iter())
+        .map(|p| {
+            let info = p.info.map(|mut info| {
+                if !full && let Some((cut, _)) = info.char_indices().nth(100) {
+                    info.truncate(cut);
+                }
+                info
+            });
+            let running = info.is_some();
+            vec![
+                Value::Int(i64::from(p.id)),
+                Value::from(p.user),
+                Value::from(""),
+                p.db.map_or(Value::Null, |d| Value::from(&*d)),
+                Value::from(p.command),
+                Value::Int(p.time as i64),
+                Value::from(if running { "executing" } else { "" }),
+                info.map_or(Value::Null, Value::from),
+            ]
+        })
+        .collect()
+}
+
+/// `SHOW [FULL] PROCESSLIST`.
+pub(crate) fn processlist(s: &Session, full: bool) -> Response {
+    Response::text(
+        &[
+            "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
+        ],
+        process_rows(s, full),
+    )
+}
+
+/// A string literal of `text`.
+fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+/// SHOW INDEX FROM `table` in `db`, as MySQL 8.0 runs it: a query of
+/// `information_schema.STATISTICS`, in index order.
+pub(crate) fn show_index_query(db: &str, table: &str) -> String {
+    format!(
+        "SELECT TABLE_NAME AS `Table`, NON_UNIQUE AS Non_unique, INDEX_NAME AS Key_name, \
+         SEQ_IN_INDEX AS Seq_in_index, COLUMN_NAME AS Column_name, COLLATION AS `Collation`, \
+         CARDINALITY AS Cardinality, SUB_PART AS Sub_part, PACKED AS Packed, \
+         NULLABLE AS `Null`, INDEX_TYPE AS Index_type, COMMENT AS `Comment`, \
+         INDEX_COMMENT AS Index_comment, IS_VISIBLE AS Visible, EXPRESSION AS Expression \
+         FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = {} AND TABLE_NAME = {}",
+        literal(db),
+        literal(table)
+    )
+}
+
+/// SHOW TABLE STATUS in `db` [LIKE `pattern`], as MySQL 8.0 runs it: a query of
+/// `information_schema.TABLES`.
+pub(crate) fn table_status_query(db: &str, pattern: Option<&str>) -> String {
+    let like = pattern.map_or_else(String::new, |p| {
+        format!(" AND TABLE_NAME LIKE {}", literal(p))
+    });
+    format!(
+        "SELECT TABLE_NAME AS Name, ENGINE AS Engine, VERSION AS Version, \
+         ROW_FORMAT AS Row_format, TABLE_ROWS AS `Rows`, AVG_ROW_LENGTH AS Avg_row_length, \
+         DATA_LENGTH AS Data_length, MAX_DATA_LENGTH AS Max_data_length, \
+         INDEX_LENGTH AS Index_length, DATA_FREE AS Data_free, \
+         AUTO_INCREMENT AS `Auto_increment`, CREATE_TIME AS Create_time, \
+         UPDATE_TIME AS Update_time, CHECK_TIME AS Check_time, \
+         TABLE_COLLATION AS `Collation`, CHECKSUM AS `Checksum`, \
+         CREATE_OPTIONS AS Create_options, TABLE_COMMENT AS `Comment` \
+         FROM information_schema.TABLES WHERE TABLE_SCHEMA = {}{like} ORDER BY TABLE_NAME",
+        literal(db)
+    )
 }

@@ -33,7 +33,10 @@ fn information_schema_is_queried_as_tables() {
             "SELECT COLUMN_NAME, COLUMN_DEFAULT, IS_NULLABLE, COLUMN_TYPE, COLUMN_KEY \
              FROM information_schema.COLUMNS WHERE TABLE_NAME = 'p' ORDER BY ORDINAL_POSITION"
         ),
-        [["id", "NULL", "NO", "int", "PRI"], ["code", "x", "NO", "varchar(8)", "UNI"]]
+        [
+            ["id", "NULL", "NO", "int", "PRI"],
+            ["code", "x", "NO", "varchar(8)", "UNI"]
+        ]
     );
     // Two system tables joined, as ORMs read foreign keys.
     assert_eq!(
@@ -130,7 +133,11 @@ fn dump_settings_are_saved_and_restored() {
     ok(&mut s, "/*!40000 ALTER TABLE `t` DISABLE KEYS */");
     assert_eq!(
         rows(&mut s, "SHOW WARNINGS"),
-        [["Note", "1031", "Table storage engine for 't' doesn't have this option"]]
+        [[
+            "Note",
+            "1031",
+            "Table storage engine for 't' doesn't have this option"
+        ]]
     );
     ok(&mut s, "SET SQL_NOTES = 0");
     ok(&mut s, "ALTER TABLE t ENABLE KEYS");
