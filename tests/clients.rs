@@ -235,6 +235,19 @@ fn python_clients_meet_kill_and_the_timeouts() {
     served.stop_clean();
 }
 
+/// SQLAlchemy 2 creates, reflects (columns, primary, unique and foreign keys, indexes) and
+/// drops a schema with foreign keys, and its Core and ORM work through them.
+#[test]
+fn sqlalchemy_creates_reflects_and_drops_a_schema() {
+    if !have_python_clients() {
+        return;
+    }
+    let served = Served::start();
+    let out = served.python("reflect.py", &[]).output().unwrap();
+    printed_ok(&out);
+    served.stop_clean();
+}
+
 /// MySQL Connector/J 8.0.13, the jar BenchmarkSQL ships in `../shared/tools`: it read
 /// `@@init_connect` at connect and, failing, panicked the connection thread before.
 #[test]
