@@ -48,6 +48,7 @@ impl Session {
         if let Statement::Query(_) = *statement {
             self.limit_select(crate::parse::max_execution_time_hint(sql));
         }
+        self.may_write(&statement)?;
         self.respect_table_locks(&statement)?;
         self.run(&statement, &[])
     }
@@ -135,6 +136,7 @@ impl Session {
         if let Statement::Query(_) = *prepared.statement {
             self.limit_select(prepared.hint);
         }
+        self.may_write(&prepared.statement)?;
         self.respect_table_locks(&prepared.statement)?;
         let binding = match prepared.binding {
             Some(b) if b.is_current(self) => b,
@@ -228,15 +230,34 @@ impl Session {
                 }
                 other => Err(SqlError::unsupported(format!("EXPLAIN {other}"))),
             },
-            Statement::StartTransaction { .. } => {
-                self.start_transaction()?;
+            Statement::StartTransaction { modes, .. } => {
+                let mut read_only = None;
+                for mode in modes {
+                    match mode {
+                        ast::TransactionMode::AccessMode(access) => {
+                            read_only =
+                                Some(matches!(access, ast::TransactionAccessMode::ReadOnly));
+                        }
+                        other => return Err(SqlError::parse(format!("START TRANSACTION {other}"))),
+                    }
+                }
+                self.start_transaction(read_only)?;
+                Ok(Response::done(0))
+            }
+            Statement::Commit { chain: true, .. } => {
+                self.end_and_chain(true)?;
                 Ok(Response::done(0))
             }
             Statement::Commit { .. } => self.commit(),
             Statement::Rollback {
-                savepoint: None, ..
+                savepoint: None,
+                chain,
             } => {
-                self.abort();
+                if *chain {
+                    self.end_and_chain(false)?;
+                } else {
+                    self.abort();
+                }
                 Ok(Response::done(0))
             }
             Statement::Rollback {
@@ -492,8 +513,8 @@ impl Session {
                 );
                 Ok(Response::done(0))
             }
-            Special::ConsistentSnapshot => {
-                self.start_with_snapshot()?;
+            Special::ConsistentSnapshot(read_only) => {
+                self.start_with_snapshot(read_only)?;
                 Ok(Response::done(0))
             }
             Special::Shutdown => {

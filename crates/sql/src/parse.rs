@@ -21,8 +21,9 @@ pub enum Special {
     Shutdown,
     /// `START TRANSACTION WITH CONSISTENT SNAPSHOT` (`, READ ONLY` or `, READ WRITE` may
     /// follow; mysqldump writes it inside a `/*!40100 ... */` comment): a transaction whose
-    /// read view opens now, not at its first read.
-    ConsistentSnapshot,
+    /// read view opens now, not at its first read. READ ONLY (`Some(true)`) or READ WRITE
+    /// if it says.
+    ConsistentSnapshot(Option<bool>),
     /// `ALTER TABLE t DISABLE KEYS` or `ENABLE KEYS` (mysqldump writes them around a
     /// table's rows): InnoDB has no such option, and says so with note 1031.
     NoKeysOption(String),
@@ -152,8 +153,8 @@ fn show_catalog(sql: &str) -> Option<Special> {
 
 /// Whether `sql` is `START TRANSACTION WITH CONSISTENT SNAPSHOT`, its WITH clause perhaps
 /// in a versioned comment (`/*!40100 ... */`, which MySQL runs), perhaps followed by
-/// `, READ ONLY` or `, READ WRITE`.
-fn consistent_snapshot(sql: &str) -> bool {
+/// `, READ ONLY` or `, READ WRITE`: then `Some` of its access mode (`Some(true)`: READ ONLY).
+fn consistent_snapshot(sql: &str) -> Option<Option<bool>> {
     let mut text = sql.replace(',', " , ");
     if let Some(at) = text.find("/*!") {
         let digits = text[at + 3..]
@@ -163,12 +164,19 @@ fn consistent_snapshot(sql: &str) -> bool {
         text.replace_range(at..at + 3 + digits, " ");
         text = text.replacen("*/", " ", 1);
     }
-    ["", " , READ ONLY", " , READ WRITE"].iter().any(|rest| {
+    [
+        ("", None),
+        (" , READ ONLY", Some(true)),
+        (" , READ WRITE", Some(false)),
+    ]
+    .into_iter()
+    .find(|(rest, _)| {
         says(
             &text,
             &format!("START TRANSACTION WITH CONSISTENT SNAPSHOT{rest}"),
         )
     })
+    .map(|(_, mode)| mode)
 }
 
 /// The deepest expression a statement may have, in levels of its parsed tree. sqlparser
@@ -344,8 +352,8 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
     if says(sql, "SHUTDOWN") {
         return Ok(Parsed::Special(Special::Shutdown));
     }
-    if consistent_snapshot(sql) {
-        return Ok(Parsed::Special(Special::ConsistentSnapshot));
+    if let Some(read_only) = consistent_snapshot(sql) {
+        return Ok(Parsed::Special(Special::ConsistentSnapshot(read_only)));
     }
     if let Some(show) = show_catalog(sql) {
         return Ok(Parsed::Special(show));

@@ -41,6 +41,8 @@ pub struct Session {
     settings: crate::settings::Settings,
     /// The level the open transaction began at.
     trx_level: crate::settings::Level,
+    /// Whether the open transaction is READ ONLY.
+    trx_read_only: bool,
     /// When the running statement first asked for the time (UTC microseconds; 0: not yet):
     /// NOW() is this, however often a statement calls it, as in MySQL (SYSDATE() reads the
     /// clock). Read from the clock only by a statement that needs it.
@@ -125,6 +127,7 @@ impl Session {
             control,
             settings: crate::settings::Settings::new(&shared),
             trx_level: crate::settings::Level::Engine(shared.config.isolation),
+            trx_read_only: false,
             connection_id,
             user: user.to_owned(),
             database: database.map(Arc::from),

@@ -18,6 +18,11 @@ pub(crate) struct Settings {
     pub(crate) isolation: Level,
     /// SET TRANSACTION (without SESSION): the next transaction only.
     pub(crate) next_isolation: Option<Level>,
+    /// `transaction_read_only`: a transaction may not change tables (1792), temporary
+    /// tables aside (SET SESSION TRANSACTION READ ONLY).
+    pub(crate) read_only: bool,
+    /// SET TRANSACTION READ ONLY | READ WRITE (without SESSION): the next transaction only.
+    pub(crate) next_read_only: Option<bool>,
     pub(crate) planner: PlannerMode,
     /// `innodb_lock_wait_timeout`: how long this session's row-lock waits last.
     pub(crate) lock_wait_timeout: Duration,
@@ -96,6 +101,8 @@ impl Settings {
             autocommit: true,
             isolation: Level::Engine(shared.config.isolation),
             next_isolation: None,
+            read_only: false,
+            next_read_only: None,
             planner: shared.config.planner,
             lock_wait_timeout: shared.engine.config().lock_wait_timeout,
             sql_mode: SqlMode::default(),

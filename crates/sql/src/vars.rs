@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use sqlparser::ast::{
-    ContextModifier, Expr as Ast, Set, ShowStatementFilter, TransactionIsolationLevel,
-    TransactionMode,
+    ContextModifier, Expr as Ast, Set, ShowStatementFilter, TransactionAccessMode,
+    TransactionIsolationLevel, TransactionMode,
 };
 use waterline_planner::bind::Binder;
 use waterline_planner::{Env, PlannerMode};
@@ -135,7 +135,8 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         "transaction_isolation" | "tx_isolation" => {
             Value::from(isolation_name(s.settings().isolation))
         }
-        "transaction_read_only" | "tx_read_only" | "performance_schema" => Value::Int(0),
+        "transaction_read_only" | "tx_read_only" => Value::Int(i64::from(s.settings().read_only)),
+        "performance_schema" => Value::Int(0),
         "version" => Value::from(crate::VERSION),
         "version_comment" => Value::from("waterline, a miniature MVCC row store"),
         "optimizer_switch" => Value::from(s.settings().optimizer_switch.text()),
@@ -284,6 +285,9 @@ fn assign(
         "foreign_key_checks" => s.settings_mut().foreign_key_checks = switch(name, &value)?,
         "unique_checks" => s.settings_mut().unique_checks = switch(name, &value)?,
         "sql_notes" => s.settings_mut().sql_notes = switch(name, &value)?,
+        "transaction_read_only" | "tx_read_only" => {
+            s.settings_mut().read_only = switch(name, &value)?;
+        }
         // Identifiers in SHOW CREATE TABLE are always quoted here.
         "sql_quote_show_create" => {
             if !switch(name, &value)? {
@@ -366,6 +370,14 @@ pub(crate) fn set(s: &mut Session, set: &Set, params: &[Value]) -> Result<Respon
         Set::SetNames { .. } | Set::SetNamesDefault {} => {}
         Set::SetTransaction { modes, session, .. } => {
             for mode in modes {
+                if let TransactionMode::AccessMode(access) = mode {
+                    let read_only = matches!(access, TransactionAccessMode::ReadOnly);
+                    if *session {
+                        s.settings_mut().read_only = read_only;
+                    } else {
+                        s.settings_mut().next_read_only = Some(read_only);
+                    }
+                }
                 if let TransactionMode::IsolationLevel(level) = mode {
                     let isolation = match level {
                         TransactionIsolationLevel::ReadCommitted => {

@@ -75,6 +75,8 @@ impl Session {
             .next_isolation
             .take()
             .unwrap_or(self.settings.isolation);
+        self.trx_read_only =
+            (self.settings.next_read_only.take()).unwrap_or(self.settings.read_only);
         let mut trx = self
             .shared
             .engine
@@ -107,6 +109,8 @@ impl Session {
             .next_isolation
             .take()
             .unwrap_or(self.settings.isolation);
+        self.trx_read_only =
+            (self.settings.next_read_only.take()).unwrap_or(self.settings.read_only);
         let mut trx = self.shared.engine.begin_with(self.trx_level.engine());
         trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
         trx.set_interrupt(self.control.stop_flag());
@@ -175,11 +179,57 @@ impl Session {
         Ok(())
     }
 
-    /// START TRANSACTION (BEGIN): commits the open transaction, if any, and opens one.
-    pub(crate) fn start_transaction(&mut self) -> Result<(), SqlError> {
+    /// START TRANSACTION (BEGIN): commits the open transaction, if any, and opens one;
+    /// `read_only` is its READ ONLY or READ WRITE, if it says.
+    pub(crate) fn start_transaction(&mut self, read_only: Option<bool>) -> Result<(), SqlError> {
         self.unlock_tables()?;
         self.commit()?;
         self.trx = Some(self.begin_trx());
+        if let Some(read_only) = read_only {
+            self.trx_read_only = read_only;
+        }
+        Ok(())
+    }
+
+    /// COMMIT or ROLLBACK AND CHAIN: the open transaction ends (`commit`: committed), and a
+    /// new one begins at once at its isolation level and access mode.
+    pub(crate) fn end_and_chain(&mut self, commit: bool) -> Result<(), SqlError> {
+        let (level, read_only) = (self.trx_level, self.trx_read_only);
+        if commit {
+            self.commit()?;
+        } else {
+            self.abort();
+        }
+        self.settings.next_isolation = Some(level);
+        self.start_transaction(Some(read_only))
+    }
+
+    /// 1792 if `statement` changes a table other than a temporary one and the transaction
+    /// it runs in (the open one, or the one it would open) is READ ONLY.
+    pub(crate) fn may_write(&self, statement: &sqlparser::ast::Statement) -> Result<(), SqlError> {
+        let read_only = match self.trx {
+            Some(_) => self.trx_read_only,
+            None => (self.settings.next_read_only).unwrap_or(self.settings.read_only),
+        };
+        if !read_only
+            || !matches!(
+                statement,
+                sqlparser::ast::Statement::Insert(_)
+                    | sqlparser::ast::Statement::Update(_)
+                    | sqlparser::ast::Statement::Delete(_)
+            )
+        {
+            return Ok(());
+        }
+        let writes_base_table = (crate::table_locks::tables_of(statement).into_iter())
+            .any(|(name, write)| write && self.temporary_table(&name).is_none());
+        if writes_base_table {
+            return Err(SqlError::new(
+                1792,
+                "25006",
+                "Cannot execute statement in a READ ONLY transaction.",
+            ));
+        }
         Ok(())
     }
 
@@ -187,8 +237,8 @@ impl Session {
     /// opens now, so it sees what was committed before this statement and nothing after
     /// (under READ COMMITTED a view lasts one statement: there it changes nothing, as in
     /// MySQL).
-    pub(crate) fn start_with_snapshot(&mut self) -> Result<(), SqlError> {
-        self.start_transaction()?;
+    pub(crate) fn start_with_snapshot(&mut self, read_only: Option<bool>) -> Result<(), SqlError> {
+        self.start_transaction(read_only)?;
         if let Some(trx) = self.trx.as_mut() {
             trx.open_view()?;
         }
