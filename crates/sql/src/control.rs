@@ -59,6 +59,23 @@ pub(crate) struct Control {
     peer: OnceLock<Arc<dyn Peer>>,
     /// What the session is doing.
     activity: Mutex<Activity>,
+    /// The session's open transaction, if any (INNODB_TRX).
+    trx: Mutex<Option<OpenTrx>>,
+    /// Its trx id, once it has one (0: none yet), stored by the engine.
+    trx_id: Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// A session's open transaction as `information_schema.INNODB_TRX` shows it.
+#[derive(Clone, Debug)]
+pub(crate) struct OpenTrx {
+    /// When it began (the session's time zone).
+    pub(crate) started: waterline_txn::DateTime,
+    pub(crate) since: Instant,
+    /// Its isolation level, in INNODB_TRX's words (`REPEATABLE READ`).
+    pub(crate) isolation: &'static str,
+    pub(crate) read_only: bool,
+    pub(crate) foreign_key_checks: bool,
+    pub(crate) unique_checks: bool,
 }
 
 /// What a session is doing: since when, in which database, and the statement it runs
@@ -91,6 +108,8 @@ pub(crate) struct Process {
     pub(crate) time: u64,
     /// The statement, if one runs.
     pub(crate) info: Option<String>,
+    /// The open transaction and its trx id (`None` before its first write or lock).
+    pub(crate) trx: Option<(OpenTrx, Option<u64>)>,
 }
 
 impl std::fmt::Debug for Control {
@@ -153,7 +172,23 @@ impl Control {
                 Running::Text(sql) => sql.to_string(),
                 Running::Prepared(statement) => statement.to_string(),
             }),
+            trx: self.trx.lock().clone().map(|open| {
+                let id = self.trx_id.load(Ordering::Relaxed);
+                (open, (id != 0).then_some(id))
+            }),
         }
+    }
+
+    /// The session's transaction `open` began: returns where the engine is to put its id.
+    pub(crate) fn trx_began(&self, open: OpenTrx) -> Arc<std::sync::atomic::AtomicU64> {
+        self.trx_id.store(0, Ordering::Relaxed);
+        *self.trx.lock() = Some(open);
+        Arc::clone(&self.trx_id)
+    }
+
+    /// The session has no open transaction (after a statement that ended it).
+    pub(crate) fn trx_ended(&self) {
+        *self.trx.lock() = None;
     }
 
     /// A statement starts: a `KILL QUERY` that came between statements is forgotten, as in
@@ -211,6 +246,8 @@ impl Controls {
                 db: None,
                 running: None,
             }),
+            trx: Mutex::new(None),
+            trx_id: Arc::default(),
         });
         self.0.lock().insert(id, Arc::clone(&control));
         control

@@ -21,7 +21,7 @@ impl Session {
         );
         let response = self.execute_text(sql);
         self.finish_trace(|| sql.to_owned());
-        self.control().idle(self.database());
+        self.statement_done();
         response
     }
 
@@ -111,7 +111,7 @@ impl Session {
             self.control().busy(running, self.database());
         }
         let response = self.execute_statement(id, params);
-        self.control().idle(self.database());
+        self.statement_done();
         if self.tracing()
             && let Some(prepared) = self.prepared(id)
         {
@@ -198,6 +198,15 @@ impl Session {
             return Ok(response);
         }
         self.run_statement(statement, params)
+    }
+
+    /// After a statement: the session waits for its client, and says whether it still has
+    /// a transaction open.
+    fn statement_done(&self) {
+        self.control().idle(self.database());
+        if !self.in_transaction() {
+            self.control().trx_ended();
+        }
     }
 
     /// Runs `sql`, a statement made here (a SHOW that is a query of `information_schema`).
@@ -467,6 +476,7 @@ impl Session {
                 Ok(Response::text(&["Level", "Code", "Message"], rows))
             }
             Special::Ignored => Ok(Response::done(0)),
+            Special::EngineStatus => Ok(crate::engine_status::show(self)),
             Special::ShowIndex(table, db) => {
                 let db = match db {
                     Some(db) => db,

@@ -1,7 +1,9 @@
 //! `information_schema`'s tables of the catalog, in MySQL 8.0's columns: SCHEMATA, TABLES,
 //! COLUMNS, STATISTICS, TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS,
 //! PARTITIONS (a table is one partition of no name, as MySQL lists a table not
-//! partitioned), PROCESSLIST (what each session is doing), and FILES, TRIGGERS, ROUTINES, VIEWS and EVENTS without rows (waterline
+//! partitioned), PROCESSLIST (what each session is doing), INNODB_TRX (each session's open
+//! transaction: its trx id once it has written or locked, whether it waits for a lock and
+//! for which, how many locks it holds), and FILES, TRIGGERS, ROUTINES, VIEWS and EVENTS without rows (waterline
 //! has no tablespace files, triggers, stored routines, views or events; mysqldump asks). Each is made from the
 //! catalog when a query reads it (`system_views.rs` runs the query).
 //!
@@ -28,6 +30,7 @@ pub(crate) enum Catalog {
     ReferentialConstraints,
     Partitions,
     Processlist,
+    InnodbTrx,
     Files,
     Triggers,
     Routines,
@@ -48,6 +51,7 @@ impl Catalog {
             "REFERENTIAL_CONSTRAINTS" => Catalog::ReferentialConstraints,
             "PARTITIONS" => Catalog::Partitions,
             "PROCESSLIST" => Catalog::Processlist,
+            "INNODB_TRX" => Catalog::InnodbTrx,
             "FILES" => Catalog::Files,
             "TRIGGERS" => Catalog::Triggers,
             "ROUTINES" => Catalog::Routines,
@@ -70,6 +74,7 @@ impl Catalog {
             Catalog::ReferentialConstraints => referential_constraints(&listed),
             Catalog::Partitions => partitions(&listed),
             Catalog::Processlist => processlist(s),
+            Catalog::InnodbTrx => innodb_trx(s),
             Catalog::Files => files(),
             Catalog::Triggers => none(TRIGGERS),
             Catalog::Routines => none(ROUTINES),
@@ -673,6 +678,95 @@ fn processlist(s: &Session) -> (Vec<Column>, Vec<Vec<Value>>) {
         text("INFO", 65_535),
     ];
     (columns, crate::show::process_rows(s, true))
+}
+
+/// INNODB_TRX: each session's open transaction, in MySQL 8.0's columns. What the engine
+/// does not keep per transaction (when a wait began, rows modified, lock memory) is NULL.
+fn innodb_trx(s: &Session) -> (Vec<Column>, Vec<Vec<Value>>) {
+    let mut columns = vec![text("trx_id", 18), text("trx_state", 13)];
+    columns.push(Column::nullable("trx_started", ColumnType::DateTime(0)));
+    columns.push(text("trx_requested_lock_id", 105));
+    columns.push(Column::nullable(
+        "trx_wait_started",
+        ColumnType::DateTime(0),
+    ));
+    columns.push(int("trx_weight"));
+    columns.push(int("trx_mysql_thread_id"));
+    columns.push(text("trx_query", 1024));
+    columns.push(text("trx_operation_state", 64));
+    for c in [
+        "trx_tables_in_use",
+        "trx_tables_locked",
+        "trx_lock_structs",
+        "trx_lock_memory_bytes",
+        "trx_rows_locked",
+        "trx_rows_modified",
+        "trx_concurrency_tickets",
+    ] {
+        columns.push(int(c));
+    }
+    columns.push(text("trx_isolation_level", 16));
+    columns.push(int("trx_unique_checks"));
+    columns.push(int("trx_foreign_key_checks"));
+    columns.push(text("trx_last_foreign_key_error", 256));
+    for c in [
+        "trx_adaptive_hash_latched",
+        "trx_adaptive_hash_timeout",
+        "trx_is_read_only",
+        "trx_autocommit_non_locking",
+        "trx_schedule_weight",
+    ] {
+        columns.push(int(c));
+    }
+    let (locks, waits) = s.shared().engine.data_locks();
+    let mut rows = Vec::new();
+    for p in s.shared().controls.processes() {
+        let Some((open, id)) = p.trx else {
+            continue;
+        };
+        let mine: Vec<_> = (locks.iter()).filter(|l| Some(l.trx.get()) == id).collect();
+        let waiting = (waits.iter()).find(|w| Some(w.requesting.1.get()) == id);
+        let mut tables: Vec<_> = mine.iter().map(|l| l.table).collect();
+        tables.sort_unstable();
+        tables.dedup();
+        let held = mine.iter().filter(|l| !l.waiting).count();
+        rows.push(vec![
+            id.map_or(Value::Null, |id| Value::from(id.to_string())),
+            v(if waiting.is_some() {
+                "LOCK WAIT"
+            } else {
+                "RUNNING"
+            }),
+            Value::DateTime(open.started),
+            waiting.map_or(Value::Null, |w| Value::from(w.requesting.0.as_str())),
+            Value::Null,
+            count(mine.len()),
+            Value::Int(i64::from(p.id)),
+            p.info.map_or(Value::Null, Value::from),
+            match (&waiting, p.command) {
+                (Some(_), _) => v("waiting for a row lock"),
+                (None, "Sleep") => Value::Null,
+                (None, _) => v("executing"),
+            },
+            Value::Null,
+            count(tables.len()),
+            count(mine.len()),
+            Value::Null,
+            count(held),
+            Value::Null,
+            Value::Int(0),
+            v(open.isolation),
+            Value::Int(i64::from(open.unique_checks)),
+            Value::Int(i64::from(open.foreign_key_checks)),
+            Value::Null,
+            Value::Int(0),
+            Value::Int(0),
+            Value::Int(i64::from(open.read_only)),
+            Value::Int(0),
+            Value::Null,
+        ]);
+    }
+    (columns, rows)
 }
 
 /// FILES: no rows (waterline's log segments are not tablespaces), in MySQL's main columns.

@@ -26,6 +26,7 @@ mod control;
 mod ddl;
 mod dispatch;
 mod dml;
+mod engine_status;
 pub mod error;
 pub mod foreign;
 mod functions;

@@ -29,6 +29,8 @@ pub enum Special {
     NoKeysOption(String),
     /// `SHOW {INDEX | INDEXES | KEYS} {FROM | IN} t [{FROM | IN} db]`: table, database.
     ShowIndex(String, Option<String>),
+    /// `SHOW ENGINE INNODB STATUS`.
+    EngineStatus,
     /// `SHOW TABLE STATUS [{FROM | IN} db] [LIKE 'pattern']`: database, pattern.
     ShowTableStatus(Option<String>, Option<String>),
 }
@@ -354,6 +356,9 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
     }
     if let Some(read_only) = consistent_snapshot(sql) {
         return Ok(Parsed::Special(Special::ConsistentSnapshot(read_only)));
+    }
+    if says(sql, "SHOW ENGINE INNODB STATUS") {
+        return Ok(Parsed::Special(Special::EngineStatus));
     }
     if let Some(show) = show_catalog(sql) {
         return Ok(Parsed::Special(show));

@@ -262,7 +262,7 @@ fn data_lock_waits_columns() -> Vec<Column> {
 }
 
 /// A key as LOCK_DATA shows it: its values, strings quoted, separated by commas.
-fn lock_data(key: Option<&Key>) -> String {
+pub(crate) fn lock_data(key: Option<&Key>) -> String {
     match key {
         None => "supremum pseudo-record".to_owned(),
         Some(key) => key
@@ -273,19 +273,26 @@ fn lock_data(key: Option<&Key>) -> String {
     }
 }
 
+/// The table and index a lock is on, by name (`#temporary` for a session's temporary
+/// table, which is in no catalog).
+pub(crate) fn lock_place(tables: &[Table], lock: &DataLock) -> (String, String) {
+    let table = tables.iter().find(|t| t.id() == lock.table);
+    let name = table.map_or_else(|| "#temporary".to_owned(), |t| t.name().to_owned());
+    let index = match lock.index {
+        None => "PRIMARY".to_owned(),
+        Some(i) => table
+            .and_then(|t| t.schema().indexes.get(i))
+            .map_or_else(|| i.to_string(), |d| d.name.clone()),
+    };
+    (name, index)
+}
+
 fn lock_rows(s: &Session, tables: &[Table], locks: Vec<DataLock>) -> Vec<Vec<Value>> {
     let database = s.database_name().to_owned();
     locks
         .into_iter()
         .map(|lock| {
-            let table = tables.iter().find(|t| t.id() == lock.table);
-            let name = table.map_or_else(|| "#temporary".to_owned(), |t| t.name().to_owned());
-            let index = match lock.index {
-                None => "PRIMARY".to_owned(),
-                Some(i) => table
-                    .and_then(|t| t.schema().indexes.get(i))
-                    .map_or_else(|| i.to_string(), |d| d.name.clone()),
-            };
+            let (name, index) = lock_place(tables, &lock);
             vec![
                 Value::from("waterline"),
                 Value::from(lock.id.as_str()),

@@ -1,6 +1,6 @@
 //! What tools that read and copy a database rely on, through embedded sessions:
-//! `information_schema` as tables (joined, in subqueries), LOCK TABLES as mysqldump takes
-//! it, user variables (mysqldump saves and restores settings in them), `sql_notes`,
+//! `information_schema` as tables (joined, in subqueries; INNODB_TRX and SHOW ENGINE INNODB
+//! STATUS for lock waits), LOCK TABLES as mysqldump takes it, user variables (mysqldump saves and restores settings in them), `sql_notes`,
 //! `ALTER TABLE ... DISABLE KEYS`.
 
 mod common;
@@ -147,4 +147,70 @@ fn dump_settings_are_saved_and_restored() {
     ok(&mut s, "SET TIME_ZONE=@OLD_TIME_ZONE");
     assert_eq!(one(&mut s, "SELECT @@foreign_key_checks"), "1");
     assert_eq!(one(&mut s, "SELECT @@time_zone"), "SYSTEM");
+}
+
+/// Who waits on whom, as a performance engineer asks: `information_schema.INNODB_TRX`
+/// and `SHOW ENGINE INNODB STATUS` show a transaction waiting for a row lock, the lock,
+/// and the transaction that holds it; SHOW PROCESSLIST shows what each session runs.
+#[test]
+fn innodb_trx_and_engine_status_show_a_lock_wait() {
+    let shared = shared();
+    let (mut a, mut b, mut c) = (
+        session_of(&shared),
+        session_of(&shared),
+        session_of(&shared),
+    );
+    ok(&mut a, "CREATE TABLE t (id INT PRIMARY KEY, v INT)");
+    ok(&mut a, "INSERT INTO t VALUES (1, 1)");
+    ok(&mut a, "BEGIN");
+    ok(&mut a, "UPDATE t SET v = 2 WHERE id = 1");
+    let waiter = b.connection_id().to_string();
+    let blocked = std::thread::spawn(move || {
+        ok(&mut b, "UPDATE t SET v = 3 WHERE id = 1");
+    });
+    let query = format!(
+        "SELECT trx_state, trx_query, trx_rows_locked FROM information_schema.INNODB_TRX \
+         WHERE trx_mysql_thread_id = {waiter}"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while rows(&mut c, &query)
+        .first()
+        .is_none_or(|r| r[0] != "LOCK WAIT")
+    {
+        assert!(std::time::Instant::now() < deadline, "B never waited");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        rows(&mut c, &query),
+        [["LOCK WAIT", "UPDATE t SET v = 3 WHERE id = 1", "0"]]
+    );
+    let holder = one(
+        &mut c,
+        &format!(
+            "SELECT trx_id FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = {}",
+            a.connection_id()
+        ),
+    );
+    let report = rows(&mut c, "SHOW ENGINE INNODB STATUS")
+        .remove(0)
+        .remove(2);
+    assert!(
+        report.contains("TRX HAS BEEN WAITING FOR THIS LOCK TO BE GRANTED")
+            && report.contains(&format!("held by transaction {holder}")),
+        "{report}"
+    );
+    let list = rows(&mut c, "SHOW PROCESSLIST");
+    assert!(
+        list.iter().any(|r| r[0] == waiter
+            && r[4] == "Query"
+            && r[7] == "UPDATE t SET v = 3 WHERE id = 1"),
+        "{list:?}"
+    );
+    ok(&mut a, "COMMIT");
+    blocked.join().unwrap();
+    assert_eq!(one(&mut c, "SELECT v FROM t"), "3");
+    assert_eq!(
+        one(&mut c, "SELECT COUNT(*) FROM information_schema.INNODB_TRX"),
+        "0"
+    );
 }

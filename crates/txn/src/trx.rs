@@ -275,6 +275,8 @@ pub struct Transaction {
     lock_wait_timeout: std::time::Duration,
     /// Set from outside to stop a row-lock wait ([`Transaction::set_interrupt`]).
     interrupt: Option<Arc<AtomicBool>>,
+    /// Where the trx id goes when the transaction gets one ([`Transaction::report_id_to`]).
+    id_sink: Option<Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// A place in a transaction's list of locks (see [`Transaction::lock_mark`]).
@@ -298,6 +300,7 @@ impl Transaction {
             permit,
             lock_wait_timeout: shared.config.lock_wait_timeout,
             interrupt: None,
+            id_sink: None,
             keeps_redo: shared.pipeline.wants_redo(),
             shared,
             isolation,
@@ -324,6 +327,16 @@ impl Transaction {
     /// [`TxnError::LockWaitTimeout`]: a session's `innodb_lock_wait_timeout`.
     pub fn set_lock_wait_timeout(&mut self, timeout: std::time::Duration) {
         self.lock_wait_timeout = timeout;
+    }
+
+    /// Has the trx id stored into `sink` when the transaction gets one (at its first write
+    /// or lock; at once if it has one already): what a session shows of its transaction
+    /// while a statement of it runs (`information_schema.INNODB_TRX`).
+    pub fn report_id_to(&mut self, sink: Arc<std::sync::atomic::AtomicU64>) {
+        if let Some(id) = self.id {
+            sink.store(id.get(), std::sync::atomic::Ordering::Relaxed);
+        }
+        self.id_sink = Some(sink);
     }
 
     /// A flag that, once set, ends this transaction's row-lock waits (the one under way
@@ -391,6 +404,10 @@ impl Transaction {
             None => {
                 let id = self.shared.trx_sys.begin_rw(self.isolation)?;
                 self.id = Some(id);
+                if let Some(sink) = &self.id_sink {
+                    // Relaxed: a report for monitoring, read by no one who waits on it.
+                    sink.store(id.get(), std::sync::atomic::Ordering::Relaxed);
+                }
                 Ok(id)
             }
         }

@@ -84,6 +84,7 @@ impl Session {
             .await;
         trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
         trx.set_interrupt(self.control.stop_flag());
+        trx.report_id_to(self.control.trx_began(self.open_trx()));
         self.savepoints.clear();
         self.trx = Some(trx);
         Ok(())
@@ -114,8 +115,27 @@ impl Session {
         let mut trx = self.shared.engine.begin_with(self.trx_level.engine());
         trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
         trx.set_interrupt(self.control.stop_flag());
+        trx.report_id_to(self.control.trx_began(self.open_trx()));
         self.savepoints.clear();
         trx
+    }
+
+    /// The transaction beginning now, as INNODB_TRX shows it.
+    fn open_trx(&self) -> crate::control::OpenTrx {
+        crate::control::OpenTrx {
+            started: self.now(0, true),
+            since: std::time::Instant::now(),
+            isolation: match self.trx_level {
+                crate::settings::Level::Serializable => "SERIALIZABLE",
+                crate::settings::Level::Engine(waterline_txn::Isolation::ReadCommitted) => {
+                    "READ COMMITTED"
+                }
+                crate::settings::Level::Engine(_) => "REPEATABLE READ",
+            },
+            read_only: self.trx_read_only,
+            foreign_key_checks: self.settings.foreign_key_checks,
+            unique_checks: self.settings.unique_checks,
+        }
     }
 
     /// Runs `f` with a transaction of its own (READ COMMITTED, begun now) in place of the
