@@ -25,7 +25,7 @@ use crate::settings::{
 use crate::shared::Timeouts;
 
 /// Names the server answers for, in SHOW VARIABLES order.
-const NAMES: [&str; 33] = [
+const NAMES: [&str; 35] = [
     "auto_increment_increment",
     "autocommit",
     "character_set_client",
@@ -34,6 +34,7 @@ const NAMES: [&str; 33] = [
     "collation_connection",
     "connect_timeout",
     "foreign_key_checks",
+    "innodb_flush_log_at_trx_commit",
     "innodb_lock_wait_timeout",
     "innodb_rollback_on_timeout",
     "interactive_timeout",
@@ -58,8 +59,24 @@ const NAMES: [&str; 33] = [
     "version",
     "version_comment",
     "wait_timeout",
+    "waterline_durability",
     "waterline_planner_mode",
 ];
+
+/// What the engine's commits are: `in-memory` (no log), `fdatasync-per-group` (the log
+/// synced before a group's commits are acknowledged) or `os-write` (written, synced by the
+/// OS).
+fn durability(s: &Session) -> &'static str {
+    let engine = &s.shared().engine;
+    if engine.log_since_checkpoint().is_none() {
+        return "in-memory";
+    }
+    match engine.config().commit.flush {
+        waterline_txn::FlushPolicy::Os => "os-write",
+        waterline_txn::FlushPolicy::None => "in-memory",
+        waterline_txn::FlushPolicy::EveryCommit => "fdatasync-per-group",
+    }
+}
 
 /// The value of system variable `name` (after `@@`; `session.`, `local.` or `global.` may
 /// lead it: the session's value, or the one new sessions start with).
@@ -112,6 +129,16 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
             Value::Int(i64::from(s.shared().config.rollback_on_timeout))
         }
         "foreign_key_checks" => Value::Int(i64::from(s.settings().foreign_key_checks)),
+        // What a commit's acknowledgement means, read back from the engine: 1 when the log
+        // is synced per group (fdatasync), 2 when it is written to the OS only, 0 without a
+        // log (in memory: MySQL's nearest, whose 0 flushes once a second; waterline's keeps
+        // nothing across a restart, as `waterline_durability` says).
+        "innodb_flush_log_at_trx_commit" => Value::Int(match durability(s) {
+            "fdatasync-per-group" => 1,
+            "os-write" => 2,
+            _ => 0,
+        }),
+        "waterline_durability" => Value::from(durability(s)),
         "sql_quote_show_create" => Value::Int(1),
         "sql_notes" => Value::Int(i64::from(s.settings().sql_notes)),
         "unique_checks" => Value::Int(i64::from(s.settings().unique_checks)),

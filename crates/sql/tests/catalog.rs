@@ -214,3 +214,41 @@ fn innodb_trx_and_engine_status_show_a_lock_wait() {
         "0"
     );
 }
+
+/// What a commit's acknowledgement means is read back from the engine, so a comparison with
+/// another server can check it is made at equal durability.
+#[test]
+fn durability_is_read_back_from_the_engine() {
+    let mut s = session();
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT @@innodb_flush_log_at_trx_commit, @@waterline_durability"
+        ),
+        [["0", "in-memory"]]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for (flush, expected) in [
+        (
+            waterline_txn::FlushPolicy::EveryCommit,
+            ["1", "fdatasync-per-group"],
+        ),
+        (waterline_txn::FlushPolicy::Os, ["2", "os-write"]),
+    ] {
+        let mut config = waterline_txn::EngineConfig::default();
+        config.commit.flush = flush;
+        let (engine, _) = waterline_txn::Engine::open_dir(dir.path(), config).unwrap();
+        let shared = waterline_sql::Shared::new(
+            std::sync::Arc::new(engine),
+            waterline_sql::SessionConfig::default(),
+        );
+        let mut s = session_of(&shared);
+        assert_eq!(
+            rows(
+                &mut s,
+                "SELECT @@innodb_flush_log_at_trx_commit, @@waterline_durability"
+            ),
+            [expected]
+        );
+    }
+}
