@@ -13,6 +13,8 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 use mysql::prelude::Queryable;
 
 const BIN: &str = env!("CARGO_BIN_EXE_waterline");
@@ -70,28 +72,7 @@ impl Served {
     }
 
     fn connect(&self) -> mysql::Conn {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let opts = mysql::OptsBuilder::new()
-                .ip_or_hostname(Some("127.0.0.1"))
-                .tcp_port(self.port)
-                .user(Some("root"))
-                .db_name(Some("waterline"))
-                .prefer_socket(false);
-            match mysql::Conn::new(opts) {
-                Ok(c) => return c,
-                Err(e) if Instant::now() > deadline => panic!("serve never answered: {e}"),
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
-            }
-        }
-    }
-
-    fn python(&self, script: &str, args: &[&str]) -> Command {
-        let mut c = Command::new("python3");
-        c.arg(format!("{SCRIPTS}/{script}"))
-            .arg(self.port.to_string())
-            .args(args);
-        c
+        common::connect_to(self.port, Some("waterline"))
     }
 
     /// `gone.py PORT how` once it holds row 1 of `g` (it says "locked"), still running.

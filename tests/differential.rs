@@ -15,6 +15,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{connect_to, free_port};
 use mysql::prelude::Queryable;
 use waterline::server::{Server, SessionConfig, Shared};
 use waterline::{Engine, EngineConfig};
@@ -102,31 +105,6 @@ impl Drop for MariaDb {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn connect(port: u16, db: Option<&str>) -> mysql::Conn {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let opts = mysql::OptsBuilder::new()
-            .ip_or_hostname(Some("127.0.0.1"))
-            .tcp_port(port)
-            .user(Some("root"))
-            .db_name(db)
-            .prefer_socket(false);
-        match mysql::Conn::new(opts) {
-            Ok(c) => return c,
-            Err(e) if Instant::now() > deadline => panic!("port {port} never answered: {e}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
-        }
     }
 }
 
@@ -320,9 +298,9 @@ fn waterline_answers_as_mariadb_does() {
         return;
     };
     let mariadb = MariaDb::start(&install, &server);
-    let mut admin = connect(mariadb.port, None);
+    let mut admin = connect_to(mariadb.port, None);
     admin.query_drop("CREATE DATABASE waterline").unwrap();
-    let mut theirs = connect(mariadb.port, Some("waterline"));
+    let mut theirs = connect_to(mariadb.port, Some("waterline"));
     // MySQL 8.0's default sql_mode, which waterline starts with (MariaDB's differs).
     theirs
         .query_drop(
@@ -336,7 +314,7 @@ fn waterline_answers_as_mariadb_does() {
     let addr = Server::new(shared, 16)
         .spawn("127.0.0.1:0".parse().unwrap())
         .unwrap();
-    let mut ours = connect(addr.port(), Some("waterline"));
+    let mut ours = connect_to(addr.port(), Some("waterline"));
 
     let known = known_differences();
     let mut used = vec![false; known.len()];
@@ -395,7 +373,7 @@ fn tpcc_consistency_conditions_agree_with_mariadb() {
         return;
     };
     let mariadb = MariaDb::start(&install, &server);
-    connect(mariadb.port, None)
+    connect_to(mariadb.port, None)
         .query_drop("CREATE DATABASE tpcc")
         .unwrap();
     let scale = Scale {
@@ -413,8 +391,8 @@ fn tpcc_consistency_conditions_agree_with_mariadb() {
     let addr = Server::new(Arc::clone(shared), 4)
         .spawn("127.0.0.1:0".parse().unwrap())
         .unwrap();
-    let mut ours = connect(addr.port(), Some("tpcc"));
-    let mut theirs = connect(mariadb.port, Some("tpcc"));
+    let mut ours = connect_to(addr.port(), Some("tpcc"));
+    let mut theirs = connect_to(mariadb.port, Some("tpcc"));
     let queries = statements_of("tpcc-consistency.sql");
     assert_eq!(queries.len(), 15);
     let mut failures = Vec::new();

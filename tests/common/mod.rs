@@ -29,18 +29,24 @@ pub fn serve(port: u16, data_dir: Option<&Path>, log: &Path) -> Child {
 
 /// A connection to the server on `port`, database `tpcc`, once it answers (within 60 s).
 pub fn connect(port: u16) -> mysql::Conn {
+    connect_to(port, Some("tpcc"))
+}
+
+/// A connection of root to the server on `port`, in database `db`, once it answers (within
+/// 60 s).
+pub fn connect_to(port: u16, db: Option<&str>) -> mysql::Conn {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let opts = mysql::OptsBuilder::new()
             .ip_or_hostname(Some("127.0.0.1"))
             .tcp_port(port)
             .user(Some("root"))
-            .db_name(Some("tpcc"))
+            .db_name(db)
             .prefer_socket(false);
         match mysql::Conn::new(opts) {
             Ok(c) => return c,
-            Err(e) if Instant::now() > deadline => panic!("serve never answered: {e}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) if Instant::now() > deadline => panic!("the server never answered: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
     }
 }

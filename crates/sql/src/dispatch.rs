@@ -209,6 +209,22 @@ impl Session {
         }
     }
 
+    /// The database a SHOW names (`FROM db`), else the one in use: 1049 if there is no such
+    /// database, 1046 if none is named or in use.
+    fn shown_database(&self, named: Option<String>) -> Result<String, SqlError> {
+        let db = match named {
+            Some(db) => db,
+            None => self
+                .database()
+                .ok_or_else(SqlError::no_database)?
+                .to_string(),
+        };
+        if !self.shared().has_database(&db) {
+            return Err(SqlError::unknown_database(&db));
+        }
+        Ok(db)
+    }
+
     /// Runs `sql`, a statement made here (a SHOW that is a query of `information_schema`).
     fn run_text(&mut self, sql: &str) -> Result<Response, SqlError> {
         match crate::parse::one(sql)? {
@@ -478,16 +494,7 @@ impl Session {
             Special::Ignored => Ok(Response::done(0)),
             Special::EngineStatus => Ok(crate::engine_status::show(self)),
             Special::ShowIndex(table, db) => {
-                let db = match db {
-                    Some(db) => db,
-                    None => self
-                        .database()
-                        .ok_or_else(SqlError::no_database)?
-                        .to_string(),
-                };
-                if !self.shared().has_database(&db) {
-                    return Err(SqlError::unknown_database(&db));
-                }
+                let db = self.shown_database(db)?;
                 if self.temporary_table(&table).is_none()
                     && self.shared().engine.table(&table).is_err()
                 {
@@ -496,16 +503,7 @@ impl Session {
                 self.run_text(&crate::show::show_index_query(&db, &table))
             }
             Special::ShowTableStatus(db, pattern) => {
-                let db = match db {
-                    Some(db) => db,
-                    None => self
-                        .database()
-                        .ok_or_else(SqlError::no_database)?
-                        .to_string(),
-                };
-                if !self.shared().has_database(&db) {
-                    return Err(SqlError::unknown_database(&db));
-                }
+                let db = self.shown_database(db)?;
                 self.run_text(&crate::show::table_status_query(&db, pattern.as_deref()))
             }
             Special::NoKeysOption(table) => {

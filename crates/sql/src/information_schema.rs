@@ -113,6 +113,19 @@ impl Listed {
     }
 }
 
+/// Columns from `spec`: names separated by spaces, each of text 64 characters wide unless it
+/// ends `:i` (BIGINT), `:d` (DATETIME) or `:tN` (text of N characters).
+fn declared(spec: &str) -> Vec<Column> {
+    (spec.split_whitespace())
+        .map(|c| match c.split_once(':') {
+            None => text(c, 64),
+            Some((name, "i")) => int(name),
+            Some((name, "d")) => Column::nullable(name, ColumnType::DateTime(0)),
+            Some((name, width)) => text(name, width[1..].parse().unwrap_or(64)),
+        })
+        .collect()
+}
+
 fn text(name: &str, n: u32) -> Column {
     Column::nullable(name, ColumnType::Varchar(n))
 }
@@ -130,14 +143,10 @@ fn count(n: usize) -> Value {
 }
 
 fn schemata(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
-    let columns = vec![
-        text("CATALOG_NAME", 64),
-        text("SCHEMA_NAME", 64),
-        text("DEFAULT_CHARACTER_SET_NAME", 64),
-        text("DEFAULT_COLLATION_NAME", 64),
-        text("SQL_PATH", 512),
-        text("DEFAULT_ENCRYPTION", 3),
-    ];
+    let columns = declared(concat!(
+        "CATALOG_NAME SCHEMA_NAME DEFAULT_CHARACTER_SET_NAME ",
+        "DEFAULT_COLLATION_NAME SQL_PATH:t512 DEFAULT_ENCRYPTION:t3",
+    ));
     let rows = (listed.databases.iter())
         .map(|d| {
             vec![
@@ -154,36 +163,13 @@ fn schemata(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
 }
 
 fn tables(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
-    let mut columns: Vec<Column> = [
-        "TABLE_CATALOG",
-        "TABLE_SCHEMA",
-        "TABLE_NAME",
-        "TABLE_TYPE",
-        "ENGINE",
-    ]
-    .iter()
-    .map(|c| text(c, 64))
-    .collect();
-    columns.push(int("VERSION"));
-    columns.push(text("ROW_FORMAT", 10));
-    for c in [
-        "TABLE_ROWS",
-        "AVG_ROW_LENGTH",
-        "DATA_LENGTH",
-        "MAX_DATA_LENGTH",
-        "INDEX_LENGTH",
-        "DATA_FREE",
-        "AUTO_INCREMENT",
-    ] {
-        columns.push(int(c));
-    }
-    for c in ["CREATE_TIME", "UPDATE_TIME", "CHECK_TIME"] {
-        columns.push(Column::nullable(c, ColumnType::DateTime(0)));
-    }
-    columns.push(text("TABLE_COLLATION", 64));
-    columns.push(int("CHECKSUM"));
-    columns.push(text("CREATE_OPTIONS", 256));
-    columns.push(text("TABLE_COMMENT", 2048));
+    let columns = declared(concat!(
+        "TABLE_CATALOG TABLE_SCHEMA TABLE_NAME TABLE_TYPE ENGINE VERSION:i ",
+        "ROW_FORMAT TABLE_ROWS:i AVG_ROW_LENGTH:i DATA_LENGTH:i MAX_DATA_LENGTH:i ",
+        "INDEX_LENGTH:i DATA_FREE:i AUTO_INCREMENT:i CREATE_TIME:d UPDATE_TIME:d ",
+        "CHECK_TIME:d TABLE_COLLATION CHECKSUM:i CREATE_OPTIONS:t256 ",
+        "TABLE_COMMENT:t2048",
+    ));
     let rows = (listed.each())
         .map(|(db, t, meta)| {
             let auto = meta
@@ -284,30 +270,15 @@ fn type_parts(ty: ColumnType) -> (String, Value, Value, Value, Value) {
 }
 
 fn columns(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
-    let columns = vec![
-        text("TABLE_CATALOG", 64),
-        text("TABLE_SCHEMA", 64),
-        text("TABLE_NAME", 64),
-        text("COLUMN_NAME", 64),
-        int("ORDINAL_POSITION"),
-        text("COLUMN_DEFAULT", 65_535),
-        text("IS_NULLABLE", 3),
-        text("DATA_TYPE", 64),
-        int("CHARACTER_MAXIMUM_LENGTH"),
-        int("CHARACTER_OCTET_LENGTH"),
-        int("NUMERIC_PRECISION"),
-        int("NUMERIC_SCALE"),
-        int("DATETIME_PRECISION"),
-        text("CHARACTER_SET_NAME", 64),
-        text("COLLATION_NAME", 64),
-        text("COLUMN_TYPE", 256),
-        text("COLUMN_KEY", 3),
-        text("EXTRA", 256),
-        text("PRIVILEGES", 154),
-        text("COLUMN_COMMENT", 1024),
-        text("GENERATION_EXPRESSION", 65_535),
-        int("SRS_ID"),
-    ];
+    let columns = declared(concat!(
+        "TABLE_CATALOG TABLE_SCHEMA TABLE_NAME COLUMN_NAME ORDINAL_POSITION:i ",
+        "COLUMN_DEFAULT:t65535 IS_NULLABLE:t3 DATA_TYPE ",
+        "CHARACTER_MAXIMUM_LENGTH:i CHARACTER_OCTET_LENGTH:i ",
+        "NUMERIC_PRECISION:i NUMERIC_SCALE:i DATETIME_PRECISION:i ",
+        "CHARACTER_SET_NAME COLLATION_NAME COLUMN_TYPE:t256 COLUMN_KEY:t3 ",
+        "EXTRA:t256 PRIVILEGES:t154 COLUMN_COMMENT:t1024 ",
+        "GENERATION_EXPRESSION:t65535 SRS_ID:i",
+    ));
     let mut rows = Vec::new();
     for (db, t, meta) in listed.each() {
         let schema = t.schema();
@@ -378,26 +349,12 @@ fn indexes(t: &Table) -> Vec<(String, bool, Vec<usize>, Option<usize>)> {
 }
 
 fn statistics(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
-    let columns = vec![
-        text("TABLE_CATALOG", 64),
-        text("TABLE_SCHEMA", 64),
-        text("TABLE_NAME", 64),
-        int("NON_UNIQUE"),
-        text("INDEX_SCHEMA", 64),
-        text("INDEX_NAME", 64),
-        int("SEQ_IN_INDEX"),
-        text("COLUMN_NAME", 64),
-        text("COLLATION", 1),
-        int("CARDINALITY"),
-        int("SUB_PART"),
-        text("PACKED", 10),
-        text("NULLABLE", 3),
-        text("INDEX_TYPE", 11),
-        text("COMMENT", 8),
-        text("INDEX_COMMENT", 2048),
-        text("IS_VISIBLE", 3),
-        text("EXPRESSION", 65_535),
-    ];
+    let columns = declared(concat!(
+        "TABLE_CATALOG TABLE_SCHEMA TABLE_NAME NON_UNIQUE:i INDEX_SCHEMA ",
+        "INDEX_NAME SEQ_IN_INDEX:i COLUMN_NAME COLLATION:t1 CARDINALITY:i ",
+        "SUB_PART:i PACKED:t10 NULLABLE:t3 INDEX_TYPE:t11 COMMENT:t8 ",
+        "INDEX_COMMENT:t2048 IS_VISIBLE:t3 EXPRESSION:t65535",
+    ));
     let mut rows = Vec::new();
     for (db, t, _) in listed.each() {
         let schema = t.schema();
@@ -437,18 +394,10 @@ fn statistics(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
 }
 
 fn table_constraints(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
-    let columns: Vec<Column> = [
-        "CONSTRAINT_CATALOG",
-        "CONSTRAINT_SCHEMA",
-        "CONSTRAINT_NAME",
-        "TABLE_SCHEMA",
-        "TABLE_NAME",
-        "CONSTRAINT_TYPE",
-        "ENFORCED",
-    ]
-    .iter()
-    .map(|c| text(c, 64))
-    .collect();
+    let columns = declared(concat!(
+        "CONSTRAINT_CATALOG CONSTRAINT_SCHEMA CONSTRAINT_NAME TABLE_SCHEMA ",
+        "TABLE_NAME CONSTRAINT_TYPE ENFORCED",
+    ));
     let mut rows = Vec::new();
     for (db, t, meta) in listed.each() {
         let row = |name: &str, kind: &str| {
@@ -477,27 +426,12 @@ fn table_constraints(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
 }
 
 fn key_column_usage(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
-    let mut columns: Vec<Column> = [
-        "CONSTRAINT_CATALOG",
-        "CONSTRAINT_SCHEMA",
-        "CONSTRAINT_NAME",
-        "TABLE_CATALOG",
-        "TABLE_SCHEMA",
-        "TABLE_NAME",
-        "COLUMN_NAME",
-    ]
-    .iter()
-    .map(|c| text(c, 64))
-    .collect();
-    columns.push(int("ORDINAL_POSITION"));
-    columns.push(int("POSITION_IN_UNIQUE_CONSTRAINT"));
-    for c in [
-        "REFERENCED_TABLE_SCHEMA",
-        "REFERENCED_TABLE_NAME",
-        "REFERENCED_COLUMN_NAME",
-    ] {
-        columns.push(text(c, 64));
-    }
+    let columns = declared(concat!(
+        "CONSTRAINT_CATALOG CONSTRAINT_SCHEMA CONSTRAINT_NAME TABLE_CATALOG ",
+        "TABLE_SCHEMA TABLE_NAME COLUMN_NAME ORDINAL_POSITION:i ",
+        "POSITION_IN_UNIQUE_CONSTRAINT:i REFERENCED_TABLE_SCHEMA ",
+        "REFERENCED_TABLE_NAME REFERENCED_COLUMN_NAME",
+    ));
     let mut rows = Vec::new();
     for (db, t, meta) in listed.each() {
         let schema = t.schema();
@@ -574,22 +508,12 @@ fn rule(action: Action) -> Value {
 }
 
 fn referential_constraints(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
-    let columns: Vec<Column> = [
-        "CONSTRAINT_CATALOG",
-        "CONSTRAINT_SCHEMA",
-        "CONSTRAINT_NAME",
-        "UNIQUE_CONSTRAINT_CATALOG",
-        "UNIQUE_CONSTRAINT_SCHEMA",
-        "UNIQUE_CONSTRAINT_NAME",
-        "MATCH_OPTION",
-        "UPDATE_RULE",
-        "DELETE_RULE",
-        "TABLE_NAME",
+    let columns = declared(concat!(
+        "CONSTRAINT_CATALOG CONSTRAINT_SCHEMA CONSTRAINT_NAME ",
+        "UNIQUE_CONSTRAINT_CATALOG UNIQUE_CONSTRAINT_SCHEMA ",
+        "UNIQUE_CONSTRAINT_NAME MATCH_OPTION UPDATE_RULE DELETE_RULE TABLE_NAME ",
         "REFERENCED_TABLE_NAME",
-    ]
-    .iter()
-    .map(|c| text(c, 64))
-    .collect();
+    ));
     let mut rows = Vec::new();
     for (db, t, meta) in listed.each() {
         for fk in &meta.foreign_keys {
@@ -612,44 +536,15 @@ fn referential_constraints(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
 }
 
 fn partitions(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
-    let mut columns: Vec<Column> = [
-        "TABLE_CATALOG",
-        "TABLE_SCHEMA",
-        "TABLE_NAME",
-        "PARTITION_NAME",
-        "SUBPARTITION_NAME",
-    ]
-    .iter()
-    .map(|c| text(c, 64))
-    .collect();
-    columns.push(int("PARTITION_ORDINAL_POSITION"));
-    columns.push(int("SUBPARTITION_ORDINAL_POSITION"));
-    for c in [
-        "PARTITION_METHOD",
-        "SUBPARTITION_METHOD",
-        "PARTITION_EXPRESSION",
-        "SUBPARTITION_EXPRESSION",
-        "PARTITION_DESCRIPTION",
-    ] {
-        columns.push(text(c, 2048));
-    }
-    for c in [
-        "TABLE_ROWS",
-        "AVG_ROW_LENGTH",
-        "DATA_LENGTH",
-        "MAX_DATA_LENGTH",
-        "INDEX_LENGTH",
-        "DATA_FREE",
-    ] {
-        columns.push(int(c));
-    }
-    for c in ["CREATE_TIME", "UPDATE_TIME", "CHECK_TIME"] {
-        columns.push(Column::nullable(c, ColumnType::DateTime(0)));
-    }
-    columns.push(int("CHECKSUM"));
-    for c in ["PARTITION_COMMENT", "NODEGROUP", "TABLESPACE_NAME"] {
-        columns.push(text(c, 2048));
-    }
+    let columns = declared(concat!(
+        "TABLE_CATALOG TABLE_SCHEMA TABLE_NAME PARTITION_NAME SUBPARTITION_NAME ",
+        "PARTITION_ORDINAL_POSITION:i SUBPARTITION_ORDINAL_POSITION:i ",
+        "PARTITION_METHOD:t18 SUBPARTITION_METHOD:t12 PARTITION_EXPRESSION:t2048 ",
+        "SUBPARTITION_EXPRESSION:t2048 PARTITION_DESCRIPTION:t2048 TABLE_ROWS:i ",
+        "AVG_ROW_LENGTH:i DATA_LENGTH:i MAX_DATA_LENGTH:i INDEX_LENGTH:i ",
+        "DATA_FREE:i CREATE_TIME:d UPDATE_TIME:d CHECK_TIME:d CHECKSUM:i ",
+        "PARTITION_COMMENT:t2048 NODEGROUP:t256 TABLESPACE_NAME:t268",
+    ));
     let rows = (listed.each())
         .map(|(db, t, _)| {
             let mut row = vec![v("def"), v(db), v(t.name())];
@@ -667,57 +562,26 @@ fn partitions(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
 
 /// PROCESSLIST: what each session is doing (SHOW FULL PROCESSLIST's rows).
 fn processlist(s: &Session) -> (Vec<Column>, Vec<Vec<Value>>) {
-    let columns = vec![
-        int("ID"),
-        text("USER", 32),
-        text("HOST", 261),
-        text("DB", 64),
-        text("COMMAND", 16),
-        int("TIME"),
-        text("STATE", 64),
-        text("INFO", 65_535),
-    ];
+    let columns = declared(concat!(
+        "ID:i USER:t32 HOST:t261 DB COMMAND:t16 TIME:i STATE INFO:t65535",
+    ));
     (columns, crate::show::process_rows(s, true))
 }
 
 /// INNODB_TRX: each session's open transaction, in MySQL 8.0's columns. What the engine
 /// does not keep per transaction (when a wait began, rows modified, lock memory) is NULL.
 fn innodb_trx(s: &Session) -> (Vec<Column>, Vec<Vec<Value>>) {
-    let mut columns = vec![text("trx_id", 18), text("trx_state", 13)];
-    columns.push(Column::nullable("trx_started", ColumnType::DateTime(0)));
-    columns.push(text("trx_requested_lock_id", 105));
-    columns.push(Column::nullable(
-        "trx_wait_started",
-        ColumnType::DateTime(0),
+    let columns = declared(concat!(
+        "trx_id:t18 trx_state:t13 trx_started:d trx_requested_lock_id:t105 ",
+        "trx_wait_started:d trx_weight:i trx_mysql_thread_id:i trx_query:t1024 ",
+        "trx_operation_state trx_tables_in_use:i trx_tables_locked:i ",
+        "trx_lock_structs:i trx_lock_memory_bytes:i trx_rows_locked:i ",
+        "trx_rows_modified:i trx_concurrency_tickets:i trx_isolation_level:t16 ",
+        "trx_unique_checks:i trx_foreign_key_checks:i ",
+        "trx_last_foreign_key_error:t256 trx_adaptive_hash_latched:i ",
+        "trx_adaptive_hash_timeout:i trx_is_read_only:i ",
+        "trx_autocommit_non_locking:i trx_schedule_weight:i",
     ));
-    columns.push(int("trx_weight"));
-    columns.push(int("trx_mysql_thread_id"));
-    columns.push(text("trx_query", 1024));
-    columns.push(text("trx_operation_state", 64));
-    for c in [
-        "trx_tables_in_use",
-        "trx_tables_locked",
-        "trx_lock_structs",
-        "trx_lock_memory_bytes",
-        "trx_rows_locked",
-        "trx_rows_modified",
-        "trx_concurrency_tickets",
-    ] {
-        columns.push(int(c));
-    }
-    columns.push(text("trx_isolation_level", 16));
-    columns.push(int("trx_unique_checks"));
-    columns.push(int("trx_foreign_key_checks"));
-    columns.push(text("trx_last_foreign_key_error", 256));
-    for c in [
-        "trx_adaptive_hash_latched",
-        "trx_adaptive_hash_timeout",
-        "trx_is_read_only",
-        "trx_autocommit_non_locking",
-        "trx_schedule_weight",
-    ] {
-        columns.push(int(c));
-    }
     let (locks, waits) = s.shared().engine.data_locks();
     let mut rows = Vec::new();
     for p in s.shared().controls.processes() {
@@ -771,35 +635,13 @@ fn innodb_trx(s: &Session) -> (Vec<Column>, Vec<Vec<Value>>) {
 
 /// FILES: no rows (waterline's log segments are not tablespaces), in MySQL's main columns.
 fn files() -> (Vec<Column>, Vec<Vec<Value>>) {
-    let mut columns = vec![int("FILE_ID")];
-    for c in [
-        "FILE_NAME",
-        "FILE_TYPE",
-        "TABLESPACE_NAME",
-        "TABLE_CATALOG",
-        "TABLE_SCHEMA",
-        "TABLE_NAME",
-        "LOGFILE_GROUP_NAME",
-    ] {
-        columns.push(text(c, 64));
-    }
-    columns.push(int("LOGFILE_GROUP_NUMBER"));
-    columns.push(text("ENGINE", 64));
-    for c in [
-        "FULLTEXT_KEYS",
-        "DELETED_ROWS",
-        "UPDATE_COUNT",
-        "FREE_EXTENTS",
-        "TOTAL_EXTENTS",
-        "EXTENT_SIZE",
-        "INITIAL_SIZE",
-        "MAXIMUM_SIZE",
-        "AUTOEXTEND_SIZE",
-    ] {
-        columns.push(int(c));
-    }
-    columns.push(text("STATUS", 20));
-    columns.push(text("EXTRA", 255));
+    let columns = declared(concat!(
+        "FILE_ID:i FILE_NAME:t268 FILE_TYPE:t20 TABLESPACE_NAME:t268 ",
+        "TABLE_CATALOG TABLE_SCHEMA TABLE_NAME LOGFILE_GROUP_NAME ",
+        "LOGFILE_GROUP_NUMBER:i ENGINE FULLTEXT_KEYS:t64 DELETED_ROWS:i ",
+        "UPDATE_COUNT:i FREE_EXTENTS:i TOTAL_EXTENTS:i EXTENT_SIZE:i ",
+        "INITIAL_SIZE:i MAXIMUM_SIZE:i AUTOEXTEND_SIZE:i STATUS:t20 EXTRA:t255",
+    ));
     (columns, Vec::new())
 }
 
