@@ -5,6 +5,7 @@ pair's baseline and candidate (column COLUMN) and their ratio, then the median r
 Usage: scripts/pairs-summary.py PAIRS_CSV COLUMN UNIT
 """
 import csv
+import os
 import statistics
 import sys
 
@@ -20,4 +21,4 @@ for pair, p in runs.items():
 print()
 print(f"Median ratio (candidate / baseline): {statistics.median(ratios):.3f}")
 print()
-print("What each run's engine or server reported of its configuration: see pairs.csv.")
+print(f"What each run's engine or server reported of its configuration: see {os.path.basename(path)}.")
