@@ -75,6 +75,14 @@ impl Served {
         common::connect_to(self.port, Some("waterline"))
     }
 
+    fn python(&self, script: &str, args: &[&str]) -> Command {
+        let mut c = Command::new("python3");
+        c.arg(format!("{SCRIPTS}/{script}"))
+            .arg(self.port.to_string())
+            .args(args);
+        c
+    }
+
     /// `gone.py PORT how` once it holds row 1 of `g` (it says "locked"), still running.
     fn gone_holding_row_1(&self, how: &str) -> Child {
         let mut client = self

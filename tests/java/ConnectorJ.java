@@ -1,11 +1,13 @@
 // MySQL Connector/J (the 8.0.13 jar BenchmarkSQL ships) against `waterline serve`, with
 // BenchmarkSQL's URL options: connect, setAutoCommit(false), rollback undoes, commit keeps,
-// server-side prepared statements. Run by tests/clients.rs; prints "ok" last.
+// server-side prepared statements, setTransactionIsolation, a batch with Timestamp
+// parameters, setReadOnly. Run by tests/clients.rs; prints "ok" last.
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.sql.Timestamp;
 
 public class ConnectorJ {
     static void check(boolean ok, String what) {
@@ -47,6 +49,40 @@ public class ConnectorJ {
                     check(r.next() && r.getInt(1) == 20, "a prepared SELECT reads its row");
                 }
             }
+            // setTransactionIsolation sends SET SESSION TRANSACTION ISOLATION LEVEL.
+            c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+            check(c.getTransactionIsolation() == Connection.TRANSACTION_READ_COMMITTED,
+                "the driver reads the level back");
+            try (ResultSet r = s.executeQuery("SELECT @@transaction_isolation")) {
+                check(r.next() && r.getString(1).equals("READ-COMMITTED"), "the server has it");
+            }
+            // A batch, which rewriteBatchedStatements sends as one multi-row INSERT, with
+            // Timestamp parameters (BenchmarkSQL's loader).
+            s.execute("CREATE TABLE cj_ts (id INT PRIMARY KEY, at DATETIME(3))");
+            Timestamp at = Timestamp.valueOf("2026-11-27 10:11:12.345");
+            try (PreparedStatement p = c.prepareStatement("INSERT INTO cj_ts VALUES (?, ?)")) {
+                for (int i = 1; i <= 100; i++) {
+                    p.setInt(1, i);
+                    p.setTimestamp(2, at);
+                    p.addBatch();
+                }
+                p.executeBatch();
+            }
+            check(count(s, "cj_ts") == 100, "the batch inserted every row");
+            try (PreparedStatement p = c.prepareStatement("SELECT at FROM cj_ts WHERE id = ?")) {
+                p.setInt(1, 7);
+                try (ResultSet r = p.executeQuery()) {
+                    check(r.next() && r.getTimestamp(1).equals(at), "a Timestamp round-trips");
+                }
+            }
+            c.setReadOnly(true);
+            try {
+                s.execute("INSERT INTO cj VALUES (9, 9)");
+                check(false, "a read-only connection wrote");
+            } catch (java.sql.SQLException e) {
+                check(e.getErrorCode() == 1792, "1792 for a write in a read-only transaction");
+            }
+            c.setReadOnly(false);
         }
         System.out.println("ok");
     }

@@ -562,9 +562,7 @@ fn partitions(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
 
 /// PROCESSLIST: what each session is doing (SHOW FULL PROCESSLIST's rows).
 fn processlist(s: &Session) -> (Vec<Column>, Vec<Vec<Value>>) {
-    let columns = declared(concat!(
-        "ID:i USER:t32 HOST:t261 DB COMMAND:t16 TIME:i STATE INFO:t65535",
-    ));
+    let columns = declared("ID:i USER:t32 HOST:t261 DB COMMAND:t16 TIME:i STATE INFO:t65535");
     (columns, crate::show::process_rows(s, true))
 }
 
