@@ -113,11 +113,7 @@ done
   echo "- command: \`scripts/compare-benchmarksql.sh $* \`: BenchmarkSQL 5.0 (MySQL fork, unmodified, Connector/J 8.0.13 with \`props.mysql\`'s URL options), 1 warehouse, ${terminals} terminals, ${minutes} min a run, ${runs} alternating pairs after one load of each server"
   echo "- waterline: \`${wl_args[*]}\`, reporting innodb_flush_log_at_trx_commit=${wl_flush}, waterline_durability=${wl_durability}, ${wl_isolation}"
   echo "- MariaDB: $(/usr/sbin/mariadbd --version | awk '{print $3}'), reporting innodb_flush_log_at_trx_commit=${md_flush}, ${md_isolation}, binlog off, 2 GiB buffer pool"
-  if [ -n "${BUILT_FROM:-}" ]; then
-    run_info "scripts from" && echo "- waterline built from: ${BUILT_FROM}"
-  else
-    run_info "waterline built from"
-  fi
+  run_info "waterline built from"
 } > "$dir/RUN.md"
 cat "$dir/summary.md"
 echo "results: $dir"
