@@ -240,23 +240,20 @@ pub(crate) fn truncate(s: &mut Session, truncate: &ast::Truncate) -> Result<Resp
     };
     let shared = Arc::clone(s.shared());
     if s.settings().foreign_key_checks && !table.is_temporary() {
-        for child in shared.engine.tables() {
-            let meta = shared.catalog.meta_of(&shared.engine, &child);
-            let referencing = (meta.foreign_keys.iter())
-                .find(|fk| fk.parent.eq_ignore_ascii_case(table.name()))
-                .filter(|_| !child.name().eq_ignore_ascii_case(table.name()));
-            if let Some(fk) = referencing {
-                return Err(SqlError::new(
-                    1701,
-                    "42000",
-                    format!(
-                        "Cannot truncate a table referenced in a foreign key constraint \
-                         (`{db}`.`{}`, {})",
-                        child.name(),
-                        fk.clause()
-                    ),
-                ));
-            }
+        let referencing = shared.catalog.referencing(&shared.engine, table.name());
+        let other =
+            (referencing.iter()).find(|(c, _)| !c.name().eq_ignore_ascii_case(table.name()));
+        if let Some((child, fk)) = other {
+            return Err(SqlError::new(
+                1701,
+                "42000",
+                format!(
+                    "Cannot truncate a table referenced in a foreign key constraint \
+                     (`{db}`.`{}`, {})",
+                    child.name(),
+                    fk.clause()
+                ),
+            ));
         }
     }
     let mut trx = shared.engine.begin();

@@ -236,25 +236,20 @@ pub(crate) fn with_child_index(
 /// tables `names` (a temporary table of the name goes first, and has none).
 fn referenced(s: &Session, names: &[String]) -> Result<(), SqlError> {
     let shared = s.shared();
-    let tables = shared.engine.tables();
     let dropped = |n: &str| names.iter().any(|d| d.eq_ignore_ascii_case(n));
     for name in names.iter().filter(|n| s.temporary_table(n).is_none()) {
-        for child in tables.iter().filter(|t| !dropped(t.name())) {
-            let meta = shared.catalog.meta_of(&shared.engine, child);
-            if let Some(fk) =
-                (meta.foreign_keys.iter()).find(|fk| fk.parent.eq_ignore_ascii_case(name))
-            {
-                return Err(SqlError::new(
-                    3730,
-                    "HY000",
-                    format!(
-                        "Cannot drop table '{name}' referenced by a foreign key constraint '{}' \
-                         on table '{}'.",
-                        fk.name,
-                        child.name()
-                    ),
-                ));
-            }
+        let referencing = shared.catalog.referencing(&shared.engine, name);
+        if let Some((child, fk)) = referencing.iter().find(|(c, _)| !dropped(c.name())) {
+            return Err(SqlError::new(
+                3730,
+                "HY000",
+                format!(
+                    "Cannot drop table '{name}' referenced by a foreign key constraint '{}' \
+                     on table '{}'.",
+                    fk.name,
+                    child.name()
+                ),
+            ));
         }
     }
     Ok(())

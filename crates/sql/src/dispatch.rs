@@ -48,8 +48,7 @@ impl Session {
         if let Statement::Query(_) = *statement {
             self.limit_select(crate::parse::max_execution_time_hint(sql));
         }
-        self.may_write(&statement)?;
-        self.respect_table_locks(&statement)?;
+        self.may_run(&statement)?;
         self.run(&statement, &[])
     }
 
@@ -136,8 +135,7 @@ impl Session {
         if let Statement::Query(_) = *prepared.statement {
             self.limit_select(prepared.hint);
         }
-        self.may_write(&prepared.statement)?;
-        self.respect_table_locks(&prepared.statement)?;
+        self.may_run(&prepared.statement)?;
         let binding = match prepared.binding {
             Some(b) if b.is_current(self) => b,
             _ => match self.bind(&prepared.statement)? {
@@ -198,6 +196,13 @@ impl Session {
             return Ok(response);
         }
         self.run_statement(statement, params)
+    }
+
+    /// What a statement must pass before it runs: a READ ONLY transaction writes no base
+    /// table (1792), and table locks, the session's own or others' (`session/locking.rs`).
+    fn may_run(&mut self, statement: &Statement) -> Result<(), SqlError> {
+        self.may_write(statement)?;
+        self.respect_table_locks(statement)
     }
 
     /// After a statement: the session waits for its client, and says whether it still has

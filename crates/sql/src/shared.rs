@@ -234,6 +234,24 @@ impl Catalog {
             .clone()
     }
 
+    /// The foreign keys that reference base table `parent`, each with its (child) table,
+    /// the table itself among them if it references itself.
+    pub(crate) fn referencing(
+        &self,
+        engine: &Engine,
+        parent: &str,
+    ) -> Vec<(Table, crate::foreign::ForeignKey)> {
+        let mut found = Vec::new();
+        for child in engine.tables() {
+            for fk in self.meta_of(engine, &child).foreign_keys {
+                if fk.parent.eq_ignore_ascii_case(parent) {
+                    found.push((child.clone(), fk));
+                }
+            }
+        }
+        found
+    }
+
     /// Sets `table`'s metadata, and (for a base table) keeps it with the table in the engine,
     /// logged if the engine is durable.
     pub(crate) fn save(

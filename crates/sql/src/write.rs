@@ -129,28 +129,23 @@ impl Checks {
             })
             .collect();
         let mut as_parent = Vec::new();
-        for child in engine.tables() {
-            for fk in catalog.meta_of(engine, &child).foreign_keys {
-                if !fk.parent.eq_ignore_ascii_case(table.name()) {
-                    continue;
-                }
-                let Ok((columns, _)) = fk.resolve_parent(child.schema(), schema) else {
-                    continue;
-                };
-                let Some(child_columns) = fk.child_positions(child.schema()) else {
-                    continue;
-                };
-                let Some(child_index) = leading_index(child.schema(), &child_columns) else {
-                    continue;
-                };
-                as_parent.push(ParentSide {
-                    fk,
-                    columns,
-                    child: child.clone(),
-                    child_columns,
-                    child_index,
-                });
-            }
+        for (child, fk) in catalog.referencing(engine, table.name()) {
+            let Ok((columns, _)) = fk.resolve_parent(child.schema(), schema) else {
+                continue;
+            };
+            let Some(child_columns) = fk.child_positions(child.schema()) else {
+                continue;
+            };
+            let Some(child_index) = leading_index(child.schema(), &child_columns) else {
+                continue;
+            };
+            as_parent.push(ParentSide {
+                fk,
+                columns,
+                child,
+                child_columns,
+                child_index,
+            });
         }
         Checks {
             as_child,

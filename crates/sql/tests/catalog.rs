@@ -252,3 +252,20 @@ fn durability_is_read_back_from_the_engine() {
         );
     }
 }
+
+/// INNODB_TRX shows a transaction's access mode as START TRANSACTION gave it.
+#[test]
+fn innodb_trx_shows_a_read_only_start() {
+    let shared = shared();
+    let (mut a, mut c) = (session_of(&shared), session_of(&shared));
+    ok(&mut a, "START TRANSACTION READ ONLY");
+    let query = format!(
+        "SELECT trx_is_read_only FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = {}",
+        a.connection_id()
+    );
+    assert_eq!(one(&mut c, &query), "1");
+    ok(&mut a, "COMMIT AND CHAIN");
+    assert_eq!(one(&mut c, &query), "1");
+    ok(&mut a, "START TRANSACTION");
+    assert_eq!(one(&mut c, &query), "0");
+}

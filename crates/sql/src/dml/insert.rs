@@ -109,6 +109,8 @@ pub(crate) struct BoundInsert {
     /// ON DUPLICATE KEY UPDATE's assignments, over the existing row (table 0) and the row
     /// the INSERT would have written (table 1, reached only as `new.col` or `VALUES(col)`).
     on_duplicate: Option<Assignments>,
+    /// The foreign keys around the table, resolved with the binding.
+    checks: Arc<Checks>,
     /// Whether a value is a session value of this moment (NOW()): then it is not kept.
     volatile: bool,
 }
@@ -160,6 +162,7 @@ pub(crate) fn bind_insert(
     };
     if crate::select::subquery::has_subquery(source) {
         return Ok(BoundInsert {
+            checks: Checks::of(s, &table)?,
             table,
             replace: ins.replace_into,
             ignore: ins.ignore,
@@ -175,6 +178,7 @@ pub(crate) fn bind_insert(
         }
         let volatile = query.volatile() || on_duplicate.as_ref().is_some_and(|(_, v)| *v);
         return Ok(BoundInsert {
+            checks: Checks::of(s, &table)?,
             table,
             replace: ins.replace_into,
             ignore: ins.ignore,
@@ -200,6 +204,7 @@ pub(crate) fn bind_insert(
         rows.push(row);
     }
     Ok(BoundInsert {
+        checks: Checks::of(s, &table)?,
         table,
         replace: ins.replace_into,
         ignore: ins.ignore,
@@ -333,7 +338,7 @@ pub(crate) fn insert(
         let Completed { rows, auto } = complete_rows(s, &bound.table, rows, bulk, bound.ignore)?;
         // Generated values go to the rows inserted, in order: a row that updates a
         // duplicate instead gives its value back to the next, as MySQL's handler does.
-        let checks = Checks::of(s, &bound.table)?;
+        let checks = &bound.checks;
         let mut next_id = auto.as_ref().and_then(|(col, generated)| {
             let first = generated.iter().position(|&g| g)?;
             rows[first][*col].as_int()
@@ -346,13 +351,13 @@ pub(crate) fn insert(
             }
             if let Some(sets) = &bound.on_duplicate
                 && let Some(n) =
-                    update_duplicate(s, trx, (&bound.table, &checks), &row, (sets, params))?
+                    update_duplicate(s, trx, (&bound.table, checks), &row, (sets, params))?
             {
                 affected += n;
                 continue;
             }
             if bound.replace {
-                affected += delete_conflicts(s, trx, (&bound.table, &checks), &row)?;
+                affected += delete_conflicts(s, trx, (&bound.table, checks), &row)?;
             } else if bound.ignore
                 && let Some(duplicate) = conflicts(trx, &bound.table, &row, LockMode::Shared)?
                     .into_iter()

@@ -217,6 +217,8 @@ pub(crate) struct BoundUpdate {
     /// How many placeholders SET has (WHERE's come after them).
     set_params: usize,
     filter: Arc<BoundSelect>,
+    /// The foreign keys around the table, resolved with the binding.
+    checks: Arc<Checks>,
     /// Whether SET holds a session value of this moment (NOW()): then it is not kept.
     volatile: bool,
 }
@@ -242,6 +244,7 @@ pub(crate) fn bind_update(
     let filter = bind_filter(s, &db, &table, up.selection.as_ref())?;
     Ok(BoundUpdate {
         volatile: binder.volatile || filter.volatile,
+        checks: Checks::of(s, &table)?,
         db,
         table,
         sets,
@@ -305,13 +308,13 @@ pub(crate) fn update_in(
         table,
         sets,
         filter,
+        checks,
         ..
     } = bound;
     let schema = table.shared_schema();
     let (set_values, where_values) = params.split_at(bound.set_params.min(params.len()));
     let strict = s.settings().sql_mode.strict;
     let targets = target_rows(s, trx, (db, table), filter, where_values, true)?;
-    let checks = Checks::of(s, table)?;
     let (mut matched, mut changed) = (0u64, 0u64);
     for (key, old) in targets {
         s.watch().check()?;
@@ -337,6 +340,8 @@ pub(crate) struct BoundDelete {
     db: Arc<str>,
     table: Table,
     filter: Arc<BoundSelect>,
+    /// The foreign keys around the table, resolved with the binding.
+    checks: Arc<Checks>,
 }
 
 impl Bound for BoundDelete {
@@ -382,7 +387,13 @@ pub(crate) fn bind_delete(
     };
     let (db, table) = table_handle(s, tables, single_table(one)?)?;
     let filter = bind_filter(s, &db, &table, del.selection.as_ref())?;
-    Ok(BoundDelete { db, table, filter })
+    let checks = Checks::of(s, &table)?;
+    Ok(BoundDelete {
+        db,
+        table,
+        filter,
+        checks,
+    })
 }
 
 /// Runs a bound DELETE with `params`.
@@ -402,9 +413,13 @@ pub(crate) fn delete_in(
     bound: &BoundDelete,
     params: &[Value],
 ) -> Result<u64, SqlError> {
-    let BoundDelete { db, table, filter } = bound;
+    let BoundDelete {
+        db,
+        table,
+        filter,
+        checks,
+    } = bound;
     let targets = target_rows(s, trx, (db, table), filter, params, false)?;
-    let checks = Checks::of(s, table)?;
     let mut n = 0;
     for (key, old) in targets {
         s.watch().check()?;

@@ -28,6 +28,10 @@ impl Session {
                 None => wanted.push((table.name().to_owned(), table.id(), write)),
             }
         }
+        if wanted.is_empty() {
+            // Temporary tables alone: nothing for others to respect.
+            return Ok(Response::done(0));
+        }
         let ids: Vec<_> = wanted.iter().map(|(_, id, write)| (*id, *write)).collect();
         let stop = self.control.stop_flag();
         (self.shared.table_locks).lock(

@@ -70,23 +70,11 @@ impl Session {
             .fetch_add(1, Ordering::Relaxed);
         self.unlock_tables()?;
         self.commit()?;
-        self.trx_level = self
-            .settings
-            .next_isolation
-            .take()
-            .unwrap_or(self.settings.isolation);
-        self.trx_read_only =
-            (self.settings.next_read_only.take()).unwrap_or(self.settings.read_only);
-        let mut trx = self
-            .shared
-            .engine
+        self.take_next_modes();
+        let trx = (self.shared.engine)
             .begin_async(self.trx_level.engine())
             .await;
-        trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
-        trx.set_interrupt(self.control.stop_flag());
-        trx.report_id_to(self.control.trx_began(self.open_trx()));
-        self.savepoints.clear();
-        self.trx = Some(trx);
+        self.trx = Some(self.adopt(trx));
         Ok(())
     }
 
@@ -105,14 +93,22 @@ impl Session {
     }
 
     fn begin_trx(&mut self) -> Transaction {
-        self.trx_level = self
-            .settings
-            .next_isolation
-            .take()
-            .unwrap_or(self.settings.isolation);
+        self.take_next_modes();
+        let trx = self.shared.engine.begin_with(self.trx_level.engine());
+        self.adopt(trx)
+    }
+
+    /// The isolation level and access mode of the transaction beginning now: SET
+    /// TRANSACTION's for the next one if it said, else the session's.
+    fn take_next_modes(&mut self) {
+        self.trx_level = (self.settings.next_isolation.take()).unwrap_or(self.settings.isolation);
         self.trx_read_only =
             (self.settings.next_read_only.take()).unwrap_or(self.settings.read_only);
-        let mut trx = self.shared.engine.begin_with(self.trx_level.engine());
+    }
+
+    /// `trx`, beginning now, made the session's: its lock wait timeout, the KILL flag, its
+    /// trx id reported for INNODB_TRX, and no savepoints yet.
+    fn adopt(&mut self, mut trx: Transaction) -> Transaction {
         trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
         trx.set_interrupt(self.control.stop_flag());
         trx.report_id_to(self.control.trx_began(self.open_trx()));
@@ -204,10 +200,10 @@ impl Session {
     pub(crate) fn start_transaction(&mut self, read_only: Option<bool>) -> Result<(), SqlError> {
         self.unlock_tables()?;
         self.commit()?;
-        self.trx = Some(self.begin_trx());
-        if let Some(read_only) = read_only {
-            self.trx_read_only = read_only;
+        if read_only.is_some() {
+            self.settings.next_read_only = read_only;
         }
+        self.trx = Some(self.begin_trx());
         Ok(())
     }
 
