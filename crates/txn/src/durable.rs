@@ -276,6 +276,14 @@ fn apply(engine: &Engine, entry: Entry) -> Result<(u64, u64), TxnError> {
             engine.set_table_attributes_unlogged(table, &text);
             Ok((0, 0))
         }
+        Entry::EngineAttributes(text) => {
+            engine.set_attributes_unlogged(&text);
+            Ok((0, 0))
+        }
+        Entry::RenameTable { table, name } => {
+            engine.rename_table_unlogged(table, &name)?;
+            Ok((0, 0))
+        }
         Entry::DropTable(table) => {
             let t = engine.table_by_id(table).ok_or_else(|| {
                 TxnError::Durability(format!("the log drops {table} that was never created"))
@@ -440,6 +448,9 @@ impl Engine {
                 .map(drop)
                 .map_err(wal_error)
         };
+        if let Some(text) = self.attributes() {
+            append(Entry::EngineAttributes(text.to_string()))?;
+        }
         let mut rows = 0;
         for table in &tables {
             // Every table, dropped ones too, so that ids come back in order.

@@ -55,6 +55,8 @@ pub(crate) struct Shared {
     /// What a layer above keeps with each table of the catalog, by id (see
     /// [`Engine::set_table_attributes`]); changed under the catalog's write lock.
     attributes: parking_lot::Mutex<std::collections::HashMap<TableId, Arc<str>>>,
+    /// What a layer above keeps with the engine (see [`Engine::set_attributes`]).
+    engine_attributes: parking_lot::Mutex<Option<Arc<str>>>,
     /// The next temporary table's number (its id is this in [`TEMPORARY_TABLE_IDS`]).
     next_temporary: std::sync::atomic::AtomicU32,
     pub(crate) pipeline: Arc<dyn CommitPipeline>,
@@ -325,6 +327,7 @@ impl Engine {
             catalog: RwLock::new(Vec::new()),
             catalog_version: AtomicU64::new(0),
             attributes: parking_lot::Mutex::default(),
+            engine_attributes: parking_lot::Mutex::default(),
             next_temporary: std::sync::atomic::AtomicU32::new(0),
             pipeline,
             history: History::default(),
@@ -565,6 +568,71 @@ impl Engine {
             .insert(t.id(), Arc::from(text));
         self.catalog_changed();
         Ok(())
+    }
+
+    /// Sets the engine's attributes: text that a layer above keeps with the engine and the
+    /// engine never reads (the SQL layer's list of databases). Logged first by a durable
+    /// engine, and kept by recovery and checkpoints, as a table's attributes are.
+    pub fn set_attributes(&self, text: &str) -> Result<(), TxnError> {
+        let _catalog = self.shared.catalog.write();
+        if let Some(durable) = self.durable.as_ref() {
+            durable.log_ddl(&Entry::EngineAttributes(text.to_owned()))?;
+        }
+        *self.shared.engine_attributes.lock() = Some(Arc::from(text));
+        Ok(())
+    }
+
+    /// Recovery: engine attributes that are in the log already.
+    pub(crate) fn set_attributes_unlogged(&self, text: &str) {
+        *self.shared.engine_attributes.lock() = Some(Arc::from(text));
+    }
+
+    /// The attributes last set on the engine ([`Engine::set_attributes`]).
+    pub fn attributes(&self) -> Option<Arc<str>> {
+        self.shared.engine_attributes.lock().clone()
+    }
+
+    /// RENAME TABLE `from` TO `to`: the same table (rows, indexes, attributes, id) under a
+    /// new name, for every statement from now on; a transaction still holding the old handle
+    /// reads and writes the same rows. [`TxnError::TableExists`] if `to` is taken. A durable
+    /// engine logs it first.
+    pub fn rename_table(&self, from: &str, to: &str) -> Result<Table, TxnError> {
+        self.rename_as(from, to, true)
+    }
+
+    /// Recovery: a rename that is in the log already.
+    pub(crate) fn rename_table_unlogged(&self, table: TableId, to: &str) -> Result<(), TxnError> {
+        let from = self.table_by_id(table).ok_or_else(|| {
+            TxnError::Durability(format!("the log renames {table} that was never created"))
+        })?;
+        self.rename_as(from.name(), to, false).map(drop)
+    }
+
+    fn rename_as(&self, from: &str, to: &str, log: bool) -> Result<Table, TxnError> {
+        let mut catalog = self.shared.catalog.write();
+        let taken = |name: &str| {
+            catalog
+                .iter()
+                .position(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(name))
+        };
+        let at = taken(from).ok_or_else(|| TxnError::NoSuchTable(from.to_owned()))?;
+        if taken(to).is_some_and(|other| other != at) {
+            return Err(TxnError::TableExists(to.to_owned()));
+        }
+        let old = catalog[at].clone();
+        let mut schema = old.schema().clone();
+        schema.name = to.to_owned();
+        schema.validate()?;
+        if let Some(durable) = self.durable.as_ref().filter(|_| log) {
+            durable.log_ddl(&Entry::RenameTable {
+                table: old.id(),
+                name: to.to_owned(),
+            })?;
+        }
+        let new = old.renamed(schema);
+        catalog[at] = new.clone();
+        self.catalog_changed();
+        Ok(new)
     }
 
     /// Recovery: attributes that are in the log already.

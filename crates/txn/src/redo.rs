@@ -7,7 +7,8 @@
 //!
 //! ```text
 //!  entry   := 1 commit  | 2 create-table | 3 image-end | 4 create-index | 5 drop-table
-//!             | 6 u32 table, str attributes
+//!             | 6 u32 table, str attributes | 7 str engine attributes
+//!             | 8 u32 table, str new name
 //!  commit  := u32 n, n × (u32 table, key, u8 has_after, [row])
 //!  key,row := u16 n, n × value
 //!  value   := 0 NULL | 1 i64 | 2 i128 units u8 scale | 3 f64 bits | 4 str | 5 i64 datetime
@@ -49,6 +50,15 @@ pub(crate) enum Entry {
     },
     /// DROP TABLE of table `0` (its id stays taken).
     DropTable(TableId),
+    /// The attributes a layer above keeps with the engine (`Engine::set_attributes`).
+    EngineAttributes(String),
+    /// RENAME TABLE: table `table` (its id) is named `name` from now on.
+    RenameTable {
+        /// The table's id.
+        table: TableId,
+        /// Its new name.
+        name: String,
+    },
     /// The end of a checkpoint image: the LSN replay starts at, and the rows it holds.
     ImageEnd {
         /// Replay starts here.
@@ -100,6 +110,15 @@ impl Entry {
                 out.push(5);
                 out.extend_from_slice(&table.0.to_le_bytes());
             }
+            Entry::EngineAttributes(text) => {
+                out.push(7);
+                put_str(&mut out, text);
+            }
+            Entry::RenameTable { table, name } => {
+                out.push(8);
+                out.extend_from_slice(&table.0.to_le_bytes());
+                put_str(&mut out, name);
+            }
             Entry::ImageEnd { wal_lsn, rows } => {
                 out.push(3);
                 out.extend_from_slice(&wal_lsn.to_le_bytes());
@@ -144,6 +163,11 @@ impl Entry {
             6 => Entry::Attributes {
                 table: TableId(r.u32()? as u32),
                 text: r.str()?,
+            },
+            7 => Entry::EngineAttributes(r.str()?),
+            8 => Entry::RenameTable {
+                table: TableId(r.u32()? as u32),
+                name: r.str()?,
             },
             other => return Err(r.bad(&format!("entry kind {other}"))),
         };
@@ -438,6 +462,11 @@ mod tests {
             Entry::Attributes {
                 table: TableId(3),
                 text: "{\"defaults\": []} é".into(),
+            },
+            Entry::EngineAttributes("[\"db\"]".into()),
+            Entry::RenameTable {
+                table: TableId(7),
+                name: "db.t2".into(),
             },
             Entry::CreateTable(schema()),
             Entry::CreateTable(TableSchema::new(

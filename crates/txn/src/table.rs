@@ -151,6 +151,22 @@ impl Table {
         next
     }
 
+    /// RENAME TABLE: the same rows and indexes under `schema` (this table's, renamed).
+    pub(crate) fn renamed(&self, schema: TableSchema) -> Table {
+        let stats = stats_slots(&schema);
+        Table(Arc::new(TableInner {
+            id: self.0.id,
+            schema: Arc::new(schema),
+            clustered: Arc::clone(&self.0.clustered),
+            secondary: self.0.secondary.clone(),
+            next_row_id: Arc::clone(&self.0.next_row_id),
+            successor: OnceLock::new(),
+            dropped: AtomicBool::new(false),
+            temporary: self.0.temporary,
+            stats,
+        }))
+    }
+
     /// Whether both handles are the same table state (a table and its CREATE INDEX successor
     /// are not).
     pub(crate) fn same(&self, other: &Table) -> bool {
