@@ -78,6 +78,23 @@ pub struct TableStats {
     pub rows: u64,
 }
 
+/// `database.table`, as MySQL's messages name a table; `table` itself if it has its
+/// database in its name already (the SQL layer names a table of a database other than its
+/// home one `db.table`).
+pub fn qualified(database: &str, table: &str) -> String {
+    if table.contains('.') {
+        table.to_owned()
+    } else {
+        format!("{database}.{table}")
+    }
+}
+
+/// A table's own name, without the database `table` may have in its name (see
+/// [`qualified`]): what a table is called in a query that gives it no alias.
+pub fn own_name(table: &str) -> &str {
+    table.split_once('.').map_or(table, |(_, t)| t)
+}
+
 /// The planner's view of the tables. Every method may be approximate except
 /// [`Catalog::read_unique`], whose row is used as the const table's values.
 pub trait Catalog {

@@ -75,7 +75,7 @@ use thiserror::Error;
 use waterline_types::Value;
 
 pub use bind::{BoundSelect, BoundTable, SemiJoin, SessionValues};
-pub use catalog::{Catalog, IndexId, TableStats};
+pub use catalog::{Catalog, IndexId, TableStats, own_name, qualified};
 pub use expr::{Case, CmpOp, ColumnRef, Env, Expr, Func, FuncKind, TimeUnit, TrimSide};
 pub use func::set_interrupt;
 pub use memory::MemCatalog;
@@ -319,11 +319,11 @@ impl<'c> Planner<'c> {
         session: Option<&dyn SessionValues>,
     ) -> Result<BoundSelect, PlanError> {
         let schema = self.catalog.table(table).ok_or_else(|| {
-            PlanError::NoSuchTable(format!("{}.{table}", self.catalog.database()))
+            PlanError::NoSuchTable(catalog::qualified(self.catalog.database(), table))
         })?;
         let tables = vec![BoundTable {
             name: schema.name.clone(),
-            alias: schema.name.clone(),
+            alias: own_name(&schema.name).to_owned(),
             schema: Arc::clone(&schema),
         }];
         let mut binder = bind::Binder::new(&tables);

@@ -88,7 +88,7 @@ impl MemCatalog {
     fn get(&self, table: &str) -> Result<&MemTable, PlanError> {
         self.tables
             .get(&table.to_ascii_lowercase())
-            .ok_or_else(|| PlanError::NoSuchTable(format!("{}.{table}", self.database)))
+            .ok_or_else(|| PlanError::NoSuchTable(crate::catalog::qualified(&self.database, table)))
     }
 
     /// Every row of `table`, in load order.

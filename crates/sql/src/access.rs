@@ -116,8 +116,9 @@ impl<'t> TxnAccess<'t> {
     }
 
     fn must(&self, name: &str) -> Result<&Table, PlanError> {
-        self.handle(name)
-            .ok_or_else(|| PlanError::NoSuchTable(format!("{}.{name}", self.database)))
+        self.handle(name).ok_or_else(|| {
+            PlanError::NoSuchTable(waterline_planner::qualified(self.database, name))
+        })
     }
 
     fn fail(&self, e: TxnError) -> PlanError {

@@ -28,7 +28,7 @@ fn altered() -> Response {
 /// The base table `name` names (temporary tables are refused: they have no foreign keys and
 /// no CREATE INDEX here).
 fn base_table(s: &Session, name: &ast::ObjectName, what: &str) -> Result<Table, SqlError> {
-    let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
+    let db = s.catalog_database();
     let name = object_name(name)?;
     if s.temporary_table(&name).is_some() {
         return Err(SqlError::unsupported(format!(
@@ -154,8 +154,7 @@ fn no_orphans(s: &Session, table: &Table, fk: &ForeignKey) -> Result<(), SqlErro
             .scan_with(&parent, range, options, |_, _| ())?
             .is_empty()
         {
-            let db = s.database().map_or_else(String::new, |d| d.to_string());
-            return Err(fk.no_parent(&db, table.name()));
+            return Err(fk.no_parent(s.home(), table.name()));
         }
         found.insert(key);
     }
@@ -190,9 +189,9 @@ pub(crate) fn analyze(s: &Session, analyze: &ast::Analyze) -> Result<Response, S
             "ANALYZE TABLE of partitions or columns",
         ));
     }
-    let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
+    let db = s.catalog_database();
     let name = object_name(name)?;
-    let label = Value::from(format!("{db}.{name}"));
+    let label = Value::from(waterline_planner::qualified(&db, &name));
     let row = |kind: &str, text: &str| {
         vec![
             label.clone(),
@@ -208,7 +207,7 @@ pub(crate) fn analyze(s: &Session, analyze: &ast::Analyze) -> Result<Response, S
             vec![row("status", "OK")]
         }
         None => vec![
-            row("Error", &format!("Table '{db}.{name}' doesn't exist")),
+            row("Error", &SqlError::no_table(&db, &name).message),
             row("status", "Operation failed"),
         ],
     };
@@ -228,7 +227,7 @@ pub(crate) fn truncate(s: &mut Session, truncate: &ast::Truncate) -> Result<Resp
     if truncate.partitions.is_some() {
         return Err(SqlError::unsupported("TRUNCATE of partitions"));
     }
-    let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
+    let db = s.catalog_database();
     let name = object_name(&target.name)?;
     let table = match s.temporary_table(&name) {
         Some(t) => t.clone(),
@@ -248,10 +247,8 @@ pub(crate) fn truncate(s: &mut Session, truncate: &ast::Truncate) -> Result<Resp
                 1701,
                 "42000",
                 format!(
-                    "Cannot truncate a table referenced in a foreign key constraint \
-                     (`{db}`.`{}`, {})",
-                    child.name(),
-                    fk.clause()
+                    "Cannot truncate a table referenced in a foreign key constraint ({})",
+                    fk.violated(s.home(), child.name())
                 ),
             ));
         }

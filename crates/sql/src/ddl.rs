@@ -4,6 +4,7 @@ use sqlparser::ast::{self, ColumnOption, Expr as Ast, TableConstraint};
 use sqlparser::tokenizer::Token;
 use waterline_planner::Env;
 use waterline_planner::bind::{Binder, object_name};
+use waterline_planner::qualified;
 use waterline_txn::{Column, IndexDef, TableSchema};
 
 use crate::error::SqlError;
@@ -26,8 +27,8 @@ pub(crate) fn create_table(
     s: &mut Session,
     create: &ast::CreateTable,
 ) -> Result<Response, SqlError> {
-    s.database().ok_or_else(SqlError::no_database)?;
     let name = object_name(&create.name)?;
+    s.database_of(&name)?;
     // A temporary table may have a base table's name (it hides it from its session), but
     // not another temporary table's.
     let exists = if create.temporary {
@@ -36,6 +37,7 @@ pub(crate) fn create_table(
         s.shared().engine.table(&name).is_ok()
     };
     if exists {
+        let name = crate::names::short(&name);
         if create.if_not_exists {
             s.warn("Note", 1050, format!("Table '{name}' already exists"));
             return Ok(Response::done(0));
@@ -255,28 +257,99 @@ fn referenced(s: &Session, names: &[String]) -> Result<(), SqlError> {
     Ok(())
 }
 
-/// CREATE DATABASE [IF NOT EXISTS] name: a new name for the one namespace of tables.
+/// CREATE DATABASE | SCHEMA [IF NOT EXISTS] name: a new, empty namespace of tables, kept
+/// by a durable engine.
 pub(crate) fn create_database(
     s: &mut Session,
     name: &ast::ObjectName,
     if_not_exists: bool,
 ) -> Result<Response, SqlError> {
     let name = object_name(name)?;
-    if !s
-        .shared()
-        .catalog
-        .databases
-        .lock()
-        .insert(name.to_ascii_lowercase())
-        && !if_not_exists
-    {
-        return Err(SqlError::new(
+    let exists = || {
+        SqlError::new(
             1007,
             "HY000",
             format!("Can't create database '{name}'; database exists"),
+        )
+    };
+    let added = !crate::names::is_system(&name)
+        && (s.shared().catalog.databases.lock()).insert(name.to_ascii_lowercase());
+    if !added {
+        if !if_not_exists {
+            return Err(exists());
+        }
+        s.warn("Note", 1007, exists().message);
+        return Ok(Response::done(0));
+    }
+    let shared = s.shared();
+    shared.catalog.save_databases(&shared.engine)?;
+    Ok(Response::done(1))
+}
+
+/// DROP DATABASE | SCHEMA [IF EXISTS] name: the database and every table in it (3730 first
+/// if a table of another database has a foreign key to one of them); its number of tables.
+/// A session using it is then in none.
+pub(crate) fn drop_database(
+    s: &mut Session,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> Result<Response, SqlError> {
+    let [name] = names else {
+        return Err(SqlError::parse("DROP DATABASE of more than one name"));
+    };
+    let name = object_name(name)?.to_ascii_lowercase();
+    if crate::names::is_system(&name) {
+        return Err(SqlError::new(
+            1044,
+            "42000",
+            format!(
+                "Access denied for user '{}'@'%' to database '{name}'",
+                s.user()
+            ),
         ));
     }
-    Ok(Response::done(1))
+    if !s.shared().has_database(&name) {
+        let missing = SqlError::new(
+            1008,
+            "HY000",
+            format!("Can't drop database '{name}'; database doesn't exist"),
+        );
+        if !if_exists {
+            return Err(missing);
+        }
+        s.warn("Note", 1008, missing.message);
+        return Ok(Response::done(0));
+    }
+    let home = s.home().to_owned();
+    let tables: Vec<String> = (s.shared().engine.tables().iter())
+        .map(|t| t.name().to_owned())
+        .filter(|t| crate::names::split(&home, t).0.eq_ignore_ascii_case(&name))
+        .collect();
+    if s.settings().foreign_key_checks {
+        referenced(s, &tables)?;
+    }
+    let dropped = tables.iter().filter(|t| drop_base(s, t)).count();
+    let shared = s.shared();
+    shared.catalog.databases.lock().remove(&name);
+    shared.catalog.save_databases(&shared.engine)?;
+    if s.database().is_some_and(|d| d.eq_ignore_ascii_case(&name)) {
+        s.leave_database();
+    }
+    Ok(Response::done(dropped as u64))
+}
+
+/// Drops base table `name` and its metadata; whether it was there.
+fn drop_base(s: &Session, name: &str) -> bool {
+    let shared = s.shared();
+    if shared.engine.drop_table(name).is_err() {
+        return false;
+    }
+    shared
+        .catalog
+        .meta
+        .lock()
+        .remove(&name.to_ascii_lowercase());
+    true
 }
 
 /// CREATE [UNIQUE] INDEX name ON t (columns).
@@ -284,7 +357,6 @@ pub(crate) fn create_index(
     s: &mut Session,
     create: &ast::CreateIndex,
 ) -> Result<Response, SqlError> {
-    s.database().ok_or_else(SqlError::no_database)?;
     let table = object_name(&create.table_name)?;
     let columns = index_columns(&create.columns)?;
     let name = match &create.name {
@@ -319,7 +391,7 @@ pub(crate) fn drop_tables(
     if_exists: bool,
     temporary: bool,
 ) -> Result<Response, SqlError> {
-    let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
+    let db = s.catalog_database();
     let names = names
         .iter()
         .map(object_name)
@@ -331,7 +403,7 @@ pub(crate) fn drop_tables(
         return Err(SqlError::new(
             1051,
             "42S02",
-            format!("Unknown table '{db}.{missing}'"),
+            format!("Unknown table '{}'", qualified(&db, missing)),
         ));
     }
     if !temporary && s.settings().foreign_key_checks {
@@ -342,18 +414,19 @@ pub(crate) fn drop_tables(
             continue;
         }
         if temporary {
-            s.warn("Note", 1051, format!("Unknown table '{db}.{name}'"));
+            s.warn(
+                "Note",
+                1051,
+                format!("Unknown table '{}'", qualified(&db, name)),
+            );
             continue;
         }
-        match s.shared().engine.drop_table(name) {
-            Ok(()) => {
-                s.shared()
-                    .catalog
-                    .meta
-                    .lock()
-                    .remove(&name.to_ascii_lowercase());
-            }
-            Err(_) => s.warn("Note", 1051, format!("Unknown table '{db}.{name}'")),
+        if !drop_base(s, name) {
+            s.warn(
+                "Note",
+                1051,
+                format!("Unknown table '{}'", qualified(&db, name)),
+            );
         }
     }
     Ok(Response::done(0))

@@ -35,10 +35,11 @@ impl Session {
                 "Got a packet bigger than 'max_allowed_packet' bytes",
             ));
         }
-        let statement = match crate::parse::one(sql)? {
+        let mut statement = match crate::parse::one(sql)? {
             crate::parse::Parsed::Statement(s) => s,
             crate::parse::Parsed::Special(special) => return self.special(special),
         };
+        self.qualify(&mut statement)?;
         // A `?` is a placeholder only in a prepared statement: in text, a syntax error.
         if crate::parse::count_params(&statement) > 0 {
             return Err(SqlError::parse(
@@ -54,7 +55,7 @@ impl Session {
 
     /// Prepares a statement: its id, its parameter count, and (for a SELECT) its columns.
     pub fn prepare(&mut self, sql: &str) -> Result<(u32, usize, Vec<ResultColumn>), SqlError> {
-        let statement = match crate::parse::one(sql)? {
+        let mut statement = match crate::parse::one(sql)? {
             crate::parse::Parsed::Statement(s) => s,
             crate::parse::Parsed::Special(_) => {
                 return Err(SqlError::new(
@@ -64,6 +65,7 @@ impl Session {
                 ));
             }
         };
+        self.qualify(&mut statement)?;
         let params = crate::parse::count_params(&statement);
         let preparable = matches!(
             *statement,
@@ -351,6 +353,20 @@ impl Session {
                 if_not_exists,
                 ..
             } => crate::ddl::create_database(self, db_name, *if_not_exists),
+            Statement::CreateSchema {
+                schema_name: ast::SchemaName::Simple(name),
+                if_not_exists,
+                ..
+            } => crate::ddl::create_database(self, name, *if_not_exists),
+            Statement::Drop {
+                object_type: ast::ObjectType::Database | ast::ObjectType::Schema,
+                if_exists,
+                names,
+                ..
+            } => {
+                self.commit()?;
+                crate::ddl::drop_database(self, names, *if_exists)
+            }
             Statement::Use(u) => self.use_database(u),
             Statement::Set(set) => crate::vars::set(self, set, params),
             Statement::Kill { modifier, id } => self.kill(*modifier, *id),
@@ -438,12 +454,11 @@ impl Session {
                 other => return Err(SqlError::unsupported(format!("SHOW TABLES {other}"))),
             },
         };
-        let mut names: Vec<String> = self
-            .shared()
-            .engine
-            .tables()
-            .iter()
-            .map(|t| t.name().to_owned())
+        let home = self.home();
+        let mut names: Vec<String> = (self.shared().engine.tables().iter())
+            .map(|t| crate::names::split(home, t.name()))
+            .filter(|(in_db, _)| in_db.eq_ignore_ascii_case(&db))
+            .map(|(_, n)| n.to_owned())
             .filter(|n| pattern.as_ref().is_none_or(|p| crate::vars::like(p, n)))
             .collect();
         names.sort();
@@ -513,7 +528,7 @@ impl Session {
             }
             Special::NoKeysOption(table) => {
                 self.clear_warnings();
-                let db = self.database().cloned().ok_or_else(SqlError::no_database)?;
+                let db = self.catalog_database();
                 if self.temporary_table(&table).is_none()
                     && self.shared().engine.table(&table).is_err()
                 {

@@ -59,7 +59,8 @@ impl SqlError {
 
     /// 1146: an unknown table.
     pub fn no_table(db: &str, table: &str) -> SqlError {
-        SqlError::new(1146, "42S02", format!("Table '{db}.{table}' doesn't exist"))
+        let table = waterline_planner::qualified(db, table);
+        SqlError::new(1146, "42S02", format!("Table '{table}' doesn't exist"))
     }
 
     /// 1054: an unknown column.

@@ -216,13 +216,19 @@ impl ForeignKey {
         )
     }
 
-    /// The constraint as SHOW CREATE TABLE writes it.
-    pub(crate) fn clause(&self) -> String {
+    /// The constraint as SHOW CREATE TABLE of `child` (the engine's name, in a server whose
+    /// home database is `home`) writes it: the parent named with its database if that is
+    /// not the child's.
+    pub(crate) fn clause(&self, home: &str, child: &str) -> String {
+        let (child_db, _) = crate::names::split(home, child);
+        let parent = match crate::names::split(home, &self.parent) {
+            (db, table) if db.eq_ignore_ascii_case(child_db) => quoted(table),
+            (db, table) => format!("{}.{}", quoted(db), quoted(table)),
+        };
         let mut text = format!(
-            "CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {} ({})",
+            "CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {parent} ({})",
             quoted(&self.name),
             quoted_list(&self.columns),
-            quoted(&self.parent),
             quoted_list(&self.parent_columns)
         );
         if let Some(action) = self.on_delete {
@@ -234,30 +240,37 @@ impl ForeignKey {
         text
     }
 
-    /// 1452: a child row whose key no parent row has (`db`.`child` names the child).
-    pub(crate) fn no_parent(&self, db: &str, child: &str) -> SqlError {
+    /// `` `db`.`child`, CONSTRAINT ... ``: the constraint of `child` as MySQL's errors name it.
+    pub(crate) fn violated(&self, home: &str, child: &str) -> String {
+        let (db, table) = crate::names::split(home, child);
+        format!(
+            "{}.{}, {}",
+            quoted(db),
+            quoted(table),
+            self.clause(home, child)
+        )
+    }
+
+    /// 1452: a child row of `child` (the engine's name) whose key no parent row has.
+    pub(crate) fn no_parent(&self, home: &str, child: &str) -> SqlError {
         SqlError::new(
             1452,
             "23000",
             format!(
-                "Cannot add or update a child row: a foreign key constraint fails ({}.{}, {})",
-                quoted(db),
-                quoted(child),
-                self.clause()
+                "Cannot add or update a child row: a foreign key constraint fails ({})",
+                self.violated(home, child)
             ),
         )
     }
 
-    /// 1451: a parent row that a child row of `db`.`child` references.
-    pub(crate) fn has_children(&self, db: &str, child: &str) -> SqlError {
+    /// 1451: a parent row that a child row of `child` (the engine's name) references.
+    pub(crate) fn has_children(&self, home: &str, child: &str) -> SqlError {
         SqlError::new(
             1451,
             "23000",
             format!(
-                "Cannot delete or update a parent row: a foreign key constraint fails ({}.{}, {})",
-                quoted(db),
-                quoted(child),
-                self.clause()
+                "Cannot delete or update a parent row: a foreign key constraint fails ({})",
+                self.violated(home, child)
             ),
         )
     }

@@ -7,12 +7,12 @@
 //! has no tablespace files, triggers, stored routines, views or events; mysqldump asks). Each is made from the
 //! catalog when a query reads it (`system_views.rs` runs the query).
 //!
-//! Every database sees the same tables (waterline has one namespace of tables), so a table
-//! is listed once in each database, as `SHOW TABLES FROM db` lists it. Sizes are the
-//! engine's: TABLE_ROWS and CARDINALITY are the planner's statistics (as InnoDB's are
+//! A table is listed in its database, by its own name (`names.rs`). Sizes are the engine's: TABLE_ROWS and CARDINALITY are the planner's statistics (as InnoDB's are
 //! estimates), lengths are not kept and are 0.
 
 use waterline_txn::{Column, ColumnType, Table, TableSchema, Value};
+
+use waterline_planner::own_name;
 
 use crate::foreign::{Action, ForeignKey};
 use crate::session::Session;
@@ -86,6 +86,7 @@ impl Catalog {
 
 /// The databases, and the base tables with their metadata.
 struct Listed {
+    home: String,
     databases: Vec<String>,
     tables: Vec<(Table, TableMeta)>,
 }
@@ -101,15 +102,22 @@ impl Listed {
             .collect();
         tables.sort_by(|a, b| a.0.name().cmp(b.0.name()));
         Listed {
+            home: shared.home().to_owned(),
             databases: shared.databases(),
             tables,
         }
     }
 
-    /// Each (database, table, metadata).
+    /// Each (database, table, metadata), of the databases there are.
     fn each(&self) -> impl Iterator<Item = (&str, &Table, &TableMeta)> {
-        (self.databases.iter())
-            .flat_map(|d| (self.tables.iter()).map(move |(t, m)| (d.as_str(), t, m)))
+        (self.tables.iter())
+            .map(|(t, m)| (crate::names::split(&self.home, t.name()).0, t, m))
+            .filter(|(db, ..)| self.databases.iter().any(|d| d.eq_ignore_ascii_case(db)))
+    }
+
+    /// The database and own name of a foreign key's parent.
+    fn parent<'a>(&'a self, fk: &'a ForeignKey) -> (&'a str, &'a str) {
+        crate::names::split(&self.home, &fk.parent)
     }
 }
 
@@ -179,7 +187,7 @@ fn tables(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
             vec![
                 v("def"),
                 v(db),
-                v(t.name()),
+                v(own_name(t.name())),
                 v("BASE TABLE"),
                 v("InnoDB"),
                 Value::Int(10),
@@ -300,7 +308,7 @@ fn columns(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
             rows.push(vec![
                 v("def"),
                 v(db),
-                v(t.name()),
+                v(own_name(t.name())),
                 v(&c.name),
                 count(i + 1),
                 default,
@@ -366,7 +374,7 @@ fn statistics(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
                 rows.push(vec![
                     v("def"),
                     v(db),
-                    v(t.name()),
+                    v(own_name(t.name())),
                     Value::Int(i64::from(!unique)),
                     v(db),
                     v(&name),
@@ -406,7 +414,7 @@ fn table_constraints(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
                 v(db),
                 v(name),
                 v(db),
-                v(t.name()),
+                v(own_name(t.name())),
                 v(kind),
                 v("YES"),
             ]
@@ -446,7 +454,7 @@ fn key_column_usage(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
                     v(&name),
                     v("def"),
                     v(db),
-                    v(t.name()),
+                    v(own_name(t.name())),
                     v(&schema.columns[c].name),
                     count(i + 1),
                     Value::Null,
@@ -464,12 +472,12 @@ fn key_column_usage(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
                     v(&fk.name),
                     v("def"),
                     v(db),
-                    v(t.name()),
+                    v(own_name(t.name())),
                     v(c),
                     count(i + 1),
                     count(i + 1),
-                    v(db),
-                    v(&fk.parent),
+                    v(listed.parent(fk).0),
+                    v(listed.parent(fk).1),
                     v(p),
                 ]);
             }
@@ -522,13 +530,13 @@ fn referential_constraints(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
                 v(db),
                 v(&fk.name),
                 v("def"),
-                v(db),
+                v(listed.parent(fk).0),
                 unique_constraint(listed, fk),
                 v("NONE"),
                 rule(fk.on_update.unwrap_or(Action::NoAction)),
                 rule(fk.on_delete.unwrap_or(Action::NoAction)),
-                v(t.name()),
-                v(&fk.parent),
+                v(own_name(t.name())),
+                v(listed.parent(fk).1),
             ]);
         }
     }
@@ -547,7 +555,7 @@ fn partitions(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
     ));
     let rows = (listed.each())
         .map(|(db, t, _)| {
-            let mut row = vec![v("def"), v(db), v(t.name())];
+            let mut row = vec![v("def"), v(db), v(own_name(t.name()))];
             row.extend(std::iter::repeat_n(Value::Null, 9));
             row.push(Value::Int(t.index_stats(None).entries as i64));
             row.extend(std::iter::repeat_n(Value::Int(0), 5));

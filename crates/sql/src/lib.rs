@@ -31,6 +31,7 @@ pub mod error;
 pub mod foreign;
 mod functions;
 mod information_schema;
+mod names;
 mod parse;
 mod select;
 mod session;

@@ -305,6 +305,11 @@ impl Session {
         self.database.as_deref().unwrap_or("")
     }
 
+    /// The session uses no database (its database was dropped).
+    pub(crate) fn leave_database(&mut self) {
+        self.database = None;
+    }
+
     /// `USE name` (and COM_INIT_DB).
     pub fn select_database(&mut self, name: &str) -> Result<(), SqlError> {
         if !self.shared.has_database(name) {

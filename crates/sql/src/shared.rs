@@ -24,8 +24,10 @@ pub struct User {
 /// How sessions behave.
 #[derive(Clone, Debug)]
 pub struct SessionConfig {
-    /// Databases that exist at start (every one sees the same tables: waterline has one
-    /// namespace of tables).
+    /// Databases that exist at start, besides those made by CREATE DATABASE (kept by a
+    /// durable engine). The first is the home database, whose tables have their own names
+    /// in the engine (see `names.rs`): the tables made through the engine's typed API are
+    /// its tables.
     pub databases: Vec<String>,
     /// The isolation level a new session starts with (MySQL's default: REPEATABLE READ).
     pub isolation: Isolation,
@@ -222,6 +224,29 @@ pub(crate) struct Catalog {
 }
 
 impl Catalog {
+    /// Keeps the databases with the engine (logged, if it is durable).
+    pub(crate) fn save_databases(&self, engine: &Engine) -> Result<(), crate::SqlError> {
+        let all = self.databases.lock();
+        let text = serde_json::to_string(&*all).expect("a list of names serializes");
+        engine.set_attributes(&text)?;
+        Ok(())
+    }
+
+    /// The databases the engine keeps, and those its tables' names are in.
+    fn load_databases(&self, engine: &Engine) {
+        let mut all = self.databases.lock();
+        if let Some(text) = engine.attributes()
+            && let Ok(kept) = serde_json::from_str::<Vec<String>>(&text)
+        {
+            all.extend(kept);
+        }
+        for table in engine.tables() {
+            if let Some((db, _)) = table.name().split_once('.') {
+                all.insert(db.to_ascii_lowercase());
+            }
+        }
+    }
+
     /// `table`'s metadata: what this server has, else what the engine keeps with the table
     /// (after a restart), else none.
     pub(crate) fn meta_of(&self, engine: &Engine, table: &Table) -> TableMeta {
@@ -308,6 +333,8 @@ pub struct Shared {
     pub(crate) table_locks: Arc<crate::table_locks::TableLocks>,
     /// Notified by SHUTDOWN (the statement or COM_SHUTDOWN) from a user who may.
     shutdown: Signal,
+    /// The home database (see `names.rs`).
+    home: String,
 }
 
 impl Shared {
@@ -315,11 +342,15 @@ impl Shared {
     pub fn new(engine: Arc<Engine>, config: SessionConfig) -> Arc<Shared> {
         let catalog = engine.extension::<Catalog>();
         let table_locks = engine.extension();
+        catalog.load_databases(&engine);
         catalog
             .databases
             .lock()
             .extend(config.databases.iter().map(|d| d.to_ascii_lowercase()));
+        let home = (config.databases.first())
+            .map_or_else(|| "waterline".into(), |d| d.to_ascii_lowercase());
         Arc::new(Shared {
+            home,
             started: std::time::Instant::now(),
             shutdown: Signal::default(),
             engine,
@@ -403,6 +434,11 @@ impl Shared {
     /// How long ago the server started (SHOW STATUS's `Uptime`).
     pub fn uptime(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// The home database (see `names.rs`).
+    pub(crate) fn home(&self) -> &str {
+        &self.home
     }
 
     /// The databases, sorted.

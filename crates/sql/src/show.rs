@@ -17,21 +17,8 @@ use crate::types::type_name;
 /// The table `name` names (`db.t` in the database in use), with its DEFAULTs and
 /// AUTO_INCREMENT column.
 fn table_of(s: &Session, name: &ObjectName) -> Result<(Table, TableMeta), SqlError> {
-    let parts: Vec<String> = (name.0.iter())
-        .map(|p| {
-            p.as_ident()
-                .map_or_else(|| p.to_string(), |i| i.value.clone())
-        })
-        .collect();
-    let db = s.database().map(|d| d.to_string());
-    let (database, table) = match parts.as_slice() {
-        [table] => (db.ok_or_else(SqlError::no_database)?, table.clone()),
-        [database, table] => (database.clone(), table.clone()),
-        _ => return Err(SqlError::unsupported(format!("the table name {name}"))),
-    };
-    if !s.shared().has_database(&database) {
-        return Err(SqlError::unknown_database(&database));
-    }
+    let table = waterline_planner::bind::object_name(name)?;
+    let database = s.database_of(&table)?.to_owned();
     let (_, tables) = s.tables();
     let found = (tables.into_iter())
         .find(|t| t.name().eq_ignore_ascii_case(&table))
@@ -56,15 +43,18 @@ fn quoted(name: &str) -> String {
 /// `SHOW CREATE TABLE name`.
 pub(crate) fn show_create(s: &Session, name: &ObjectName) -> Result<Response, SqlError> {
     let (table, meta) = table_of(s, name)?;
-    let text = create_text(table.schema(), &meta, table.is_temporary());
+    let text = create_text(s.home(), table.schema(), &meta, table.is_temporary());
     Ok(Response::text(
         &["Table", "Create Table"],
-        vec![vec![Value::from(table.name()), Value::from(text)]],
+        vec![vec![
+            Value::from(crate::names::short(table.name())),
+            Value::from(text),
+        ]],
     ))
 }
 
 /// The CREATE TABLE statement of `schema`.
-fn create_text(schema: &TableSchema, meta: &TableMeta, temporary: bool) -> String {
+fn create_text(home: &str, schema: &TableSchema, meta: &TableMeta, temporary: bool) -> String {
     let mut lines = Vec::new();
     for (i, c) in schema.columns.iter().enumerate() {
         let mut line = format!("  {} {}", quoted(&c.name), type_name(c.ty));
@@ -100,12 +90,12 @@ fn create_text(schema: &TableSchema, meta: &TableMeta, temporary: bool) -> Strin
         lines.push(format!("  {kind} {} ({})", quoted(name), names(columns)));
     }
     for fk in &meta.foreign_keys {
-        lines.push(format!("  {}", fk.clause()));
+        lines.push(format!("  {}", fk.clause(home, &schema.name)));
     }
     format!(
         "CREATE {}TABLE {} (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
         if temporary { "TEMPORARY " } else { "" },
-        quoted(&schema.name),
+        quoted(crate::names::short(&schema.name)),
         lines.join(",\n")
     )
 }

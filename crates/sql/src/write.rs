@@ -74,12 +74,6 @@ type Chain<'a> = &'a [(TableId, bool)];
 #[derive(Debug, Default)]
 struct Resolved(Mutex<HashMap<TableId, (u64, Arc<Checks>)>>);
 
-/// The database named in a foreign key error.
-fn db(s: &Session) -> String {
-    s.database()
-        .map_or_else(|| "waterline".into(), |d| d.to_string())
-}
-
 fn values(row: &Row, columns: &[usize]) -> Vec<Value> {
     columns.iter().map(|&c| row[c].clone()).collect()
 }
@@ -268,7 +262,7 @@ impl Checks {
                 }
             };
             if !found {
-                return Err(c.fk.no_parent(&db(s), &self.name));
+                return Err(c.fk.no_parent(s.home(), &self.name));
             }
         }
         Ok(())
@@ -312,7 +306,7 @@ impl Checks {
                 continue;
             }
             if restrict {
-                return Err(p.fk.has_children(&db(s), p.child.name()));
+                return Err(p.fk.has_children(s.home(), p.child.name()));
             }
             if chain.len() > MAX_CASCADE_DEPTH {
                 return Err(SqlError::new(

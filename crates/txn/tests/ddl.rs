@@ -196,7 +196,11 @@ fn renames_and_engine_attributes_are_recovered() {
         let names: Vec<String> = (engine.tables().iter())
             .map(|t| t.name().to_owned())
             .collect();
-        assert_eq!(names, ["db.t2", "other"], "checkpoint {checkpoint}: {recovery}");
+        assert_eq!(
+            names,
+            ["db.t2", "other"],
+            "checkpoint {checkpoint}: {recovery}"
+        );
         let t2 = engine.table("db.t2").unwrap();
         assert_eq!(engine.table_attributes(&t2).as_deref(), Some("kept"));
         assert_eq!(engine.attributes().as_deref(), Some("[\"db\"]"));

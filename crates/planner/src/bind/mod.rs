@@ -648,12 +648,13 @@ fn bind_table(
         return Err(PlanError::Unsupported(format!("FROM {factor}")));
     };
     let table = object_name(name)?;
-    let schema = catalog
-        .table(&table)
-        .ok_or_else(|| PlanError::NoSuchTable(format!("{}.{table}", catalog.database())))?;
-    let alias = alias
-        .as_ref()
-        .map_or_else(|| table.clone(), |a| a.name.value.clone());
+    let schema = catalog.table(&table).ok_or_else(|| {
+        PlanError::NoSuchTable(crate::catalog::qualified(catalog.database(), &table))
+    })?;
+    let alias = alias.as_ref().map_or_else(
+        || crate::own_name(&table).to_owned(),
+        |a| a.name.value.clone(),
+    );
     if tables.iter().any(|t| t.alias.eq_ignore_ascii_case(&alias)) {
         return Err(PlanError::NotUniqueTable(alias));
     }

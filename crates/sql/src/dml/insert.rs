@@ -237,7 +237,7 @@ fn bind_on_duplicate(
         Some(_) => return Err(SqlError::unsupported("a row alias with column aliases")),
     };
     let schema = table.shared_schema();
-    let bound = [table.name(), alias.as_str()].map(|alias| BoundTable {
+    let bound = [crate::names::short(table.name()), alias.as_str()].map(|alias| BoundTable {
         name: table.name().to_owned(),
         alias: alias.to_owned(),
         schema: Arc::clone(&schema),
@@ -295,7 +295,7 @@ fn source_rows(
             else {
                 return Err(SqlError::other("an INSERT's binding for another statement"));
             };
-            let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
+            let db = s.catalog_database();
             let lock = (trx.isolation() != Isolation::ReadCommitted).then_some(LockMode::Shared);
             // The query's own `?`s (ON DUPLICATE KEY UPDATE's come after them).
             let own = &params[..crate::parse::placeholders(q).min(params.len())];

@@ -36,7 +36,7 @@ fn table_handle(
     tables: &[Table],
     name: &ast::ObjectName,
 ) -> Result<(Arc<str>, Table), SqlError> {
-    let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
+    let db = s.catalog_database();
     let name = object_name(name)?;
     let table = tables
         .iter()
@@ -236,7 +236,7 @@ pub(crate) fn bind_update(
     let schema = table.shared_schema();
     let bound = [BoundTable {
         name: table.name().to_owned(),
-        alias: table.name().to_owned(),
+        alias: crate::names::short(table.name()).to_owned(),
         schema: Arc::clone(&schema),
     }];
     let mut binder = Binder::new(&bound).with_session(s);

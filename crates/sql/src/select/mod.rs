@@ -102,8 +102,8 @@ fn handles(tables: &[Table], bound: &[BoundTable]) -> Vec<Table> {
 
 /// Binds a query against the catalog's `tables`.
 pub(crate) fn bind(s: &Session, tables: &[Table], q: &ast::Query) -> Result<BoundQuery, SqlError> {
-    let database = s.database().map(|d| &**d);
-    bind_in(s, tables, q, database, None, &[])
+    let database = s.catalog_database();
+    bind_in(s, tables, q, Some(&database), None, &[])
 }
 
 /// [`bind`] with `database` (`None`: no database chosen) as the current one, the
@@ -165,7 +165,7 @@ pub(crate) fn run(
     if select.from.is_empty() {
         return without_from(s, q, bound, params);
     }
-    let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
+    let db = s.catalog_database();
     // SERIALIZABLE: a plain SELECT in a transaction reads FOR SHARE, as InnoDB's does.
     let lock = bound
         .lock

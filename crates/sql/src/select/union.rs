@@ -199,15 +199,7 @@ fn run(
     params: &[Value],
 ) -> Result<Response, SqlError> {
     let window = limit_offset(q, params)?;
-    let needs_database = bound
-        .parts
-        .iter()
-        .any(|p| select_of(&p.query).is_ok_and(|sel| !sel.from.is_empty()));
-    let db = match s.database() {
-        Some(d) => d.to_string(),
-        None if !needs_database => String::new(),
-        None => return Err(SqlError::no_database()),
-    };
+    let db = s.catalog_database().to_string();
     let lock = s.serializable_read().then_some(LockMode::Shared);
     let answers = s.with_trx(|s, trx| {
         let mut answers = Vec::with_capacity(bound.parts.len());

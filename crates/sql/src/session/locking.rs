@@ -13,7 +13,7 @@ impl Session {
     pub(crate) fn lock_tables(&mut self, tables: &[ast::LockTable]) -> Result<Response, SqlError> {
         self.unlock_tables()?;
         self.commit()?;
-        let db = self.database().cloned().ok_or_else(SqlError::no_database)?;
+        let db = self.catalog_database();
         let mut wanted: Vec<(String, waterline_txn::TableId, bool)> = Vec::new();
         for t in tables {
             let name = &t.table.value;

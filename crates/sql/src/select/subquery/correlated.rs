@@ -388,7 +388,10 @@ impl Substitute<'_> {
                         .find(|t| t.name().eq_ignore_ascii_case(&table))
                         .map(|t| t.schema().columns.iter().map(|c| c.name.clone()).collect());
                     Some((
-                        alias.as_ref().map_or(table, |a| a.name.value.clone()),
+                        alias.as_ref().map_or_else(
+                            || crate::names::short(&table).to_owned(),
+                            |a| a.name.value.clone(),
+                        ),
                         columns,
                     ))
                 }

@@ -48,7 +48,7 @@ impl Bound for DmlWithSubqueries {
         let mut statement = with_params(statement, params)?;
         let target = target_of(&statement)?;
         refuse_reading_target(&statement, &target)?;
-        let db = s.database().map(|d| d.to_string());
+        let db = Some(s.catalog_database().to_string());
         s.with_trx(|s, trx| {
             let lock = (trx.isolation() != Isolation::ReadCommitted).then_some(LockMode::Shared);
             let mut st = Context {

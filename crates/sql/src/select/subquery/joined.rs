@@ -381,7 +381,10 @@ fn named_entry(
     let table = name.0.last()?.as_ident()?.value.clone();
     let columns = columns_of(&table)?;
     Some(Entry {
-        alias: alias.as_ref().map_or(table, |a| a.name.value.clone()),
+        alias: alias.as_ref().map_or_else(
+            || crate::names::short(&table).to_owned(),
+            |a| a.name.value.clone(),
+        ),
         columns,
     })
 }

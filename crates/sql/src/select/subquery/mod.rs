@@ -190,7 +190,7 @@ pub(crate) fn read_in(
     params: &[Value],
     lock: Option<LockMode>,
 ) -> Result<Response, SqlError> {
-    let db = s.database().map(|d| d.to_string());
+    let db = Some(s.catalog_database().to_string());
     // Placeholders first, in the order of the text, before a CTE's query is copied to where
     // it is read.
     let inlined = super::cte::inline(&with_params(q, params)?)?;
@@ -214,7 +214,7 @@ pub(crate) fn explain(
     params: &[Value],
     format: Format,
 ) -> Result<Response, SqlError> {
-    let db = s.database().cloned().ok_or_else(SqlError::no_database)?;
+    let db = s.catalog_database();
     let inlined = super::cte::inline(&with_params(q, params)?)?;
     let explaining = s.with_trx(|s, trx| {
         let mut st = Context {
@@ -296,8 +296,8 @@ fn name_as_written(q: &ast::Query, columns: &mut [ResultColumn]) {
 fn names_in_from(q: &ast::Query) -> HashSet<String> {
     let mut names = HashSet::new();
     let _ = ast::visit_relations(q, |name| {
-        if let Some(last) = name.0.last() {
-            names.insert(last.to_string().trim_matches('`').to_ascii_lowercase());
+        if let Some(last) = name.0.last().and_then(|p| p.as_ident()) {
+            names.insert(crate::names::short(&last.value).to_ascii_lowercase());
         }
         ControlFlow::<()>::Continue(())
     });

@@ -1,0 +1,255 @@
+//! Databases as namespaces of tables: how a table a statement names (`t` in the database in
+//! use, or `db.t`) maps to the engine's table, whose catalog has one flat list of names.
+//!
+//! The server's first database (`--database`, `waterline` when embedded) is its **home**:
+//! its tables have their own names in the engine, so the tables the engine's typed API
+//! made (TPC-C-lite's loader, an embedding program) are the home database's tables. A table
+//! of any other database `db` is the engine's `db.t` (the dot cannot be in a table name: a
+//! name with one is refused, 1103), as InnoDB names its tables `db/t`.
+//!
+//! Before a statement is bound or run, [`Session::qualify`] rewrites every table name in it
+//! to the engine's name, so the rest of the crate names tables one way. A name without a
+//! database, with none in use, is 1046, as in MySQL; the names of a statement's common
+//! table expressions and of the system databases (`information_schema`,
+//! `performance_schema`, `mysql`, `sys`) are left alone.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    self, AlterTableOperation, Ident, ObjectName, ObjectNamePart, Statement, TableConstraint,
+    VisitMut, VisitorMut,
+};
+
+use crate::error::SqlError;
+use crate::session::Session;
+
+/// The databases whose tables are not the catalog's (the system views, and what waterline
+/// does not have).
+const SYSTEM: [&str; 4] = ["information_schema", "performance_schema", "mysql", "sys"];
+
+/// Whether `db` is a system database.
+pub(crate) fn is_system(db: &str) -> bool {
+    SYSTEM.iter().any(|s| s.eq_ignore_ascii_case(db))
+}
+
+/// The engine's name of table `table` of database `db`, in a server whose home database is
+/// `home`.
+pub(crate) fn engine_name(home: &str, db: &str, table: &str) -> String {
+    if db.eq_ignore_ascii_case(home) {
+        table.to_owned()
+    } else {
+        format!("{}.{table}", db.to_ascii_lowercase())
+    }
+}
+
+/// The database and the table's own name of the engine's table `name`.
+pub(crate) fn split<'a>(home: &'a str, name: &'a str) -> (&'a str, &'a str) {
+    name.split_once('.').unwrap_or((home, name))
+}
+
+pub(crate) use waterline_planner::own_name as short;
+
+fn incorrect(name: &str) -> SqlError {
+    SqlError::new(1103, "42000", format!("Incorrect table name '{name}'"))
+}
+
+/// Rewrites the names of one statement.
+struct Qualify<'a> {
+    home: &'a str,
+    /// The database in use.
+    current: Option<&'a str>,
+    /// The statement's common table expressions.
+    ctes: HashSet<String>,
+}
+
+impl Qualify<'_> {
+    fn name(&self, name: &mut ObjectName) -> Result<(), SqlError> {
+        let parts: Vec<&Ident> = name
+            .0
+            .iter()
+            .map(|p| match p {
+                ObjectNamePart::Identifier(id) => Ok(id),
+                other => Err(SqlError::unsupported(format!("the table name {other}"))),
+            })
+            .collect::<Result<_, _>>()?;
+        let (db, table) = match parts.as_slice() {
+            [table] if self.ctes.contains(&table.value.to_ascii_lowercase()) => return Ok(()),
+            [table] => (None, *table),
+            [db, table] => (Some(db.value.as_str()), *table),
+            _ => return Err(SqlError::parse(format!("the table name {name}"))),
+        };
+        if table.value.contains('.') || table.value.is_empty() {
+            return Err(incorrect(&table.value));
+        }
+        let db = match db.or(self.current) {
+            Some(db) if is_system(db) => return Ok(()),
+            Some(db) => db,
+            None => return Err(SqlError::no_database()),
+        };
+        let engine = engine_name(self.home, db, &table.value);
+        if parts.len() > 1 || engine != table.value {
+            *name = ObjectName::from(vec![Ident::with_quote('`', engine)]);
+        }
+        Ok(())
+    }
+}
+
+impl VisitorMut for Qualify<'_> {
+    type Break = SqlError;
+
+    fn pre_visit_relation(&mut self, relation: &mut ObjectName) -> ControlFlow<SqlError> {
+        match self.name(relation) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => ControlFlow::Break(e),
+        }
+    }
+}
+
+/// The names of the common table expressions of `statement`, lowercased.
+fn cte_names(statement: &mut Statement) -> HashSet<String> {
+    struct Ctes(HashSet<String>);
+    impl VisitorMut for Ctes {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<()> {
+            if let Some(with) = &q.with {
+                for cte in &with.cte_tables {
+                    self.0.insert(cte.alias.name.value.to_ascii_lowercase());
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut ctes = Ctes(HashSet::new());
+    let _ = statement.visit(&mut ctes);
+    ctes.0
+}
+
+/// The referenced table of a FOREIGN KEY constraint, if `c` is one.
+fn references(c: &mut TableConstraint) -> Option<&mut ObjectName> {
+    match c {
+        TableConstraint::ForeignKey(fk) => Some(&mut fk.foreign_table),
+        _ => None,
+    }
+}
+
+impl Session {
+    /// The server's home database (see the module page).
+    pub(crate) fn home(&self) -> &str {
+        self.shared().home()
+    }
+
+    /// The database a statement's tables are named from: the one in use, else the home
+    /// database (every table name is qualified by then: [`Session::qualify`]).
+    pub(crate) fn catalog_database(&self) -> std::sync::Arc<str> {
+        match self.database() {
+            Some(db) => std::sync::Arc::clone(db),
+            None => std::sync::Arc::from(self.home()),
+        }
+    }
+
+    /// The database of the engine's table `name`: 1049 if there is no such database (CREATE
+    /// TABLE in one).
+    pub(crate) fn database_of<'a>(&'a self, name: &'a str) -> Result<&'a str, SqlError> {
+        let (db, _) = split(self.home(), name);
+        if !self.shared().has_database(db) {
+            return Err(SqlError::unknown_database(db));
+        }
+        Ok(db)
+    }
+
+    /// Rewrites every table name in `statement` to the engine's name of the table (see the
+    /// module page).
+    pub(crate) fn qualify(&self, statement: &mut Statement) -> Result<(), SqlError> {
+        // Statements whose names are databases, or name no table.
+        if matches!(
+            statement,
+            Statement::ShowTables { .. }
+                | Statement::ShowDatabases { .. }
+                | Statement::ShowSchemas { .. }
+                | Statement::CreateDatabase { .. }
+                | Statement::CreateSchema { .. }
+                | Statement::Use(_)
+                | Statement::Set(_)
+                | Statement::StartTransaction { .. }
+                | Statement::Commit { .. }
+                | Statement::Rollback { .. }
+                | Statement::Drop {
+                    object_type: ast::ObjectType::Database | ast::ObjectType::Schema,
+                    ..
+                }
+        ) {
+            return Ok(());
+        }
+        let mut q = Qualify {
+            home: self.home(),
+            current: self.database().map(|d| &**d),
+            ctes: cte_names(statement),
+        };
+        match statement {
+            Statement::Drop {
+                object_type: ast::ObjectType::Table,
+                names,
+                ..
+            } => {
+                for name in names {
+                    q.name(name)?;
+                }
+            }
+            Statement::Drop {
+                object_type: ast::ObjectType::Index,
+                table: Some(table),
+                ..
+            } => q.name(table)?,
+            Statement::ShowCreate { obj_name, .. } => q.name(obj_name)?,
+            Statement::RenameTable(renames) => {
+                for r in renames {
+                    q.name(&mut r.old_name)?;
+                    q.name(&mut r.new_name)?;
+                }
+            }
+            Statement::CreateTable(create) => {
+                for c in &mut create.constraints {
+                    if let Some(parent) = references(c) {
+                        q.name(parent)?;
+                    }
+                }
+            }
+            Statement::AlterTable(alter) => {
+                for op in &mut alter.operations {
+                    match op {
+                        AlterTableOperation::AddConstraint { constraint, .. } => {
+                            if let Some(parent) = references(constraint) {
+                                q.name(parent)?;
+                            }
+                        }
+                        AlterTableOperation::RenameTable { table_name } => match table_name {
+                            ast::RenameTableNameKind::As(name)
+                            | ast::RenameTableNameKind::To(name) => q.name(name)?,
+                        },
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        match statement.visit(&mut q) {
+            ControlFlow::Break(e) => Err(e),
+            ControlFlow::Continue(()) => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_tables_keep_their_names_and_others_are_prefixed() {
+        assert_eq!(engine_name("tpcc", "TPCC", "warehouse"), "warehouse");
+        assert_eq!(engine_name("tpcc", "Shop", "t"), "shop.t");
+        assert_eq!(split("tpcc", "shop.t"), ("shop", "t"));
+        assert_eq!(split("tpcc", "t"), ("tpcc", "t"));
+        assert_eq!(short("shop.t"), "t");
+    }
+}
