@@ -17,7 +17,6 @@ pub(crate) fn show(s: &Session) -> Response {
     let engine = &s.shared().engine;
     let tables = engine.tables();
     let (locks, waits) = engine.data_locks();
-    let db = s.database_name();
     let mut out = String::new();
     let rule = "=====================================";
     let _ = writeln!(
@@ -57,6 +56,7 @@ pub(crate) fn show(s: &Session) -> Response {
             continue;
         };
         let (table, index) = lock_place(&tables, waiting);
+        let (db, table) = crate::names::split(s.home(), &table);
         let _ = writeln!(
             out,
             "------- TRX HAS BEEN WAITING FOR THIS LOCK TO BE GRANTED:\n\

@@ -288,19 +288,20 @@ pub(crate) fn lock_place(tables: &[Table], lock: &DataLock) -> (String, String) 
 }
 
 fn lock_rows(s: &Session, tables: &[Table], locks: Vec<DataLock>) -> Vec<Vec<Value>> {
-    let database = s.database_name().to_owned();
+    let home = s.home();
     locks
         .into_iter()
         .map(|lock| {
             let (name, index) = lock_place(tables, &lock);
+            let (database, name) = crate::names::split(home, &name);
             vec![
                 Value::from("waterline"),
                 Value::from(lock.id.as_str()),
                 Value::Int(lock.trx.get() as i64),
                 Value::Null,
                 Value::Null,
-                Value::from(database.as_str()),
-                Value::from(name.as_str()),
+                Value::from(database),
+                Value::from(name),
                 Value::Null,
                 Value::Null,
                 Value::from(index.as_str()),

@@ -284,6 +284,10 @@ fn apply(engine: &Engine, entry: Entry) -> Result<(u64, u64), TxnError> {
             engine.rename_table_unlogged(table, &name)?;
             Ok((0, 0))
         }
+        Entry::ReplaceTable { old, new } => {
+            engine.replace_table_unlogged(old, new)?;
+            Ok((0, 0))
+        }
         Entry::DropTable(table) => {
             let t = engine.table_by_id(table).ok_or_else(|| {
                 TxnError::Durability(format!("the log drops {table} that was never created"))

@@ -600,6 +600,57 @@ impl Engine {
         self.rename_as(from, to, true)
     }
 
+    /// ALTER TABLE's swap: drops table `name` and gives its name to table `by` (a copy of
+    /// it with a new definition), in one step and one log entry, so that neither a reader
+    /// nor recovery ever finds the name without a table or with both. A transaction still
+    /// holding the old table's handle goes on using the old table, as after DROP TABLE.
+    pub fn replace_table(&self, name: &str, by: &str) -> Result<Table, TxnError> {
+        let mut catalog = self.shared.catalog.write();
+        let find = |n: &str| {
+            (catalog.iter())
+                .find(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(n))
+                .map(Table::id)
+                .ok_or_else(|| TxnError::NoSuchTable(n.to_owned()))
+        };
+        let (old, new) = (find(name)?, find(by)?);
+        if let Some(durable) = self.durable.as_ref() {
+            durable.log_ddl(&Entry::ReplaceTable { old, new })?;
+        }
+        Ok(self.swap(&mut catalog, old, new))
+    }
+
+    /// Recovery: a swap that is in the log already.
+    pub(crate) fn replace_table_unlogged(
+        &self,
+        old: TableId,
+        new: TableId,
+    ) -> Result<(), TxnError> {
+        let mut catalog = self.shared.catalog.write();
+        let live = |id: TableId| catalog.get(id.0 as usize).is_some_and(|t| !t.is_dropped());
+        if !live(old) || !live(new) {
+            return Err(TxnError::Durability(format!(
+                "the log swaps {old} and {new}, which are not both tables"
+            )));
+        }
+        self.swap(&mut catalog, old, new);
+        Ok(())
+    }
+
+    fn swap(&self, catalog: &mut [Table], old: TableId, new: TableId) -> Table {
+        let o = catalog[old.0 as usize].clone();
+        self.shared.attributes.lock().remove(&old);
+        let tombstone = Table::new(old, o.schema().clone());
+        tombstone.mark_dropped();
+        o.mark_dropped();
+        catalog[old.0 as usize] = tombstone;
+        let mut schema = catalog[new.0 as usize].schema().clone();
+        schema.name = o.name().to_owned();
+        let renamed = catalog[new.0 as usize].renamed(schema);
+        catalog[new.0 as usize] = renamed.clone();
+        self.catalog_changed();
+        renamed
+    }
+
     /// Recovery: a rename that is in the log already.
     pub(crate) fn rename_table_unlogged(&self, table: TableId, to: &str) -> Result<(), TxnError> {
         let from = self.table_by_id(table).ok_or_else(|| {

@@ -8,7 +8,7 @@
 //! ```text
 //!  entry   := 1 commit  | 2 create-table | 3 image-end | 4 create-index | 5 drop-table
 //!             | 6 u32 table, str attributes | 7 str engine attributes
-//!             | 8 u32 table, str new name
+//!             | 8 u32 table, str new name | 9 u32 dropped table, u32 table taking its name
 //!  commit  := u32 n, n × (u32 table, key, u8 has_after, [row])
 //!  key,row := u16 n, n × value
 //!  value   := 0 NULL | 1 i64 | 2 i128 units u8 scale | 3 f64 bits | 4 str | 5 i64 datetime
@@ -52,6 +52,13 @@ pub(crate) enum Entry {
     DropTable(TableId),
     /// The attributes a layer above keeps with the engine (`Engine::set_attributes`).
     EngineAttributes(String),
+    /// ALTER TABLE's swap: table `old` is dropped and table `new` takes its name, at once.
+    ReplaceTable {
+        /// The table dropped.
+        old: TableId,
+        /// The table that takes its name.
+        new: TableId,
+    },
     /// RENAME TABLE: table `table` (its id) is named `name` from now on.
     RenameTable {
         /// The table's id.
@@ -114,6 +121,11 @@ impl Entry {
                 out.push(7);
                 put_str(&mut out, text);
             }
+            Entry::ReplaceTable { old, new } => {
+                out.push(9);
+                out.extend_from_slice(&old.0.to_le_bytes());
+                out.extend_from_slice(&new.0.to_le_bytes());
+            }
             Entry::RenameTable { table, name } => {
                 out.push(8);
                 out.extend_from_slice(&table.0.to_le_bytes());
@@ -165,6 +177,10 @@ impl Entry {
                 text: r.str()?,
             },
             7 => Entry::EngineAttributes(r.str()?),
+            9 => Entry::ReplaceTable {
+                old: TableId(r.u32()? as u32),
+                new: TableId(r.u32()? as u32),
+            },
             8 => Entry::RenameTable {
                 table: TableId(r.u32()? as u32),
                 name: r.str()?,
@@ -467,6 +483,10 @@ mod tests {
             Entry::RenameTable {
                 table: TableId(7),
                 name: "db.t2".into(),
+            },
+            Entry::ReplaceTable {
+                old: TableId(2),
+                new: TableId(9),
             },
             Entry::CreateTable(schema()),
             Entry::CreateTable(TableSchema::new(

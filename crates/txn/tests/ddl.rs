@@ -207,3 +207,38 @@ fn renames_and_engine_attributes_are_recovered() {
         assert_eq!(by_k(&engine, "db.t2", 7), [7, 17, 500]);
     }
 }
+
+/// ALTER TABLE's swap: the copy takes the old table's name, in one log entry, and after a
+/// restart the name has the copy's rows and definition.
+#[test]
+fn a_replaced_table_is_recovered_as_its_copy() {
+    for checkpoint in [false, true] {
+        let dir = common::temp_dir("replace");
+        {
+            let (engine, _) = Engine::open_dir(dir.path(), EngineConfig::default()).unwrap();
+            let t = engine.create_table(schema("t")).unwrap();
+            fill(&engine, &t, 10);
+            let copy = engine.create_table(schema("#sql-copy")).unwrap();
+            fill(&engine, &copy, 3);
+            engine
+                .set_table_attributes("#sql-copy", "the copy's")
+                .unwrap();
+            let swapped = engine.replace_table("t", "#sql-copy").unwrap();
+            assert_eq!(swapped.id(), copy.id());
+            assert!(engine.table("#sql-copy").is_err());
+            assert_eq!(engine.table("t").unwrap().id(), copy.id());
+            if checkpoint {
+                engine.checkpoint().unwrap();
+            }
+        }
+        let (engine, recovery) = Engine::open_dir(dir.path(), EngineConfig::default()).unwrap();
+        let names: Vec<String> = (engine.tables().iter())
+            .map(|t| t.name().to_owned())
+            .collect();
+        assert_eq!(names, ["t"], "checkpoint {checkpoint}: {recovery}");
+        let t = engine.table("t").unwrap();
+        assert_eq!(engine.table_attributes(&t).as_deref(), Some("the copy's"));
+        let mut trx = engine.begin_with(Isolation::ReadCommitted);
+        assert_eq!(trx.scan(&t, KeyRange::All).unwrap().len(), 3);
+    }
+}
