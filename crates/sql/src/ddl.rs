@@ -22,6 +22,75 @@ pub(crate) fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>, Sq
         .collect()
 }
 
+/// One column of CREATE TABLE or ALTER TABLE ... ADD | MODIFY | CHANGE, with what its
+/// options say beyond the column itself.
+pub(crate) struct Defined {
+    pub(crate) column: Column,
+    pub(crate) default: Option<waterline_txn::Value>,
+    pub(crate) auto_increment: bool,
+    /// `PRIMARY KEY` on the column.
+    pub(crate) primary: bool,
+    /// `UNIQUE` on the column.
+    pub(crate) unique: bool,
+}
+
+/// A column definition: its type, NULL or NOT NULL, DEFAULT (1067 if the column cannot
+/// hold it), AUTO_INCREMENT, PRIMARY KEY, UNIQUE.
+pub(crate) fn column_def(c: &ast::ColumnDef) -> Result<Defined, SqlError> {
+    let mut defined = Defined {
+        column: Column::nullable(c.name.value.clone(), column_type(&c.data_type)?),
+        default: None,
+        auto_increment: false,
+        primary: false,
+        unique: false,
+    };
+    let mut default = None;
+    for option in &c.options {
+        match &option.option {
+            ColumnOption::NotNull => defined.column.nullable = false,
+            ColumnOption::Null => defined.column.nullable = true,
+            ColumnOption::Default(e) => {
+                default = Some(Binder::new(&[]).expr(e, "default")?.eval(Env::new(&[], &[]))?);
+            }
+            ColumnOption::PrimaryKey(_) => {
+                defined.column.nullable = false;
+                defined.primary = true;
+            }
+            ColumnOption::Unique(_) => defined.unique = true,
+            ColumnOption::DialectSpecific(tokens)
+                if tokens.iter().any(|t| {
+                    matches!(t, Token::Word(w) if w.value.eq_ignore_ascii_case("AUTO_INCREMENT"))
+                }) =>
+            {
+                defined.auto_increment = true;
+            }
+            ColumnOption::CharacterSet(_) | ColumnOption::Collation(_) | ColumnOption::Comment(_) => {}
+            // MySQL 8.0 parses a column's REFERENCES and ignores it; refused here rather
+            // than ignored, so that no one believes it checks anything.
+            ColumnOption::ForeignKey(_) => {
+                return Err(SqlError::unsupported(
+                    "a column's REFERENCES (MySQL 8.0 ignores it): declare FOREIGN KEY (column) \
+                     REFERENCES",
+                ));
+            }
+            other => return Err(SqlError::unsupported(format!("column option {other}"))),
+        }
+    }
+    defined.default = match default {
+        Some(v) => Some(
+            store(&defined.column, v, true, 1, &mut Vec::new()).map_err(|_| {
+                SqlError::new(
+                    1067,
+                    "42000",
+                    format!("Invalid default value for '{}'", defined.column.name),
+                )
+            })?,
+        ),
+        None => None,
+    };
+    Ok(defined)
+}
+
 /// CREATE TABLE [IF NOT EXISTS] t (columns, keys) [ENGINE=...].
 pub(crate) fn create_table(
     s: &mut Session,
@@ -67,48 +136,18 @@ pub(crate) fn create_table(
                 format!("Duplicate column name '{}'", c.name.value),
             ));
         }
-        let ty = column_type(&c.data_type)?;
-        let mut nullable = true;
-        let mut default = None;
-        for option in &c.options {
-            match &option.option {
-                ColumnOption::NotNull => nullable = false,
-                ColumnOption::Null => nullable = true,
-                ColumnOption::Default(e) => {
-                    default = Some(Binder::new(&[]).expr(e, "default")?.eval(Env::new(&[], &[]))?);
-                }
-                ColumnOption::PrimaryKey(_) => {
-                    nullable = false;
-                    primary = Some(vec![c.name.value.clone()]);
-                }
-                ColumnOption::Unique(_) => indexes.push((c.name.value.clone(), vec![c.name.value.clone()], true)),
-                ColumnOption::DialectSpecific(tokens) if tokens.iter().any(|t| matches!(t, Token::Word(w) if w.value.eq_ignore_ascii_case("AUTO_INCREMENT"))) => {
-                    auto_increment = Some(i);
-                }
-                ColumnOption::CharacterSet(_) | ColumnOption::Collation(_) | ColumnOption::Comment(_) => {}
-                // MySQL 8.0 parses a column's REFERENCES and ignores it; refused here rather
-                // than ignored, so that no one believes it checks anything.
-                ColumnOption::ForeignKey(_) => return Err(SqlError::unsupported(
-                    "a column's REFERENCES (MySQL 8.0 ignores it): declare FOREIGN KEY (column) REFERENCES",
-                )),
-                other => return Err(SqlError::unsupported(format!("column option {other}"))),
-            }
+        let defined = column_def(c)?;
+        if defined.primary {
+            primary = Some(vec![c.name.value.clone()]);
         }
-        let column = if nullable {
-            Column::nullable(c.name.value.clone(), ty)
-        } else {
-            Column::new(c.name.value.clone(), ty)
-        };
-        defaults.push(match default {
-            Some(v) => Some(store(&column, v, true, 1, &mut Vec::new()).map_err(|_| {
-                SqlError::new(
-                    1067,
-                    "42000",
-                    format!("Invalid default value for '{}'", column.name),
-                )
-            })?),
-            None => None,
-        });
+        if defined.unique {
+            indexes.push((c.name.value.clone(), vec![c.name.value.clone()], true));
+        }
+        if defined.auto_increment {
+            auto_increment = Some(i);
+        }
+        defaults.push(defined.default);
+        let column = defined.column;
         columns.push(column);
     }
     let mut foreign = Vec::new();

@@ -340,6 +340,10 @@ impl Session {
                 self.commit()?;
                 crate::alter::alter_table(self, alter)
             }
+            Statement::RenameTable(renames) => {
+                self.commit()?;
+                crate::alter::rename_tables(self, renames)
+            }
             Statement::Analyze(analyze) => {
                 self.commit()?;
                 crate::alter::analyze(self, analyze)

@@ -202,6 +202,15 @@ impl Session {
                 ..
             } => q.name(table)?,
             Statement::ShowCreate { obj_name, .. } => q.name(obj_name)?,
+            Statement::LockTables { tables } => {
+                for t in tables {
+                    let mut name = ObjectName::from(vec![t.table.clone()]);
+                    q.name(&mut name)?;
+                    if let Some(ObjectNamePart::Identifier(id)) = name.0.pop() {
+                        t.table = id;
+                    }
+                }
+            }
             Statement::RenameTable(renames) => {
                 for r in renames {
                     q.name(&mut r.old_name)?;

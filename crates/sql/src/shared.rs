@@ -277,6 +277,21 @@ impl Catalog {
         found
     }
 
+    /// Forgets the metadata of base table `name` (dropped).
+    pub(crate) fn forget(&self, name: &str) {
+        self.meta.lock().remove(&name.to_ascii_lowercase());
+    }
+
+    /// Base table `from` is named `to` now (RENAME, ALTER TABLE's swap): its metadata
+    /// moves with it, and whatever `to` had is gone.
+    pub(crate) fn rekey(&self, from: &str, to: &str) {
+        let mut all = self.meta.lock();
+        all.remove(&to.to_ascii_lowercase());
+        if let Some(meta) = all.remove(&from.to_ascii_lowercase()) {
+            all.insert(to.to_ascii_lowercase(), meta);
+        }
+    }
+
     /// Sets `table`'s metadata, and (for a base table) keeps it with the table in the engine,
     /// logged if the engine is durable.
     pub(crate) fn save(

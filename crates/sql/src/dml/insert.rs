@@ -41,7 +41,7 @@ fn no_default(
 
 /// The value MySQL gives a NOT NULL column that gets none it can take: the type's zero (an
 /// empty string, 0); `None` for a DATETIME, whose zero waterline does not have.
-fn implicit_default(column: &Column) -> Option<Value> {
+pub(crate) fn implicit_default(column: &Column) -> Option<Value> {
     match column.ty {
         ColumnType::Char(_) | ColumnType::Varchar(_) => Some(Value::from("")),
         ColumnType::Double => Some(Value::Double(0.0)),

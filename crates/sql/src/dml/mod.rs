@@ -25,7 +25,7 @@ use crate::write::Checks;
 
 mod insert;
 
-pub(crate) use insert::bind_insert;
+pub(crate) use insert::{bind_insert, implicit_default};
 
 /// Assignments bound: each target column's position and its expression.
 type Assignments = Vec<(usize, Expr)>;

@@ -43,6 +43,29 @@ impl Session {
         Ok(Response::done(0))
     }
 
+    /// Runs `f` while this session holds table `table` locked WRITE, so that other sessions'
+    /// statements that use it wait (ALTER TABLE's copy, as MySQL's exclusive metadata lock);
+    /// a session under LOCK TABLES runs `f` at once (it has the table locked WRITE, or the
+    /// statement was refused).
+    pub(crate) fn with_table_exclusive<T>(
+        &mut self,
+        table: waterline_txn::TableId,
+        f: impl FnOnce(&mut Session) -> Result<T, SqlError>,
+    ) -> Result<T, SqlError> {
+        if !self.locked_tables.is_empty() {
+            return f(self);
+        }
+        let stop = self.control.stop_flag();
+        (self.shared.table_locks).lock(
+            self.connection_id,
+            &[(table, true)],
+            (self.settings.lock_wait_timeout, &stop),
+        )?;
+        let result = f(self);
+        self.shared.table_locks.unlock(self.connection_id);
+        result
+    }
+
     /// UNLOCK TABLES (and BEGIN, which gives table locks back too): commits and gives back
     /// the session's table locks, if it holds any; nothing otherwise.
     pub(crate) fn unlock_tables(&mut self) -> Result<(), SqlError> {
