@@ -151,7 +151,8 @@ impl Definition {
             self.primary = Some(vec![name.to_owned()]);
         }
         if defined.unique {
-            self.add_index(name, &[name.to_owned()], true)?;
+            let index = self.free_name(name);
+            self.add_index(&index, &[name.to_owned()], true)?;
         }
         Ok(())
     }
@@ -313,6 +314,19 @@ impl Definition {
             other => return Err(SqlError::unsupported(format!("ALTER COLUMN ... {other}"))),
         }
         Ok(())
+    }
+
+    /// The name MySQL gives an index not named: its first column's, else that with `_2`,
+    /// `_3`, ... until it is free.
+    pub(super) fn free_name(&self, column: &str) -> String {
+        let taken = |n: &str| same(n, "PRIMARY") || self.indexes.iter().any(|(i, ..)| same(i, n));
+        if !taken(column) {
+            return column.to_owned();
+        }
+        (2..)
+            .map(|k| format!("{column}_{k}"))
+            .find(|n| !taken(n))
+            .expect("a free name")
     }
 
     /// ADD [UNIQUE] INDEX name (columns): 1061 if the name is taken, 1072 for a column

@@ -128,18 +128,14 @@ fn planned<'a>(
                 TableConstraint::ForeignKey(fk) => added.push(fk),
                 TableConstraint::Index(index) => {
                     let columns = crate::ddl::index_columns(&index.columns)?;
-                    let name = index
-                        .name
-                        .as_ref()
-                        .map_or(&columns[0], |n| &n.value)
-                        .clone();
+                    let name = (index.name.as_ref())
+                        .map_or_else(|| def.free_name(&columns[0]), |n| n.value.clone());
                     def.add_index(&name, &columns, false)?;
                 }
                 TableConstraint::Unique(unique) => {
                     let columns = crate::ddl::index_columns(&unique.columns)?;
                     let name = (unique.name.as_ref().or(unique.index_name.as_ref()))
-                        .map_or(&columns[0], |n| &n.value)
-                        .clone();
+                        .map_or_else(|| def.free_name(&columns[0]), |n| n.value.clone());
                     def.add_index(&name, &columns, true)?;
                 }
                 TableConstraint::PrimaryKey(pk) => {
