@@ -1,7 +1,8 @@
 //! The MariaDB client tools against `waterline serve`, as a user runs them: `mariadb-dump`
 //! (plain, which takes LOCK TABLES, and `--single-transaction`) of a database whose dump
 //! loads into a fresh server with the same tables (`SHOW CREATE TABLE`) and rows;
-//! `mariadb-admin status` and `processlist`; the `mariadb` client's `status`.
+//! a dump of several databases (`--databases`); `mariadb-slap`, which makes and drops its own
+//! schema; `mariadb-admin status` and `processlist`; the `mariadb` client's `status`.
 //!
 //! `.ci/run` installs them (Debian's mariadb-client) and sets `WATERLINE_REQUIRE_CLIENTS=1`,
 //! which makes their absence a failure.
@@ -144,4 +145,87 @@ fn admin_and_client_status_and_processlist() {
         "{}",
         String::from_utf8_lossy(&client.stderr)
     );
+}
+
+/// A dump of several databases (`--databases`, which writes CREATE DATABASE and USE) loads
+/// into a fresh server with each table in its own database, a foreign key across the two
+/// included.
+#[test]
+fn a_dump_of_several_databases_loads_back() {
+    if !have_tools() {
+        return;
+    }
+    let from = Served::start(false);
+    let mut conn = connect(from.port);
+    for sql in [
+        "CREATE DATABASE shop",
+        "CREATE TABLE shop.item (id INT PRIMARY KEY, name VARCHAR(10))",
+        "INSERT INTO shop.item VALUES (1, 'one'), (2, 'two')",
+        "CREATE DATABASE crm",
+        "CREATE TABLE crm.item (id INT PRIMARY KEY, shop_item INT, \
+         FOREIGN KEY (shop_item) REFERENCES shop.item (id))",
+        "INSERT INTO crm.item VALUES (10, 2)",
+    ] {
+        conn.query_drop(sql).unwrap();
+    }
+    let of = |conn: &mut mysql::Conn, db: &str| {
+        conn.query_drop(format!("USE {db}")).unwrap();
+        contents(conn)
+    };
+    let expected = [of(&mut conn, "shop"), of(&mut conn, "crm")];
+    assert!(expected[1][0].1.contains("REFERENCES `shop`.`item` (`id`)"));
+    let dump = run(
+        "mariadb-dump",
+        from.port,
+        &["--databases", "shop", "crm"],
+        None,
+    )
+    .stdout;
+    let to = Served::start(false);
+    run("mariadb", to.port, &[], Some(&dump));
+    let mut copy = connect(to.port);
+    assert_eq!([of(&mut copy, "shop"), of(&mut copy, "crm")], expected);
+    let refused = copy
+        .query_drop("INSERT INTO crm.item VALUES (11, 3)")
+        .unwrap_err();
+    assert!(refused.to_string().contains("1452"), "{refused}");
+}
+
+/// mariadb-slap makes its own schema (CREATE SCHEMA, tables with SERIAL and UUID()), runs
+/// its load from several connections, and drops the schema.
+#[test]
+fn mariadb_slap_runs_and_cleans_up() {
+    if !have_tools() {
+        return;
+    }
+    let served = Served::start(false);
+    for load in ["mixed", "update", "key", "write"] {
+        let out = run(
+            "mariadb-slap",
+            served.port,
+            &[
+                "--concurrency=4",
+                "--iterations=1",
+                "--auto-generate-sql",
+                &format!("--auto-generate-sql-load-type={load}"),
+                "--auto-generate-sql-add-autoincrement",
+                "--auto-generate-sql-secondary-indexes=2",
+                "--number-of-queries=200",
+            ],
+            None,
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("Number of clients running queries: 4"),
+            "{load}: {text}"
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{load}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let mut conn = connect(served.port);
+    let databases: Vec<String> = conn.query("SHOW DATABASES").unwrap();
+    assert!(!databases.iter().any(|d| d == "mysqlslap"), "{databases:?}");
 }

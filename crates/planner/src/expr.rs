@@ -238,7 +238,7 @@ impl Expr {
                 .fold(TableMap::EMPTY, |m, e| m | e.used_tables()),
             Expr::Func(func) => {
                 let rand = match func.kind {
-                    FuncKind::Sleep => TableMap::RAND_TABLE_BIT,
+                    FuncKind::Sleep | FuncKind::Uuid => TableMap::RAND_TABLE_BIT,
                     _ => TableMap::EMPTY,
                 };
                 (func.args.iter()).fold(rand, |m, e| m | e.used_tables())

@@ -74,6 +74,10 @@ pub enum FuncKind {
     /// DATE(dt): the day of a DATETIME (or of a string of one), a DATE; NULL for a string
     /// that is no date.
     Date,
+    /// UUID(): a new version-1 UUID (RFC 4122: the time in 100 ns since 1582-10-15, a clock
+    /// sequence, and a node, random for this process as MySQL's is when it has no MAC) as
+    /// its 36 characters; a new one each time it is evaluated, as SLEEP is.
+    Uuid,
 }
 
 thread_local! {
@@ -204,6 +208,7 @@ impl FuncKind {
             FuncKind::UnixTimestamp(_) => "unix_timestamp",
             FuncKind::Sleep => "sleep",
             FuncKind::Date => "date",
+            FuncKind::Uuid => "uuid",
         }
     }
 
@@ -231,6 +236,7 @@ impl FuncKind {
             | FuncKind::UnixTimestamp(_)
             | FuncKind::Sleep
             | FuncKind::Date => (1, 1),
+            FuncKind::Uuid => (0, 0),
         }
     }
 
@@ -254,6 +260,7 @@ impl FuncKind {
             "LEAST" => FuncKind::Least,
             "SLEEP" => FuncKind::Sleep,
             "DATE" => FuncKind::Date,
+            "UUID" => FuncKind::Uuid,
             _ => return None,
         })
     }
@@ -270,6 +277,44 @@ impl FuncKind {
                 | FuncKind::Least
         )
     }
+}
+
+/// A new version-1 UUID's text (see [`FuncKind::Uuid`]): the time moves on by at least one
+/// tick from the last one this process made, so two are never the same.
+fn uuid() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    use std::sync::LazyLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // Random for the process: the node (multicast bit set, as RFC 4122 asks of a node that
+    // is no MAC address) and the clock sequence.
+    static NODE: LazyLock<(u64, u16)> = LazyLock::new(|| {
+        let random = RandomState::new().hash_one(std::process::id());
+        (
+            (random & 0xffff_ffff_ffff) | 0x0100_0000_0000,
+            (random >> 48) as u16 & 0x3fff,
+        )
+    });
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    // 100 ns ticks from 1582-10-15 to 1970-01-01.
+    const GREGORIAN: u64 = 0x01b2_1dd2_1381_4000;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| (d.as_nanos() / 100) as u64)
+        + GREGORIAN;
+    let ticks = match LAST.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |last| {
+        Some(now.max(last + 1))
+    }) {
+        Ok(last) | Err(last) => now.max(last + 1),
+    };
+    let (node, clock) = *NODE;
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        ticks & 0xffff_ffff,
+        (ticks >> 32) & 0xffff,
+        ((ticks >> 48) & 0x0fff) | 0x1000,
+        clock | 0x8000,
+        node
+    )
 }
 
 /// A value's text as the string functions read it; `None` for NULL. A DOUBLE is refused:
@@ -303,6 +348,9 @@ pub(crate) fn apply(kind: FuncKind, values: Vec<Value>) -> Result<Value, PlanErr
     }
     if let (FuncKind::Sleep, [v]) = (kind, values.as_slice()) {
         return sleep(v);
+    }
+    if kind == FuncKind::Uuid {
+        return Ok(Value::from(uuid()));
     }
     if let (FuncKind::Date, [v]) = (kind, values.as_slice()) {
         return Ok(match v {

@@ -37,13 +37,20 @@ pub(crate) struct Defined {
 /// A column definition: its type, NULL or NOT NULL, DEFAULT (1067 if the column cannot
 /// hold it), AUTO_INCREMENT, PRIMARY KEY, UNIQUE.
 pub(crate) fn column_def(c: &ast::ColumnDef) -> Result<Defined, SqlError> {
-    let mut defined = Defined {
-        column: Column::nullable(c.name.value.clone(), column_type(&c.data_type)?),
-        default: None,
-        auto_increment: false,
-        primary: false,
-        unique: false,
+    // SERIAL: MySQL's alias of BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE.
+    let serial = c.data_type.to_string().eq_ignore_ascii_case("serial");
+    let ty = match serial {
+        true => waterline_txn::ColumnType::Unsigned(8),
+        false => column_type(&c.data_type)?,
     };
+    let mut defined = Defined {
+        column: Column::nullable(c.name.value.clone(), ty),
+        default: None,
+        auto_increment: serial,
+        primary: false,
+        unique: serial,
+    };
+    defined.column.nullable = !serial;
     let mut default = None;
     for option in &c.options {
         match &option.option {

@@ -519,8 +519,9 @@ impl Session {
             Special::EngineStatus => Ok(crate::engine_status::show(self)),
             Special::ShowIndex(table, db) => {
                 let db = self.shown_database(db)?;
-                if self.temporary_table(&table).is_none()
-                    && self.shared().engine.table(&table).is_err()
+                let name = crate::names::engine_name(self.home(), &db, &table);
+                if self.temporary_table(&name).is_none()
+                    && self.shared().engine.table(&name).is_err()
                 {
                     return Err(SqlError::no_table(&db, &table));
                 }
@@ -532,9 +533,10 @@ impl Session {
             }
             Special::NoKeysOption(table) => {
                 self.clear_warnings();
-                let db = self.catalog_database();
-                if self.temporary_table(&table).is_none()
-                    && self.shared().engine.table(&table).is_err()
+                let db = self.database().cloned().ok_or_else(SqlError::no_database)?;
+                let name = crate::names::engine_name(self.home(), &db, &table);
+                if self.temporary_table(&name).is_none()
+                    && self.shared().engine.table(&name).is_err()
                 {
                     return Err(SqlError::no_table(&db, &table));
                 }

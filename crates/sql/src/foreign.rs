@@ -109,7 +109,7 @@ impl ForeignKey {
         let name = match &fk.name {
             Some(n) => n.value.clone(),
             None => (1..)
-                .map(|n| format!("{}_ibfk_{n}", child.name))
+                .map(|n| format!("{}_ibfk_{n}", crate::names::short(&child.name)))
                 .find(|n| !existing.iter().any(|f| f.name.eq_ignore_ascii_case(n)))
                 .expect("a free number"),
         };

@@ -340,6 +340,9 @@ fn without_lock_in_share_mode(sql: &str) -> Option<&str> {
 
 /// Parses exactly one statement (a trailing `;` is fine).
 pub fn one(sql: &str) -> Result<Parsed, SqlError> {
+    // A client that sends the C string's NUL with it (mariadb-slap does): MySQL's lexer ends
+    // the query there.
+    let sql = sql.trim_end_matches('\0');
     let word = |n: usize, like: &[&str]| {
         words(sql)
             .nth(n)
