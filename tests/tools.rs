@@ -1,5 +1,6 @@
 //! The MariaDB client tools against `waterline serve`, as a user runs them: `mariadb-dump`
-//! (plain, which takes LOCK TABLES, and `--single-transaction`) of a database whose dump
+//! (plain, which takes LOCK TABLES; `--single-transaction`; `--lock-all-tables`, which takes
+//! FLUSH TABLES WITH READ LOCK) of a database whose dump
 //! loads into a fresh server with the same tables (`SHOW CREATE TABLE`) and rows;
 //! a dump of several databases (`--databases`); `mariadb-slap`, which makes and drops its own
 //! schema; `mariadb-admin status` and `processlist`; the `mariadb` client's `status`.
@@ -96,7 +97,11 @@ fn a_dump_loads_back_with_the_same_tables_and_rows() {
     }
     let expected = contents(&mut conn);
     assert_eq!(expected.len(), 2);
-    for options in [&[][..], &["--single-transaction"][..]] {
+    for options in [
+        &[][..],
+        &["--single-transaction"][..],
+        &["--lock-all-tables"][..],
+    ] {
         let mut args = options.to_vec();
         args.push("tpcc");
         let dump = run("mariadb-dump", from.port, &args, None).stdout;

@@ -515,7 +515,8 @@ impl Session {
                     .collect();
                 Ok(Response::text(&["Level", "Code", "Message"], rows))
             }
-            Special::Ignored => Ok(Response::done(0)),
+            Special::FlushNothing => Ok(Response::done(0)),
+            Special::FlushWithReadLock(tables) => self.flush_with_read_lock(&tables),
             Special::EngineStatus => Ok(crate::engine_status::show(self)),
             Special::ShowIndex(table, db) => {
                 let db = self.shown_database(db)?;

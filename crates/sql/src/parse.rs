@@ -15,8 +15,12 @@ use crate::error::SqlError;
 pub enum Special {
     /// `SHOW WARNINGS`.
     ShowWarnings,
-    /// Accepted and ignored (`FLUSH ...`, `LOCK`-free no-ops that clients send).
-    Ignored,
+    /// `FLUSH` of what waterline has no cache or file of (TABLES without a lock,
+    /// PRIVILEGES, STATUS, LOGS, HOSTS, ...): done as soon as asked.
+    FlushNothing,
+    /// `FLUSH TABLES [t, ...] WITH READ LOCK`: the named tables (database, table), or every
+    /// base table if none is named, locked READ as LOCK TABLES does.
+    FlushWithReadLock(Vec<(Option<String>, String)>),
     /// `SHUTDOWN` (MySQL 8.0's statement).
     Shutdown,
     /// `START TRANSACTION WITH CONSISTENT SNAPSHOT` (`, READ ONLY` or `, READ WRITE` may
@@ -99,6 +103,114 @@ fn keys_switch(sql: &str) -> Option<String> {
     let switch = is(switch, "DISABLE") || is(switch, "ENABLE");
     (is(alter, "ALTER") && is(table, "TABLE") && switch && is(keys, "KEYS"))
         .then(|| name.trim_matches('`').to_owned())
+}
+
+/// What a FLUSH statement asks (MySQL 8.0's grammar; 1064 for what it does not have).
+fn flush(sql: &str) -> Result<Special, SqlError> {
+    let text = sql.trim().trim_end_matches(';');
+    // The words, with commas as words of their own, and what a versioned comment holds
+    // (`/*!40101 LOCAL */`, as mysqldump writes it) as words of the statement.
+    let mut spaced = text.replace(',', " , ").replace("*/", " ");
+    while let Some(at) = spaced.find("/*!") {
+        let digits = spaced[at + 3..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .count();
+        spaced.replace_range(at..at + 3 + digits, " ");
+    }
+    let mut words: Vec<&str> = spaced.split_whitespace().skip(1).collect();
+    if words.first().is_some_and(|w| {
+        w.eq_ignore_ascii_case("NO_WRITE_TO_BINLOG") || w.eq_ignore_ascii_case("LOCAL")
+    }) {
+        words.remove(0);
+    }
+    let is = |w: &str, like: &str| w.eq_ignore_ascii_case(like);
+    let syntax = || SqlError::parse(format!("the FLUSH statement {text}"));
+    if words
+        .first()
+        .is_some_and(|w| is(w, "TABLES") || is(w, "TABLE"))
+    {
+        let mut rest = &words[1..];
+        let mut lock = false;
+        if let [list @ .., a, b, c] = rest
+            && is(a, "WITH")
+            && is(b, "READ")
+            && is(c, "LOCK")
+        {
+            lock = true;
+            rest = list;
+        } else if let [_, .., a, b] = rest
+            && is(a, "FOR")
+            && is(b, "EXPORT")
+        {
+            return Err(SqlError::unsupported("FLUSH TABLES ... FOR EXPORT"));
+        }
+        let mut tables = Vec::new();
+        for (i, w) in rest.iter().enumerate() {
+            if i % 2 == 1 {
+                if *w != "," {
+                    return Err(syntax());
+                }
+                continue;
+            }
+            let parts: Vec<String> = w.split('.').map(unquoted).collect();
+            tables.push(match parts.as_slice() {
+                [t] => (None, t.clone()),
+                [db, t] => (Some(db.clone()), t.clone()),
+                _ => return Err(syntax()),
+            });
+        }
+        if rest.len() % 2 == 0 && !rest.is_empty() {
+            return Err(syntax());
+        }
+        return Ok(match lock {
+            true => Special::FlushWithReadLock(tables),
+            false => Special::FlushNothing,
+        });
+    }
+    const OPTIONS: [&str; 11] = [
+        "PRIVILEGES",
+        "STATUS",
+        "HOSTS",
+        "LOGS",
+        "USER_RESOURCES",
+        "OPTIMIZER_COSTS",
+        "BINARY",
+        "ENGINE",
+        "ERROR",
+        "GENERAL",
+        "SLOW",
+    ];
+    let mut expect_option = true;
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        if expect_option {
+            if is(w, "QUERY") && words.get(i + 1).is_some_and(|c| is(c, "CACHE")) {
+                i += 1;
+            } else if is(w, "RELAY") && words.get(i + 1).is_some_and(|l| is(l, "LOGS")) {
+                i += 1;
+            } else if ["BINARY", "ENGINE", "ERROR", "GENERAL", "SLOW"]
+                .iter()
+                .any(|o| is(w, o))
+            {
+                if !words.get(i + 1).is_some_and(|l| is(l, "LOGS")) {
+                    return Err(syntax());
+                }
+                i += 1;
+            } else if !OPTIONS.iter().any(|o| is(w, o)) {
+                return Err(syntax());
+            }
+        } else if w != "," {
+            return Err(syntax());
+        }
+        expect_option = !expect_option;
+        i += 1;
+    }
+    if expect_option {
+        return Err(syntax());
+    }
+    Ok(Special::FlushNothing)
 }
 
 /// An identifier as written: backquotes taken off.
@@ -370,7 +482,7 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
         return Ok(Parsed::Special(Special::NoKeysOption(table)));
     }
     if word(0, &["FLUSH"]) {
-        return Ok(Parsed::Special(Special::Ignored));
+        return flush(sql).map(Parsed::Special);
     }
     if let Some((_, statement)) = TRANSACTION_CONTROL.iter().find(|(text, _)| says(sql, text)) {
         return Ok(Parsed::Statement(Box::new(statement.clone())));

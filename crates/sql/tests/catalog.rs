@@ -114,6 +114,44 @@ fn lock_tables_keeps_others_out_until_unlock() {
     ok(&mut b, "UNLOCK TABLES");
 }
 
+/// FLUSH: TABLES ... WITH READ LOCK locks tables READ as LOCK TABLES does (every base
+/// table of every database if none is named), until UNLOCK TABLES; what waterline has no
+/// cache of is flushed at once; what MySQL's grammar does not have is 1064.
+#[test]
+fn flush_with_read_lock_keeps_writers_out() {
+    let shared = shared();
+    let (mut a, mut b) = (session_of(&shared), session_of(&shared));
+    ok(&mut a, "CREATE TABLE t (id INT PRIMARY KEY)");
+    ok(&mut a, "CREATE DATABASE other");
+    ok(&mut a, "CREATE TABLE other.u (id INT PRIMARY KEY)");
+    ok(&mut b, "SET innodb_lock_wait_timeout = 1");
+    for nothing in [
+        "FLUSH TABLES",
+        "FLUSH LOCAL TABLES t",
+        "FLUSH PRIVILEGES",
+        "FLUSH STATUS, HOSTS",
+        "FLUSH NO_WRITE_TO_BINLOG BINARY LOGS",
+        "flush logs",
+    ] {
+        ok(&mut a, nothing);
+    }
+    for wrong in ["FLUSH", "FLUSH NOTHING", "FLUSH STATUS,", "FLUSH TABLES t,"] {
+        assert_eq!(err(&mut a, wrong).code, 1064, "{wrong}");
+    }
+    assert_eq!(err(&mut a, "FLUSH TABLES t FOR EXPORT").code, 1235);
+    ok(&mut a, "FLUSH TABLES WITH READ LOCK");
+    assert_eq!(one(&mut b, "SELECT COUNT(*) FROM other.u"), "0");
+    assert_eq!(err(&mut b, "INSERT INTO t VALUES (1)").code, 1205);
+    assert_eq!(err(&mut b, "INSERT INTO other.u VALUES (1)").code, 1205);
+    assert_eq!(err(&mut a, "INSERT INTO t VALUES (1)").code, 1099);
+    ok(&mut a, "UNLOCK TABLES");
+    ok(&mut b, "INSERT INTO other.u VALUES (1)");
+    ok(&mut a, "FLUSH TABLES other.u WITH READ LOCK");
+    assert_eq!(err(&mut b, "INSERT INTO other.u VALUES (2)").code, 1205);
+    ok(&mut b, "INSERT INTO t VALUES (2)");
+    ok(&mut a, "UNLOCK TABLES");
+}
+
 /// What a dump sets at its start and restores at its end: user variables keep values (NULL
 /// until set), `SET x = @saved` reads them, `sql_notes = 0` keeps notes out of the
 /// warnings, and ALTER TABLE ... DISABLE KEYS is note 1031.

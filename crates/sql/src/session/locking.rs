@@ -66,6 +66,38 @@ impl Session {
         result
     }
 
+    /// FLUSH TABLES [t, ...] WITH READ LOCK: LOCK TABLES ... READ of the tables named, or
+    /// of every base table (MySQL's global read lock, which keeps every other session from
+    /// writing until UNLOCK TABLES, as a dump of all databases wants).
+    pub(crate) fn flush_with_read_lock(
+        &mut self,
+        tables: &[(Option<String>, String)],
+    ) -> Result<Response, SqlError> {
+        let names: Vec<String> = if tables.is_empty() {
+            (self.shared.engine.tables().iter())
+                .map(|t| t.name().to_owned())
+                .collect()
+        } else {
+            let mut names = Vec::new();
+            for (db, table) in tables {
+                let db = match db {
+                    Some(db) => std::sync::Arc::from(db.as_str()),
+                    None => self.database().cloned().ok_or_else(SqlError::no_database)?,
+                };
+                names.push(crate::names::engine_name(self.home(), &db, table));
+            }
+            names
+        };
+        let locks: Vec<ast::LockTable> = (names.into_iter())
+            .map(|name| ast::LockTable {
+                table: ast::Ident::new(name),
+                alias: None,
+                lock_type: ast::LockTableType::Read { local: false },
+            })
+            .collect();
+        self.lock_tables(&locks)
+    }
+
     /// UNLOCK TABLES (and BEGIN, which gives table locks back too): commits and gives back
     /// the session's table locks, if it holds any; nothing otherwise.
     pub(crate) fn unlock_tables(&mut self) -> Result<(), SqlError> {
