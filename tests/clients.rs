@@ -237,21 +237,32 @@ fn sqlalchemy_creates_reflects_and_drops_a_schema() {
     served.stop_clean();
 }
 
-/// MySQL Connector/J 8.0.13, the jar BenchmarkSQL ships in `../shared/tools`: it read
-/// `@@init_connect` at connect and, failing, panicked the connection thread before.
+/// MySQL Connector/J 8.0.13, the jar BenchmarkSQL ships in `../shared/tools` (it read
+/// `@@init_connect` at connect and, failing, panicked the connection thread before), and
+/// MariaDB Connector/J, Debian's `libmariadb-java`: each connects, rolls back, prepares and
+/// batches (`tests/java/ConnectorJ.java`).
 #[test]
 fn connector_j_connects_rolls_back_and_prepares() {
-    let jar = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/tools/benchmarksql/lib/mysql/mysql-connector-java-8.0.13.jar"
-    );
+    let drivers = [
+        (
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../shared/tools/benchmarksql/lib/mysql/mysql-connector-java-8.0.13.jar"
+            ),
+            "mysql",
+        ),
+        ("/usr/share/java/mariadb-java-client.jar", "mariadb"),
+    ];
     let javac = Command::new("javac").arg("-version").output();
-    if !std::path::Path::new(jar).exists() || javac.is_err() {
+    let missing = drivers
+        .iter()
+        .find(|(jar, _)| !std::path::Path::new(jar).exists());
+    if missing.is_some() || javac.is_err() {
         assert!(
             std::env::var_os("WATERLINE_REQUIRE_CLIENTS").is_none(),
-            "a JDK and {jar} are required here"
+            "a JDK and {missing:?} are required here"
         );
-        eprintln!("skipped: no JDK, or no Connector/J jar at {jar}");
+        eprintln!("skipped: no JDK, or no {missing:?}");
         return;
     }
     let classes = tempfile::tempdir().unwrap();
@@ -269,14 +280,17 @@ fn connector_j_connects_rolls_back_and_prepares() {
         "{}",
         String::from_utf8_lossy(&compiled.stderr)
     );
-    let served = Served::start();
-    let out = Command::new("java")
-        .arg("-cp")
-        .arg(format!("{}:{jar}", classes.path().display()))
-        .arg("ConnectorJ")
-        .arg(served.port.to_string())
-        .output()
-        .unwrap();
-    printed_ok(&out);
-    served.stop_clean();
+    for (jar, scheme) in drivers {
+        let served = Served::start();
+        let out = Command::new("java")
+            .arg("-cp")
+            .arg(format!("{}:{jar}", classes.path().display()))
+            .arg("ConnectorJ")
+            .arg(served.port.to_string())
+            .arg(scheme)
+            .output()
+            .unwrap();
+        printed_ok(&out);
+        served.stop_clean();
+    }
 }
