@@ -139,6 +139,8 @@ fn admin_and_client_status_and_processlist() {
         list.contains("Sleep") && list.contains("show processlist"),
         "{list}"
     );
+    // The Host column: where each client is.
+    assert!(list.contains("| 127.0.0.1:"), "{list}");
     let client = run("mariadb", served.port, &["tpcc", "-e", "status"], None);
     let text = String::from_utf8_lossy(&client.stdout);
     assert!(

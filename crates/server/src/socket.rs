@@ -27,10 +27,13 @@ pub trait Socket: AsFd + Send + Sync + Sized + 'static {
     fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
     /// How long a write waits before it fails (`None`: for ever).
     fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
+    /// Where the client is, as MySQL's processlist shows it: `ip:port` over TCP (MySQL's
+    /// with `skip_name_resolve`), `localhost` over a Unix-domain socket.
+    fn client_host(&self) -> String;
 }
 
 macro_rules! socket {
-    ($t:ty) => {
+    ($t:ty, $host:expr) => {
         impl Socket for $t {
             fn read_shared(&self, buf: &mut [u8]) -> io::Result<usize> {
                 (&*self).read(buf)
@@ -50,11 +53,16 @@ macro_rules! socket {
             fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
                 <$t>::set_write_timeout(self, timeout)
             }
+            fn client_host(&self) -> String {
+                $host(self)
+            }
         }
     };
 }
-socket!(TcpStream);
-socket!(UnixStream);
+socket!(TcpStream, |s: &TcpStream| s
+    .peer_addr()
+    .map_or_else(|_| String::new(), |a| a.to_string()));
+socket!(UnixStream, |_: &UnixStream| "localhost".to_owned());
 
 /// One user's handle to a connection's socket: every handle reads and writes the same file
 /// descriptor (a connection costs one, as in MySQL, not one per handle).
@@ -102,5 +110,9 @@ impl<S: Socket> Peer for Handle<S> {
 
     fn close(&self) {
         Socket::shutdown(&*self.0, Shutdown::Both);
+    }
+
+    fn host(&self) -> String {
+        self.0.client_host()
     }
 }

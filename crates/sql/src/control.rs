@@ -35,6 +35,8 @@ pub trait Peer: Send + Sync {
     fn gone(&self) -> bool;
     /// Ends the connection: the thread serving it reads end of stream, the client too.
     fn close(&self);
+    /// Where the client is (the processlist's Host): `ip:port`, or `localhost`.
+    fn host(&self) -> String;
 }
 
 /// Rows between two looks at the clock (and, at most every [`PEER_LOOK_EVERY`], at the
@@ -101,6 +103,8 @@ pub(crate) enum Running {
 pub(crate) struct Process {
     pub(crate) id: u32,
     pub(crate) user: String,
+    /// Where the client is (empty for an embedded session).
+    pub(crate) host: String,
     pub(crate) db: Option<Arc<str>>,
     /// MySQL's Command: `Query`, `Execute` or `Sleep`.
     pub(crate) command: &'static str,
@@ -161,6 +165,7 @@ impl Control {
         Process {
             id: self.id,
             user: self.user.lock().clone(),
+            host: self.peer.get().map_or_else(String::new, |p| p.host()),
             db: activity.db.clone(),
             command: match &activity.running {
                 None => "Sleep",

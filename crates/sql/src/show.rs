@@ -209,7 +209,7 @@ pub(crate) fn process_rows(s: &Session, full: bool) -> Vec<Vec<Value>> {
             vec![
                 Value::Int(i64::from(p.id)),
                 Value::from(p.user),
-                Value::from(""),
+                Value::from(p.host),
                 p.db.map_or(Value::Null, |d| Value::from(&*d)),
                 Value::from(p.command),
                 Value::Int(p.time as i64),
