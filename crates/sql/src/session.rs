@@ -57,7 +57,7 @@ pub struct Session {
     temporary_changes: u64,
     trx: Option<Transaction>,
     /// The tables LOCK TABLES gave the session: name, id, and whether locked WRITE.
-    locked_tables: Vec<(String, waterline_txn::TableId, bool)>,
+    locked_tables: Vec<locking::Locked>,
     /// The open transaction's savepoints (SAVEPOINT), oldest first.
     savepoints: Vec<(String, waterline_txn::Savepoint)>,
     last_insert_id: u64,

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
-use sqlparser::ast::{self, FromTable, Statement, TableFactor, TableObject};
+use sqlparser::ast::{self, FromTable, Statement, TableFactor, TableObject, Visit, Visitor};
 use waterline_txn::TableId;
 
 use crate::error::SqlError;
@@ -138,10 +138,34 @@ impl TableLocks {
     }
 }
 
-/// The base tables `statement` names, by name, each with whether the statement writes it
-/// (the target of INSERT, REPLACE, UPDATE, DELETE, TRUNCATE, ALTER or DROP).
-pub(crate) fn tables_of(statement: &Statement) -> Vec<(String, bool)> {
-    let mut named: Vec<(String, bool)> = Vec::new();
+/// A table a statement uses: its name, the alias it is given, and whether the statement
+/// writes it.
+#[derive(Debug)]
+pub(crate) struct Used {
+    pub(crate) name: String,
+    pub(crate) alias: Option<String>,
+    pub(crate) write: bool,
+}
+
+impl Used {
+    /// What LOCK TABLES must have named for this use (MySQL's rule: a table used under an
+    /// alias is locked under that alias, one used without is locked without), and what
+    /// error 1100 calls it.
+    pub(crate) fn key(&self) -> &str {
+        self.alias
+            .as_deref()
+            .unwrap_or(crate::names::short(&self.name))
+    }
+}
+
+/// The base tables `statement` names, each with its alias and whether the statement writes
+/// it (the target of INSERT, REPLACE, UPDATE, DELETE, TRUNCATE, ALTER or DROP).
+pub(crate) fn tables_of(statement: &Statement) -> Vec<Used> {
+    struct Collect {
+        used: Vec<Used>,
+        /// The next relation is a table factor's, already collected with its alias.
+        in_factor: bool,
+    }
     let system = |name: &ast::ObjectName| {
         name.0.len() == 2
             && name.0[0].as_ident().is_some_and(|db| {
@@ -150,44 +174,87 @@ pub(crate) fn tables_of(statement: &Statement) -> Vec<(String, bool)> {
                     .any(|s| s.eq_ignore_ascii_case(&db.value))
             })
     };
-    let _ = ast::visit_relations(statement, |name| {
-        if let Some(last) = name.0.last().and_then(|p| p.as_ident())
-            && !system(name)
-        {
-            named.push((last.value.clone(), false));
+    let last = |name: &ast::ObjectName| {
+        (!system(name))
+            .then(|| {
+                name.0
+                    .last()
+                    .and_then(|p| p.as_ident())
+                    .map(|i| i.value.clone())
+            })
+            .flatten()
+    };
+    impl Visitor for Collect {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
+            if let TableFactor::Table { name, alias, .. } = factor {
+                self.in_factor = true;
+                if let Some(table) =
+                    (name.0.last().and_then(|p| p.as_ident())).filter(|_| name.0.len() == 1)
+                {
+                    self.used.push(Used {
+                        name: table.value.clone(),
+                        alias: alias.as_ref().map(|a| a.name.value.clone()),
+                        write: false,
+                    });
+                }
+            }
+            ControlFlow::Continue(())
         }
-        ControlFlow::<()>::Continue(())
-    });
-    let mut written: Vec<&ast::ObjectName> = Vec::new();
+        fn pre_visit_relation(&mut self, name: &ast::ObjectName) -> ControlFlow<()> {
+            if std::mem::take(&mut self.in_factor) {
+                return ControlFlow::Continue(());
+            }
+            if let [ast::ObjectNamePart::Identifier(table)] = name.0.as_slice() {
+                self.used.push(Used {
+                    name: table.value.clone(),
+                    alias: None,
+                    write: false,
+                });
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut collect = Collect {
+        used: Vec::new(),
+        in_factor: false,
+    };
+    let _ = statement.visit(&mut collect);
+    let mut named = collect.used;
+    let mut written: Vec<(&ast::ObjectName, Option<&ast::TableAlias>)> = Vec::new();
     match statement {
         Statement::Insert(insert) => {
             if let TableObject::TableName(name) = &insert.table {
-                written.push(name);
+                written.push((name, None));
             }
         }
         Statement::Update(update) => {
-            if let TableFactor::Table { name, .. } = &update.table.relation {
-                written.push(name);
+            if let TableFactor::Table { name, alias, .. } = &update.table.relation {
+                written.push((name, alias.as_ref()));
             }
         }
         Statement::Delete(delete) => {
             let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) = &delete.from;
             for t in from {
-                if let TableFactor::Table { name, .. } = &t.relation {
-                    written.push(name);
+                if let TableFactor::Table { name, alias, .. } = &t.relation {
+                    written.push((name, alias.as_ref()));
                 }
             }
         }
         Statement::Truncate(truncate) => {
-            written.extend(truncate.table_names.iter().map(|t| &t.name))
+            written.extend(truncate.table_names.iter().map(|t| (&t.name, None)))
         }
-        Statement::AlterTable(alter) => written.push(&alter.name),
-        Statement::Drop { names, .. } => written.extend(names),
+        Statement::AlterTable(alter) => written.push((&alter.name, None)),
+        Statement::Drop { names, .. } => written.extend(names.iter().map(|n| (n, None))),
         _ => {}
     }
-    for name in written {
-        if let Some(last) = name.0.last().and_then(|p| p.as_ident()) {
-            named.push((last.value.clone(), true));
+    for (name, alias) in written {
+        if let Some(table) = last(name) {
+            named.push(Used {
+                name: table,
+                alias: alias.map(|a| a.name.value.clone()),
+                write: true,
+            });
         }
     }
     named

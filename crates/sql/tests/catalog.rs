@@ -107,6 +107,18 @@ fn lock_tables_keeps_others_out_until_unlock() {
     ok(&mut a, "BEGIN");
     ok(&mut b, "INSERT INTO w VALUES (2)");
     ok(&mut a, "COMMIT");
+    // A table locked under an alias is used under it, and one locked without is used
+    // without (MySQL's rule), each name with its own mode.
+    ok(&mut a, "LOCK TABLES r AS x READ, r WRITE");
+    assert_eq!(one(&mut a, "SELECT COUNT(*) FROM r AS x"), "0");
+    assert_eq!(
+        err(&mut a, "SELECT COUNT(*) FROM r AS y").message,
+        "Table 'y' was not locked with LOCK TABLES"
+    );
+    ok(&mut a, "INSERT INTO r SELECT id + 10 FROM r AS x");
+    assert_eq!(err(&mut a, "DELETE x FROM r AS x").code, 1099);
+    ok(&mut a, "LOCK TABLES r AS x READ");
+    assert_eq!(err(&mut a, "SELECT COUNT(*) FROM r").code, 1100);
     // So does the session's end.
     ok(&mut a, "LOCK TABLES r WRITE");
     drop(a);

@@ -7,6 +7,18 @@ use super::{Response, Session};
 use crate::error::SqlError;
 use crate::table_locks::{not_locked, read_locked, tables_of};
 
+/// One name a session's LOCK TABLES locked a table under.
+#[derive(Debug)]
+pub(crate) struct Locked {
+    /// The table (the engine's name).
+    pub(crate) name: String,
+    /// The alias it was locked under (the statements must use it).
+    pub(crate) alias: Option<String>,
+    pub(crate) id: waterline_txn::TableId,
+    /// Locked WRITE (else READ).
+    pub(crate) write: bool,
+}
+
 impl Session {
     /// LOCK TABLES: commits, gives back the locks the session held, then takes these (a
     /// table named twice is locked WRITE if either says so). Temporary tables need none.
@@ -14,7 +26,7 @@ impl Session {
         self.unlock_tables()?;
         self.commit()?;
         let db = self.catalog_database();
-        let mut wanted: Vec<(String, waterline_txn::TableId, bool)> = Vec::new();
+        let mut wanted: Vec<Locked> = Vec::new();
         for t in tables {
             let name = &t.table.value;
             if self.temporary_table(name).is_some() {
@@ -23,16 +35,34 @@ impl Session {
             let table =
                 (self.shared.engine.table(name)).map_err(|_| SqlError::no_table(&db, name))?;
             let write = matches!(t.lock_type, ast::LockTableType::Write { .. });
-            match wanted.iter_mut().find(|(_, id, _)| *id == table.id()) {
-                Some(entry) => entry.2 |= write,
-                None => wanted.push((table.name().to_owned(), table.id(), write)),
+            let alias = t.alias.as_ref().map(|a| a.value.clone());
+            let same = |l: &&mut Locked| {
+                l.id == table.id()
+                    && l.alias.as_deref().map(str::to_ascii_lowercase)
+                        == alias.as_deref().map(str::to_ascii_lowercase)
+            };
+            match wanted.iter_mut().find(same) {
+                Some(entry) => entry.write |= write,
+                None => wanted.push(Locked {
+                    name: table.name().to_owned(),
+                    alias,
+                    id: table.id(),
+                    write,
+                }),
             }
         }
         if wanted.is_empty() {
             // Temporary tables alone: nothing for others to respect.
             return Ok(Response::done(0));
         }
-        let ids: Vec<_> = wanted.iter().map(|(_, id, write)| (*id, *write)).collect();
+        // The engine-wide lock of each table: WRITE if any of its names is.
+        let mut ids: Vec<(waterline_txn::TableId, bool)> = Vec::new();
+        for l in &wanted {
+            match ids.iter_mut().find(|(id, _)| *id == l.id) {
+                Some(entry) => entry.1 |= l.write,
+                None => ids.push((l.id, l.write)),
+            }
+        }
         let stop = self.control.stop_flag();
         (self.shared.table_locks).lock(
             self.connection_id,
@@ -123,21 +153,28 @@ impl Session {
         ) {
             return Ok(());
         }
-        let used: Vec<(String, bool)> = (tables_of(statement).into_iter())
-            .filter(|(name, _)| self.temporary_table(name).is_none())
+        let used: Vec<_> = (tables_of(statement).into_iter())
+            .filter(|u| self.temporary_table(&u.name).is_none())
             .collect();
         if !self.locked_tables.is_empty() {
-            for (name, write) in &used {
-                match (self.locked_tables.iter()).find(|(n, ..)| n.eq_ignore_ascii_case(name)) {
-                    None => return Err(not_locked(name)),
-                    Some((_, _, false)) if *write => return Err(read_locked(name)),
+            for u in &used {
+                let locked = (self.locked_tables.iter()).find(|l| {
+                    l.name.eq_ignore_ascii_case(&u.name)
+                        && l.alias
+                            .as_deref()
+                            .unwrap_or(crate::names::short(&l.name))
+                            .eq_ignore_ascii_case(u.key())
+                });
+                match locked {
+                    None => return Err(not_locked(u.key())),
+                    Some(l) if u.write && !l.write => return Err(read_locked(u.key())),
                     Some(_) => {}
                 }
             }
             return Ok(());
         }
         let ids: Vec<_> = (used.iter())
-            .filter_map(|(name, write)| Some((self.shared.engine.table(name).ok()?.id(), *write)))
+            .filter_map(|u| Some((self.shared.engine.table(&u.name).ok()?.id(), u.write)))
             .collect();
         let stop = self.control.stop_flag();
         (self.shared.table_locks).enter(

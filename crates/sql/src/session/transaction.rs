@@ -238,7 +238,7 @@ impl Session {
             return Ok(());
         }
         let writes_base_table = (crate::table_locks::tables_of(statement).into_iter())
-            .any(|(name, write)| write && self.temporary_table(&name).is_none());
+            .any(|used| used.write && self.temporary_table(&used.name).is_none());
         if writes_base_table {
             return Err(SqlError::new(
                 1792,
