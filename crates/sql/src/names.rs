@@ -7,7 +7,7 @@
 //! of any other database `db` is the engine's `db.t` (the dot cannot be in a table name: a
 //! name with one is refused, 1103), as InnoDB names its tables `db/t`.
 //!
-//! Before a statement is bound or run, [`Session::qualify`] rewrites every table name in it
+//! Before a statement is bound or run, [`qualify`] rewrites every table name in it
 //! to the engine's name, so the rest of the crate names tables one way. A name without a
 //! database, with none in use, is 1046, as in MySQL; the names of a statement's common
 //! table expressions and of the system databases (`information_schema`,
@@ -22,7 +22,6 @@ use sqlparser::ast::{
 };
 
 use crate::error::SqlError;
-use crate::session::Session;
 
 /// The databases whose tables are not the catalog's (the system views, and what waterline
 /// does not have).
@@ -133,119 +132,98 @@ fn references(c: &mut TableConstraint) -> Option<&mut ObjectName> {
     }
 }
 
-impl Session {
-    /// The server's home database (see the module page).
-    pub(crate) fn home(&self) -> &str {
-        self.shared().home()
-    }
-
-    /// The database a statement's tables are named from: the one in use, else the home
-    /// database (every table name is qualified by then: [`Session::qualify`]).
-    pub(crate) fn catalog_database(&self) -> std::sync::Arc<str> {
-        match self.database() {
-            Some(db) => std::sync::Arc::clone(db),
-            None => std::sync::Arc::from(self.home()),
-        }
-    }
-
-    /// The database of the engine's table `name`: 1049 if there is no such database (CREATE
-    /// TABLE in one).
-    pub(crate) fn database_of<'a>(&'a self, name: &'a str) -> Result<&'a str, SqlError> {
-        let (db, _) = split(self.home(), name);
-        if !self.shared().has_database(db) {
-            return Err(SqlError::unknown_database(db));
-        }
-        Ok(db)
-    }
-
-    /// Rewrites every table name in `statement` to the engine's name of the table (see the
-    /// module page).
-    pub(crate) fn qualify(&self, statement: &mut Statement) -> Result<(), SqlError> {
-        // Statements whose names are databases, or name no table.
-        if matches!(
-            statement,
-            Statement::ShowTables { .. }
-                | Statement::ShowDatabases { .. }
-                | Statement::ShowSchemas { .. }
-                | Statement::CreateDatabase { .. }
-                | Statement::CreateSchema { .. }
-                | Statement::Use(_)
-                | Statement::Set(_)
-                | Statement::StartTransaction { .. }
-                | Statement::Commit { .. }
-                | Statement::Rollback { .. }
-                | Statement::Drop {
-                    object_type: ast::ObjectType::Database | ast::ObjectType::Schema,
-                    ..
-                }
-        ) {
-            return Ok(());
-        }
-        let mut q = Qualify {
-            home: self.home(),
-            current: self.database().map(|d| &**d),
-            ctes: cte_names(statement),
-        };
-        match statement {
-            Statement::Drop {
-                object_type: ast::ObjectType::Table,
-                names,
+/// Rewrites every table name in `statement` to the engine's name of the table, in a server
+/// whose home database is `home`, with `current` in use (see the module page).
+pub(crate) fn qualify(
+    statement: &mut Statement,
+    home: &str,
+    current: Option<&str>,
+) -> Result<(), SqlError> {
+    // Statements whose names are databases, or name no table.
+    if matches!(
+        statement,
+        Statement::ShowTables { .. }
+            | Statement::ShowDatabases { .. }
+            | Statement::ShowSchemas { .. }
+            | Statement::CreateDatabase { .. }
+            | Statement::CreateSchema { .. }
+            | Statement::Use(_)
+            | Statement::Set(_)
+            | Statement::StartTransaction { .. }
+            | Statement::Commit { .. }
+            | Statement::Rollback { .. }
+            | Statement::Drop {
+                object_type: ast::ObjectType::Database | ast::ObjectType::Schema,
                 ..
-            } => {
-                for name in names {
-                    q.name(name)?;
+            }
+    ) {
+        return Ok(());
+    }
+    let mut q = Qualify {
+        home,
+        current,
+        ctes: cte_names(statement),
+    };
+    match statement {
+        Statement::Drop {
+            object_type: ast::ObjectType::Table,
+            names,
+            ..
+        } => {
+            for name in names {
+                q.name(name)?;
+            }
+        }
+        Statement::Drop {
+            object_type: ast::ObjectType::Index,
+            table: Some(table),
+            ..
+        } => q.name(table)?,
+        Statement::ShowCreate { obj_name, .. } => q.name(obj_name)?,
+        Statement::LockTables { tables } => {
+            for t in tables {
+                let mut name = ObjectName::from(vec![t.table.clone()]);
+                q.name(&mut name)?;
+                if let Some(ObjectNamePart::Identifier(id)) = name.0.pop() {
+                    t.table = id;
                 }
             }
-            Statement::Drop {
-                object_type: ast::ObjectType::Index,
-                table: Some(table),
-                ..
-            } => q.name(table)?,
-            Statement::ShowCreate { obj_name, .. } => q.name(obj_name)?,
-            Statement::LockTables { tables } => {
-                for t in tables {
-                    let mut name = ObjectName::from(vec![t.table.clone()]);
-                    q.name(&mut name)?;
-                    if let Some(ObjectNamePart::Identifier(id)) = name.0.pop() {
-                        t.table = id;
-                    }
+        }
+        Statement::RenameTable(renames) => {
+            for r in renames {
+                q.name(&mut r.old_name)?;
+                q.name(&mut r.new_name)?;
+            }
+        }
+        Statement::CreateTable(create) => {
+            for c in &mut create.constraints {
+                if let Some(parent) = references(c) {
+                    q.name(parent)?;
                 }
             }
-            Statement::RenameTable(renames) => {
-                for r in renames {
-                    q.name(&mut r.old_name)?;
-                    q.name(&mut r.new_name)?;
-                }
-            }
-            Statement::CreateTable(create) => {
-                for c in &mut create.constraints {
-                    if let Some(parent) = references(c) {
-                        q.name(parent)?;
-                    }
-                }
-            }
-            Statement::AlterTable(alter) => {
-                for op in &mut alter.operations {
-                    match op {
-                        AlterTableOperation::AddConstraint { constraint, .. } => {
-                            if let Some(parent) = references(constraint) {
-                                q.name(parent)?;
-                            }
+        }
+        Statement::AlterTable(alter) => {
+            for op in &mut alter.operations {
+                match op {
+                    AlterTableOperation::AddConstraint { constraint, .. } => {
+                        if let Some(parent) = references(constraint) {
+                            q.name(parent)?;
                         }
-                        AlterTableOperation::RenameTable { table_name } => match table_name {
-                            ast::RenameTableNameKind::As(name)
-                            | ast::RenameTableNameKind::To(name) => q.name(name)?,
-                        },
-                        _ => {}
                     }
+                    AlterTableOperation::RenameTable { table_name } => match table_name {
+                        ast::RenameTableNameKind::As(name) | ast::RenameTableNameKind::To(name) => {
+                            q.name(name)?
+                        }
+                    },
+                    _ => {}
                 }
             }
-            _ => {}
         }
-        match statement.visit(&mut q) {
-            ControlFlow::Break(e) => Err(e),
-            ControlFlow::Continue(()) => Ok(()),
-        }
+        _ => {}
+    }
+    match statement.visit(&mut q) {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(()),
     }
 }
 

@@ -17,6 +17,7 @@ use crate::shared::Shared;
 
 mod connection;
 mod locking;
+mod naming;
 mod prepared;
 mod response;
 mod statement;

@@ -1,0 +1,41 @@
+//! The session's side of databases as namespaces (`names.rs`): the home database, the
+//! database a statement's tables are named from, and the rewrite of a statement's table
+//! names for the database in use.
+
+use sqlparser::ast::Statement;
+
+use super::Session;
+use crate::error::SqlError;
+use crate::names::split;
+
+impl Session {
+    /// The server's home database (see `names.rs`).
+    pub(crate) fn home(&self) -> &str {
+        self.shared().home()
+    }
+
+    /// The database a statement's tables are named from: the one in use, else the home
+    /// database (every table name is qualified by then: [`Session::qualify`]).
+    pub(crate) fn catalog_database(&self) -> std::sync::Arc<str> {
+        match self.database() {
+            Some(db) => std::sync::Arc::clone(db),
+            None => std::sync::Arc::from(self.home()),
+        }
+    }
+
+    /// The database of the engine's table `name`: 1049 if there is no such database (CREATE
+    /// TABLE in one).
+    pub(crate) fn database_of<'a>(&'a self, name: &'a str) -> Result<&'a str, SqlError> {
+        let (db, _) = split(self.home(), name);
+        if !self.shared().has_database(db) {
+            return Err(SqlError::unknown_database(db));
+        }
+        Ok(db)
+    }
+
+    /// Rewrites every table name in `statement` to the engine's name of the table, for the
+    /// database in use (`names.rs`).
+    pub(crate) fn qualify(&self, statement: &mut Statement) -> Result<(), SqlError> {
+        crate::names::qualify(statement, self.home(), self.database().map(|d| &**d))
+    }
+}
