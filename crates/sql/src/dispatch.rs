@@ -516,6 +516,22 @@ impl Session {
                 Ok(Response::text(&["Level", "Code", "Message"], rows))
             }
             Special::FlushNothing => Ok(Response::done(0)),
+            Special::ShowCreateDatabase(name, if_not_exists) => {
+                let db = self.shown_database(Some(name))?;
+                let text = format!(
+                    "CREATE DATABASE {}`{db}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE \
+                     utf8mb4_bin */ /*!80016 DEFAULT ENCRYPTION='N' */",
+                    if if_not_exists {
+                        "/*!32312 IF NOT EXISTS*/ "
+                    } else {
+                        ""
+                    }
+                );
+                Ok(Response::text(
+                    &["Database", "Create Database"],
+                    vec![vec![Value::from(db), Value::from(text)]],
+                ))
+            }
             Special::FlushWithReadLock(tables) => self.flush_with_read_lock(&tables),
             Special::EngineStatus => Ok(crate::engine_status::show(self)),
             Special::ShowIndex(table, db) => {

@@ -179,7 +179,10 @@ pub(crate) fn qualify(
             table: Some(table),
             ..
         } => q.name(table)?,
-        Statement::ShowCreate { obj_name, .. } => q.name(obj_name)?,
+        Statement::ShowCreate {
+            obj_type: ast::ShowCreateObject::Table,
+            obj_name,
+        } => q.name(obj_name)?,
         Statement::LockTables { tables } => {
             for t in tables {
                 let mut name = ObjectName::from(vec![t.table.clone()]);

@@ -35,6 +35,9 @@ pub enum Special {
     ShowIndex(String, Option<String>),
     /// `SHOW ENGINE INNODB STATUS`.
     EngineStatus,
+    /// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] name`: the name, and whether IF NOT
+    /// EXISTS was said.
+    ShowCreateDatabase(String, bool),
     /// `SHOW TABLE STATUS [{FROM | IN} db] [LIKE 'pattern']`: database, pattern.
     ShowTableStatus(Option<String>, Option<String>),
 }
@@ -474,6 +477,20 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
     }
     if says(sql, "SHOW ENGINE INNODB STATUS") {
         return Ok(Parsed::Special(Special::EngineStatus));
+    }
+    if word(0, &["SHOW"]) && word(1, &["CREATE"]) && word(2, &["DATABASE", "SCHEMA"]) {
+        let rest: Vec<&str> = words(sql).skip(3).collect();
+        let is = |w: &str, like: &str| w.eq_ignore_ascii_case(like);
+        return match rest.as_slice() {
+            [name] => Ok(Parsed::Special(Special::ShowCreateDatabase(
+                unquoted(name),
+                false,
+            ))),
+            [i, n, e, name] if is(i, "IF") && is(n, "NOT") && is(e, "EXISTS") => Ok(
+                Parsed::Special(Special::ShowCreateDatabase(unquoted(name), true)),
+            ),
+            _ => Err(SqlError::parse(format!("the statement {sql}"))),
+        };
     }
     if let Some(show) = show_catalog(sql) {
         return Ok(Parsed::Special(show));

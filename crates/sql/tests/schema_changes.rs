@@ -18,6 +18,15 @@ fn each_database_has_its_own_tables() {
     assert_eq!(ok(&mut s, "CREATE DATABASE shop"), 1);
     assert_eq!(err(&mut s, "CREATE DATABASE shop").code, 1007);
     ok(&mut s, "CREATE SCHEMA IF NOT EXISTS shop");
+    assert_eq!(
+        rows(&mut s, "SHOW CREATE DATABASE shop"),
+        [[
+            "shop",
+            "CREATE DATABASE `shop` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin */ \
+             /*!80016 DEFAULT ENCRYPTION='N' */"
+        ]]
+    );
+    assert_eq!(err(&mut s, "SHOW CREATE SCHEMA nodb").code, 1049);
     ok(
         &mut s,
         "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(5))",
@@ -188,16 +197,19 @@ fn alter_table_changes_columns_and_keeps_the_rows() {
         rows(&mut s, "SELECT label FROM p"),
         [["one"], ["three"], ["two"]]
     );
-    // An AUTO_INCREMENT column added numbers the rows, and AUTO_INCREMENT = n moves it on.
+    // An AUTO_INCREMENT column added numbers the rows and counts on from them, and
+    // AUTO_INCREMENT = n moves it on.
     ok(
         &mut s,
         "ALTER TABLE p ADD COLUMN seq INT AUTO_INCREMENT UNIQUE FIRST",
     );
+    ok(&mut s, "INSERT INTO p (id, label) VALUES (5, 'five')");
+    assert_eq!(one(&mut s, "SELECT seq FROM p WHERE id = 5"), "4");
     ok(&mut s, "ALTER TABLE p AUTO_INCREMENT = 100");
     ok(&mut s, "INSERT INTO p (id, label) VALUES (4, 'four')");
     assert_eq!(
         rows(&mut s, "SELECT seq FROM p ORDER BY seq"),
-        [["1"], ["2"], ["3"], ["100"]]
+        [["1"], ["2"], ["3"], ["4"], ["100"]]
     );
     assert_eq!(
         err(&mut s, "ALTER TABLE p ADD INDEX (seq), ALGORITHM=INSTANT").code,
@@ -221,6 +233,19 @@ fn foreign_keys_follow_their_parent() {
     assert_eq!(err(&mut s, "ALTER TABLE c DROP COLUMN pid").code, 1828);
     assert_eq!(err(&mut s, "ALTER TABLE c DROP INDEX c_ibfk_1").code, 1553);
     assert_eq!(err(&mut s, "ALTER TABLE c MODIFY pid BIGINT").code, 1832);
+    assert_eq!(err(&mut s, "ALTER TABLE p MODIFY id VARCHAR(5)").code, 1833);
+    // A foreign key whose rows fail adds nothing, not even its index.
+    ok(&mut s, "CREATE TABLE e (id INT PRIMARY KEY, p INT)");
+    ok(&mut s, "INSERT INTO e VALUES (1, 9)");
+    assert_eq!(
+        err(
+            &mut s,
+            "ALTER TABLE e ADD FOREIGN KEY (p) REFERENCES p (id)"
+        )
+        .code,
+        1452
+    );
+    assert_eq!(rows(&mut s, "SHOW INDEX FROM e").len(), 1);
     ok(
         &mut s,
         "ALTER TABLE p RENAME COLUMN id TO pk, ADD COLUMN w INT",

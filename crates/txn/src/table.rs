@@ -295,6 +295,15 @@ impl Table {
         self.0.clustered.ordered.back().map(|e| e.key().clone())
     }
 
+    /// The largest key of secondary index `index` (by position in the schema), visible or
+    /// not; `None` if it is empty.
+    ///
+    /// # Panics
+    /// If `index` is not an index of the table.
+    pub fn last_index_key(&self, index: usize) -> Option<Key> {
+        self.0.secondary[index].back().map(|e| e.value().0.clone())
+    }
+
     /// The primary key of `row`, or a new hidden row id for a table without one.
     pub(crate) fn primary_key_of(&self, row: &[Value]) -> Key {
         match &self.0.schema.primary_key {

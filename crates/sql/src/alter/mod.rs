@@ -229,9 +229,13 @@ pub(crate) fn alter_table(s: &mut Session, alter: &ast::AlterTable) -> Result<Re
         foreign.push(defined);
     }
     keys_still_indexed(s, &table, &schema, &new_meta, &def.renames)?;
+    // The counter goes on if the AUTO_INCREMENT column is the one it counted for; a new
+    // one starts past the largest value (0: found at the next insert).
+    let same_auto = meta.auto_increment.is_some()
+        && new_meta.auto_increment.and_then(|i| def.columns[i].source) == meta.auto_increment;
     new_meta.next_id = match def.next_id {
         Some(n) => n,
-        None if new_meta.auto_increment.is_some() => meta.next_id,
+        None if same_auto => meta.next_id,
         None => 0,
     };
     let check = |s: &Session, t: &Table| {
@@ -247,6 +251,8 @@ pub(crate) fn alter_table(s: &mut Session, alter: &ast::AlterTable) -> Result<Re
         && schema.primary_key == old.primary_key
         && schema.indexes.starts_with(&old.indexes);
     let (table, copied) = if in_place {
+        // The rows stay as they are: checked before anything changes.
+        check(s, &table)?;
         for index in &schema.indexes[old.indexes.len()..] {
             let columns: Vec<&str> = (index.columns.iter())
                 .map(|&c| schema.columns[c].name.as_str())
@@ -256,7 +262,6 @@ pub(crate) fn alter_table(s: &mut Session, alter: &ast::AlterTable) -> Result<Re
                 .create_index(table.name(), &index.name, &columns, index.unique)?;
         }
         let table = shared.engine.table(table.name())?;
-        check(s, &table)?;
         shared.catalog.save(&shared.engine, &table, new_meta)?;
         (table, 0)
     } else {
@@ -328,6 +333,26 @@ fn keys_still_indexed(
         };
         if crate::foreign::leading_index(schema, &positions).is_none() {
             return Err(needed(&fk));
+        }
+        let renamed = ForeignKey {
+            parent_columns,
+            ..fk.clone()
+        };
+        if let Err(e) = renamed.resolve_parent(child.schema(), schema) {
+            let column = renamed.parent_columns.first().map_or("", String::as_str);
+            return Err(match e.code {
+                3780 => SqlError::new(
+                    1833,
+                    "HY000",
+                    format!(
+                        "Cannot change column '{column}': used in a foreign key constraint \
+                         '{}' of table '{}'",
+                        fk.name,
+                        crate::names::short(child.name())
+                    ),
+                ),
+                _ => e,
+            });
         }
     }
     Ok(())

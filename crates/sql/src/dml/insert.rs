@@ -60,17 +60,19 @@ fn reserve_ids(s: &Session, table: &Table, column: usize, n: i64, at_least: i64)
     let mut all = s.shared().catalog.meta.lock();
     let meta = all.entry(meta_key(table)).or_default();
     if meta.next_id == 0 {
-        // After a restart: past the largest key (the AUTO_INCREMENT column leads the key).
-        let pk = table.schema().primary_key.clone().unwrap_or_default();
-        let last = if pk.first() == Some(&column) {
-            table
-                .last_key()
-                .and_then(|k| k.iter().next().as_ref().and_then(Value::as_int))
-                .unwrap_or(0)
+        // After a restart, or a new AUTO_INCREMENT column: past the largest value of the
+        // key the column leads (it leads one: CREATE and ALTER check it).
+        let schema = table.schema();
+        let leads = |columns: &[usize]| columns.first() == Some(&column);
+        let last = if schema.primary_key.as_deref().is_some_and(leads) {
+            table.last_key()
         } else {
-            0
+            (schema.indexes.iter())
+                .position(|ix| leads(&ix.columns))
+                .and_then(|i| table.last_index_key(i))
         };
-        meta.next_id = last + 1;
+        let last = last.and_then(|k| k.iter().next().as_ref().and_then(Value::as_int));
+        meta.next_id = last.unwrap_or(0) + 1;
     }
     meta.next_id = meta.next_id.max(at_least);
     let first = meta.next_id;
