@@ -163,7 +163,7 @@ fn flush(sql: &str) -> Result<Special, SqlError> {
                 _ => return Err(syntax()),
             });
         }
-        if rest.len() % 2 == 0 && !rest.is_empty() {
+        if rest.len().is_multiple_of(2) && !rest.is_empty() {
             return Err(syntax());
         }
         return Ok(match lock {
@@ -189,9 +189,8 @@ fn flush(sql: &str) -> Result<Special, SqlError> {
     while i < words.len() {
         let w = words[i];
         if expect_option {
-            if is(w, "QUERY") && words.get(i + 1).is_some_and(|c| is(c, "CACHE")) {
-                i += 1;
-            } else if is(w, "RELAY") && words.get(i + 1).is_some_and(|l| is(l, "LOGS")) {
+            let next = |like: &str| words.get(i + 1).is_some_and(|n| is(n, like));
+            if (is(w, "QUERY") && next("CACHE")) || (is(w, "RELAY") && next("LOGS")) {
                 i += 1;
             } else if ["BINARY", "ENGINE", "ERROR", "GENERAL", "SLOW"]
                 .iter()

@@ -169,12 +169,11 @@ fn planned<'a>(
                     ));
                 }
             },
-            AlterTableOperation::Lock { lock, .. } => match lock {
-                ast::AlterTableLock::None => {
+            AlterTableOperation::Lock { lock, .. } => {
+                if *lock == ast::AlterTableLock::None {
                     return Err(not_supported("LOCK=NONE", "LOCK=SHARED"));
                 }
-                _ => {}
-            },
+            }
             other => return Err(SqlError::unsupported(format!("ALTER TABLE ... {other}"))),
         }
     }
