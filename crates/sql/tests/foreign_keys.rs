@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::{err, ok, one, rows, session_of, shared};
 
 /// A child's insert locks its parent row shared until it commits: a delete of the parent
@@ -85,50 +83,38 @@ fn cascades_stop_at_fifteen() {
 /// checkpoint's image.
 #[test]
 fn definitions_survive_a_restart() {
-    for checkpoint in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let open = || {
-            let config = waterline_txn::EngineConfig::default();
-            let (engine, _) = waterline_txn::Engine::open_dir(dir.path(), config).unwrap();
-            let engine = Arc::new(engine);
-            waterline_sql::Shared::new(engine, waterline_sql::SessionConfig::default())
-        };
-        let shared = open();
-        let mut s = session_of(&shared);
-        ok(&mut s, "CREATE TABLE p (id INT PRIMARY KEY)");
-        ok(
-            &mut s,
-            "CREATE TABLE c (id INT AUTO_INCREMENT PRIMARY KEY, p_id INT, \
-             note VARCHAR(10) NOT NULL DEFAULT 'none', n DECIMAL(5,2) DEFAULT 1.50)",
-        );
-        ok(
-            &mut s,
-            "ALTER TABLE c ADD CONSTRAINT c_p FOREIGN KEY (p_id) REFERENCES p (id) \
-             ON DELETE CASCADE",
-        );
-        ok(&mut s, "INSERT INTO p VALUES (1), (2)");
-        ok(&mut s, "INSERT INTO c (p_id) VALUES (1), (2)");
-        let before = rows(&mut s, "SHOW CREATE TABLE c");
-        if checkpoint {
-            shared.engine.checkpoint().unwrap();
-        }
-        drop(s);
-        drop(shared);
-        let shared = open();
-        let mut s = session_of(&shared);
-        assert_eq!(rows(&mut s, "SHOW CREATE TABLE c"), before);
-        ok(&mut s, "INSERT INTO c (p_id) VALUES (2)");
-        assert_eq!(
-            rows(&mut s, "SELECT id, p_id, note, n FROM c ORDER BY id"),
-            [
-                ["1", "1", "none", "1.50"],
-                ["2", "2", "none", "1.50"],
-                ["3", "2", "none", "1.50"]
-            ]
-        );
-        assert_eq!(err(&mut s, "INSERT INTO c (p_id) VALUES (3)").code, 1452);
-        ok(&mut s, "DELETE FROM p WHERE id = 2");
-        assert_eq!(one(&mut s, "SELECT COUNT(*) FROM c"), "1");
-        assert_eq!(err(&mut s, "DROP TABLE p").code, 3730);
-    }
+    common::across_restarts(
+        |s| {
+            ok(s, "CREATE TABLE p (id INT PRIMARY KEY)");
+            ok(
+                s,
+                "CREATE TABLE c (id INT AUTO_INCREMENT PRIMARY KEY, p_id INT, \
+                 note VARCHAR(10) NOT NULL DEFAULT 'none', n DECIMAL(5,2) DEFAULT 1.50)",
+            );
+            ok(
+                s,
+                "ALTER TABLE c ADD CONSTRAINT c_p FOREIGN KEY (p_id) REFERENCES p (id) \
+                 ON DELETE CASCADE",
+            );
+            ok(s, "INSERT INTO p VALUES (1), (2)");
+            ok(s, "INSERT INTO c (p_id) VALUES (1), (2)");
+            rows(s, "SHOW CREATE TABLE c")
+        },
+        |s, before| {
+            assert_eq!(rows(s, "SHOW CREATE TABLE c"), before);
+            ok(s, "INSERT INTO c (p_id) VALUES (2)");
+            assert_eq!(
+                rows(s, "SELECT id, p_id, note, n FROM c ORDER BY id"),
+                [
+                    ["1", "1", "none", "1.50"],
+                    ["2", "2", "none", "1.50"],
+                    ["3", "2", "none", "1.50"]
+                ]
+            );
+            assert_eq!(err(s, "INSERT INTO c (p_id) VALUES (3)").code, 1452);
+            ok(s, "DELETE FROM p WHERE id = 2");
+            assert_eq!(one(s, "SELECT COUNT(*) FROM c"), "1");
+            assert_eq!(err(s, "DROP TABLE p").code, 3730);
+        },
+    );
 }

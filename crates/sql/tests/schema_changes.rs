@@ -278,59 +278,40 @@ fn foreign_keys_follow_their_parent() {
 /// from a checkpoint.
 #[test]
 fn schema_changes_survive_a_restart() {
-    for checkpoint in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let open = || {
-            let config = waterline_txn::EngineConfig::default();
-            let (engine, _) = waterline_txn::Engine::open_dir(dir.path(), config).unwrap();
-            waterline_sql::Shared::new(Arc::new(engine), waterline_sql::SessionConfig::default())
-        };
-        let shared = open();
-        let mut s = session_of(&shared);
-        ok(&mut s, "CREATE DATABASE empty");
-        ok(&mut s, "CREATE DATABASE shop");
-        ok(
-            &mut s,
-            "CREATE TABLE shop.p (id INT PRIMARY KEY, v INT NOT NULL DEFAULT 7)",
-        );
-        ok(&mut s, "INSERT INTO shop.p (id) VALUES (1), (2)");
-        ok(
-            &mut s,
-            "CREATE TABLE c (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES shop.p (id))",
-        );
-        ok(&mut s, "INSERT INTO c VALUES (1, 2)");
-        ok(
-            &mut s,
-            "ALTER TABLE shop.p ADD COLUMN w VARCHAR(4) DEFAULT 'w' FIRST, DROP COLUMN v",
-        );
-        ok(&mut s, "RENAME TABLE shop.p TO shop.parent");
-        ok(&mut s, "CREATE DATABASE gone");
-        ok(&mut s, "CREATE TABLE gone.t (a INT)");
-        ok(&mut s, "DROP DATABASE gone");
-        let before = rows(&mut s, "SHOW CREATE TABLE shop.parent");
-        if checkpoint {
-            shared.engine.checkpoint().unwrap();
-        }
-        drop(s);
-        drop(shared);
-        let shared = open();
-        let mut s = session_of(&shared);
-        assert_eq!(
-            rows(&mut s, "SHOW DATABASES"),
-            [["empty"], ["shop"], ["waterline"]]
-        );
-        assert_eq!(rows(&mut s, "SHOW CREATE TABLE shop.parent"), before);
-        assert_eq!(
-            rows(&mut s, "SELECT * FROM shop.parent ORDER BY id"),
-            [["w", "1"], ["w", "2"]]
-        );
-        assert!(
-            rows(&mut s, "SHOW CREATE TABLE c")[0][1].contains("REFERENCES `shop`.`parent` (`id`)")
-        );
-        assert_eq!(
-            err(&mut s, "DELETE FROM shop.parent WHERE id = 2").code,
-            1451
-        );
-        assert_eq!(rows(&mut s, "SHOW TABLES FROM shop"), [["parent"]]);
-    }
+    common::across_restarts(
+        |s| {
+            for sql in [
+                "CREATE DATABASE empty",
+                "CREATE DATABASE shop",
+                "CREATE TABLE shop.p (id INT PRIMARY KEY, v INT NOT NULL DEFAULT 7)",
+                "INSERT INTO shop.p (id) VALUES (1), (2)",
+                "CREATE TABLE c (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES shop.p (id))",
+                "INSERT INTO c VALUES (1, 2)",
+                "ALTER TABLE shop.p ADD COLUMN w VARCHAR(4) DEFAULT 'w' FIRST, DROP COLUMN v",
+                "RENAME TABLE shop.p TO shop.parent",
+                "CREATE DATABASE gone",
+                "CREATE TABLE gone.t (a INT)",
+                "DROP DATABASE gone",
+            ] {
+                ok(s, sql);
+            }
+            rows(s, "SHOW CREATE TABLE shop.parent")
+        },
+        |s, before| {
+            assert_eq!(
+                rows(s, "SHOW DATABASES"),
+                [["empty"], ["shop"], ["waterline"]]
+            );
+            assert_eq!(rows(s, "SHOW CREATE TABLE shop.parent"), before);
+            assert_eq!(
+                rows(s, "SELECT * FROM shop.parent ORDER BY id"),
+                [["w", "1"], ["w", "2"]]
+            );
+            assert!(
+                rows(s, "SHOW CREATE TABLE c")[0][1].contains("REFERENCES `shop`.`parent` (`id`)")
+            );
+            assert_eq!(err(s, "DELETE FROM shop.parent WHERE id = 2").code, 1451);
+            assert_eq!(rows(s, "SHOW TABLES FROM shop"), [["parent"]]);
+        },
+    );
 }

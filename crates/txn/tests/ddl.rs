@@ -161,17 +161,36 @@ fn ddl_survives_restart_by_log_and_by_checkpoint() {
     }
 }
 
+/// For a restart from the log and one from a checkpoint: runs `before` on a new durable
+/// engine, restarts it (after a checkpoint, the second time), and runs `after` on the
+/// recovered engine with the names of its tables.
+fn across_restarts(before: impl Fn(&Engine), after: impl Fn(&Engine, Vec<String>)) {
+    for checkpoint in [false, true] {
+        let dir = common::temp_dir("restart");
+        {
+            let (engine, _) = Engine::open_dir(dir.path(), EngineConfig::default()).unwrap();
+            before(&engine);
+            if checkpoint {
+                engine.checkpoint().unwrap();
+            }
+        }
+        let (engine, _) = Engine::open_dir(dir.path(), EngineConfig::default()).unwrap();
+        let names = (engine.tables().iter())
+            .map(|t| t.name().to_owned())
+            .collect();
+        after(&engine, names);
+    }
+}
+
 /// RENAME TABLE and the engine's own attributes come back after a restart, from the log or
 /// from a checkpoint; a renamed table keeps its rows, index and attributes, and a write
 /// through the handle taken before the rename lands in the same table.
 #[test]
 fn renames_and_engine_attributes_are_recovered() {
-    for checkpoint in [false, true] {
-        let dir = common::temp_dir("rename");
-        {
-            let (engine, _) = Engine::open_dir(dir.path(), EngineConfig::default()).unwrap();
+    across_restarts(
+        |engine| {
             let t = engine.create_table(schema("t")).unwrap();
-            fill(&engine, &t, 20);
+            fill(engine, &t, 20);
             engine.create_index("t", "k_1", &["k"], false).unwrap();
             engine.set_table_attributes("t", "kept").unwrap();
             engine.create_table(schema("other")).unwrap();
@@ -188,38 +207,27 @@ fn renames_and_engine_attributes_are_recovered() {
             trx.commit().unwrap();
             engine.set_attributes("first").unwrap();
             engine.set_attributes("[\"db\"]").unwrap();
-            if checkpoint {
-                engine.checkpoint().unwrap();
-            }
-        }
-        let (engine, recovery) = Engine::open_dir(dir.path(), EngineConfig::default()).unwrap();
-        let names: Vec<String> = (engine.tables().iter())
-            .map(|t| t.name().to_owned())
-            .collect();
-        assert_eq!(
-            names,
-            ["db.t2", "other"],
-            "checkpoint {checkpoint}: {recovery}"
-        );
-        let t2 = engine.table("db.t2").unwrap();
-        assert_eq!(engine.table_attributes(&t2).as_deref(), Some("kept"));
-        assert_eq!(engine.attributes().as_deref(), Some("[\"db\"]"));
-        assert_eq!(by_k(&engine, "db.t2", 7), [7, 17, 500]);
-    }
+        },
+        |engine, names| {
+            assert_eq!(names, ["db.t2", "other"]);
+            let t2 = engine.table("db.t2").unwrap();
+            assert_eq!(engine.table_attributes(&t2).as_deref(), Some("kept"));
+            assert_eq!(engine.attributes().as_deref(), Some("[\"db\"]"));
+            assert_eq!(by_k(engine, "db.t2", 7), [7, 17, 500]);
+        },
+    );
 }
 
 /// ALTER TABLE's swap: the copy takes the old table's name, in one log entry, and after a
 /// restart the name has the copy's rows and definition.
 #[test]
 fn a_replaced_table_is_recovered_as_its_copy() {
-    for checkpoint in [false, true] {
-        let dir = common::temp_dir("replace");
-        {
-            let (engine, _) = Engine::open_dir(dir.path(), EngineConfig::default()).unwrap();
+    across_restarts(
+        |engine| {
             let t = engine.create_table(schema("t")).unwrap();
-            fill(&engine, &t, 10);
+            fill(engine, &t, 10);
             let copy = engine.create_table(schema("#sql-copy")).unwrap();
-            fill(&engine, &copy, 3);
+            fill(engine, &copy, 3);
             engine
                 .set_table_attributes("#sql-copy", "the copy's")
                 .unwrap();
@@ -227,18 +235,13 @@ fn a_replaced_table_is_recovered_as_its_copy() {
             assert_eq!(swapped.id(), copy.id());
             assert!(engine.table("#sql-copy").is_err());
             assert_eq!(engine.table("t").unwrap().id(), copy.id());
-            if checkpoint {
-                engine.checkpoint().unwrap();
-            }
-        }
-        let (engine, recovery) = Engine::open_dir(dir.path(), EngineConfig::default()).unwrap();
-        let names: Vec<String> = (engine.tables().iter())
-            .map(|t| t.name().to_owned())
-            .collect();
-        assert_eq!(names, ["t"], "checkpoint {checkpoint}: {recovery}");
-        let t = engine.table("t").unwrap();
-        assert_eq!(engine.table_attributes(&t).as_deref(), Some("the copy's"));
-        let mut trx = engine.begin_with(Isolation::ReadCommitted);
-        assert_eq!(trx.scan(&t, KeyRange::All).unwrap().len(), 3);
-    }
+        },
+        |engine, names| {
+            assert_eq!(names, ["t"]);
+            let t = engine.table("t").unwrap();
+            assert_eq!(engine.table_attributes(&t).as_deref(), Some("the copy's"));
+            let mut trx = engine.begin_with(Isolation::ReadCommitted);
+            assert_eq!(trx.scan(&t, KeyRange::All).unwrap().len(), 3);
+        },
+    );
 }

@@ -14,6 +14,29 @@ pub fn shared() -> Arc<Shared> {
     Shared::new(engine, SessionConfig::default())
 }
 
+/// What sessions of the durable engine in `dir` share: opened there, or reopened after a
+/// restart.
+pub fn durable(dir: &std::path::Path) -> Arc<Shared> {
+    let (engine, _) = Engine::open_dir(dir, EngineConfig::default()).unwrap();
+    Shared::new(Arc::new(engine), SessionConfig::default())
+}
+
+/// For a restart from the log and one from a checkpoint: runs `before` in a session of a new
+/// durable engine, restarts it (after a checkpoint, the second time), and runs `after` in a
+/// session of the recovered one.
+pub fn across_restarts<T>(before: impl Fn(&mut Session) -> T, after: impl Fn(&mut Session, T)) {
+    for checkpoint in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = durable(dir.path());
+        let kept = before(&mut session_of(&shared));
+        if checkpoint {
+            shared.engine.checkpoint().unwrap();
+        }
+        drop(shared);
+        after(&mut session_of(&durable(dir.path())), kept);
+    }
+}
+
 /// A session of root in `waterline`, over `shared`.
 pub fn session_of(shared: &Arc<Shared>) -> Session {
     Session::connect(Arc::clone(shared), "root", Some("waterline")).unwrap()
