@@ -518,9 +518,11 @@ impl Session {
             Special::FlushNothing => Ok(Response::done(0)),
             Special::ShowCreateDatabase(name, if_not_exists) => {
                 let db = self.shown_database(Some(name))?;
+                // MySQL 8.0 adds `/*!80016 DEFAULT ENCRYPTION='N' */`, which waterline's
+                // CREATE DATABASE would not read back.
                 let text = format!(
                     "CREATE DATABASE {}`{db}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE \
-                     utf8mb4_bin */ /*!80016 DEFAULT ENCRYPTION='N' */",
+                     utf8mb4_bin */",
                     if if_not_exists {
                         "/*!32312 IF NOT EXISTS*/ "
                     } else {

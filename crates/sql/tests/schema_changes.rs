@@ -22,8 +22,7 @@ fn each_database_has_its_own_tables() {
         rows(&mut s, "SHOW CREATE DATABASE shop"),
         [[
             "shop",
-            "CREATE DATABASE `shop` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin */ \
-             /*!80016 DEFAULT ENCRYPTION='N' */"
+            "CREATE DATABASE `shop` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin */"
         ]]
     );
     assert_eq!(err(&mut s, "SHOW CREATE SCHEMA nodb").code, 1049);
