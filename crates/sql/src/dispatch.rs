@@ -319,6 +319,18 @@ impl Session {
                 crate::ddl::create_index(self, create)
             }
             Statement::Drop {
+                object_type: ast::ObjectType::Index,
+                names,
+                table: Some(table),
+                ..
+            } => {
+                let [index] = names.as_slice() else {
+                    return Err(SqlError::parse("DROP INDEX of more than one index"));
+                };
+                self.commit()?;
+                crate::alter::drop_index(self, index, table)
+            }
+            Statement::Drop {
                 object_type: ast::ObjectType::Table,
                 if_exists,
                 names,

@@ -50,7 +50,7 @@ fn base_table(s: &Session, name: &ast::ObjectName, what: &str) -> Result<Table, 
 fn planned<'a>(
     table: &Table,
     meta: &crate::shared::TableMeta,
-    alter: &'a ast::AlterTable,
+    operations: &'a [AlterTableOperation],
 ) -> Result<
     (
         Definition,
@@ -75,7 +75,7 @@ fn planned<'a>(
                 .collect(),
         }
     };
-    for op in &alter.operations {
+    for op in operations {
         match op {
             AlterTableOperation::AddColumn {
                 column_def,
@@ -205,10 +205,29 @@ pub(crate) fn alter_table(s: &mut Session, alter: &ast::AlterTable) -> Result<Re
     if alter.if_exists && s.shared().engine.table(&object_name(&alter.name)?).is_err() {
         return Ok(altered(0));
     }
-    let table = base_table(s, &alter.name, "ALTER TABLE")?;
+    alter_operations(s, &alter.name, &alter.operations)
+}
+
+/// DROP INDEX name ON t: ALTER TABLE t DROP INDEX name, as in MySQL.
+pub(crate) fn drop_index(
+    s: &mut Session,
+    index: &ast::ObjectName,
+    table: &ast::ObjectName,
+) -> Result<Response, SqlError> {
+    let name = ast::Ident::new(object_name(index)?);
+    alter_operations(s, table, &[AlterTableOperation::DropIndex { name }])
+}
+
+/// ALTER TABLE `name` `operations`.
+fn alter_operations(
+    s: &mut Session,
+    name: &ast::ObjectName,
+    operations: &[AlterTableOperation],
+) -> Result<Response, SqlError> {
+    let table = base_table(s, name, "ALTER TABLE")?;
     let shared = Arc::clone(s.shared());
     let meta = shared.catalog.meta_of(&shared.engine, &table);
-    let (def, added, rename) = planned(&table, &meta, alter)?;
+    let (def, added, rename) = planned(&table, &meta, operations)?;
     if let Some(to) = &rename {
         s.database_of(to)?;
         if !to.eq_ignore_ascii_case(table.name()) && shared.engine.table(to).is_ok() {
