@@ -41,6 +41,12 @@ const LOCK_SHARDS: usize = 64;
 /// reaches it.
 const TEMPORARY_TABLE_IDS: u32 = 1 << 31;
 
+/// The position in `catalog` of the table named `name` (case-insensitive), if it is not
+/// dropped.
+fn live(catalog: &[Table], name: &str) -> Option<usize> {
+    (catalog.iter()).position(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(name))
+}
+
 /// What every transaction of an engine shares.
 #[derive(Debug)]
 pub(crate) struct Shared {
@@ -379,10 +385,7 @@ impl Engine {
     fn create_table_as(&self, schema: TableSchema, log: bool) -> Result<Table, TxnError> {
         schema.validate()?;
         let mut catalog = self.shared.catalog.write();
-        if catalog
-            .iter()
-            .any(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(&schema.name))
-        {
+        if live(&catalog, &schema.name).is_some() {
             return Err(TxnError::TableExists(schema.name));
         }
         let id =
@@ -414,12 +417,9 @@ impl Engine {
 
     /// The table named `name` (case-insensitive, as MySQL on Linux is not; close enough).
     pub fn table(&self, name: &str) -> Result<Table, TxnError> {
-        self.shared
-            .catalog
-            .read()
-            .iter()
-            .find(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(name))
-            .cloned()
+        let catalog = self.shared.catalog.read();
+        live(&catalog, name)
+            .map(|at| catalog[at].clone())
             .ok_or_else(|| TxnError::NoSuchTable(name.to_owned()))
     }
 
@@ -476,10 +476,8 @@ impl Engine {
         unique: bool,
     ) -> Result<Table, TxnError> {
         let mut catalog = self.shared.catalog.write();
-        let old = catalog
-            .iter()
-            .find(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(table))
-            .cloned()
+        let old = live(&catalog, table)
+            .map(|at| catalog[at].clone())
             .ok_or_else(|| TxnError::NoSuchTable(table.to_owned()))?;
         if old
             .schema()
@@ -552,9 +550,8 @@ impl Engine {
     /// as for any change of a table's definition.
     pub fn set_table_attributes(&self, table: &str, text: &str) -> Result<(), TxnError> {
         let catalog = self.shared.catalog.write();
-        let t = catalog
-            .iter()
-            .find(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(table))
+        let t = live(&catalog, table)
+            .map(|at| &catalog[at])
             .ok_or_else(|| TxnError::NoSuchTable(table.to_owned()))?;
         if let Some(durable) = self.durable.as_ref() {
             durable.log_ddl(&Entry::Attributes {
@@ -607,9 +604,8 @@ impl Engine {
     pub fn replace_table(&self, name: &str, by: &str) -> Result<Table, TxnError> {
         let mut catalog = self.shared.catalog.write();
         let find = |n: &str| {
-            (catalog.iter())
-                .find(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(n))
-                .map(Table::id)
+            live(&catalog, n)
+                .map(|at| catalog[at].id())
                 .ok_or_else(|| TxnError::NoSuchTable(n.to_owned()))
         };
         let (old, new) = (find(name)?, find(by)?);
@@ -637,14 +633,10 @@ impl Engine {
     }
 
     fn swap(&self, catalog: &mut [Table], old: TableId, new: TableId) -> Table {
-        let o = catalog[old.0 as usize].clone();
-        self.shared.attributes.lock().remove(&old);
-        let tombstone = Table::new(old, o.schema().clone());
-        tombstone.mark_dropped();
-        o.mark_dropped();
-        catalog[old.0 as usize] = tombstone;
+        let name = catalog[old.0 as usize].name().to_owned();
+        self.bury(&mut catalog[old.0 as usize]);
         let mut schema = catalog[new.0 as usize].schema().clone();
-        schema.name = o.name().to_owned();
+        schema.name = name;
         let renamed = catalog[new.0 as usize].renamed(schema);
         catalog[new.0 as usize] = renamed.clone();
         self.catalog_changed();
@@ -661,13 +653,8 @@ impl Engine {
 
     fn rename_as(&self, from: &str, to: &str, log: bool) -> Result<Table, TxnError> {
         let mut catalog = self.shared.catalog.write();
-        let taken = |name: &str| {
-            catalog
-                .iter()
-                .position(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(name))
-        };
-        let at = taken(from).ok_or_else(|| TxnError::NoSuchTable(from.to_owned()))?;
-        if taken(to).is_some_and(|other| other != at) {
+        let at = live(&catalog, from).ok_or_else(|| TxnError::NoSuchTable(from.to_owned()))?;
+        if live(&catalog, to).is_some_and(|other| other != at) {
             return Err(TxnError::TableExists(to.to_owned()));
         }
         let old = catalog[at].clone();
@@ -703,23 +690,25 @@ impl Engine {
     /// metadata locks). A durable engine logs it first.
     pub fn drop_table(&self, table: &str) -> Result<(), TxnError> {
         let mut catalog = self.shared.catalog.write();
-        let t = catalog
-            .iter_mut()
-            .find(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(table))
-            .ok_or_else(|| TxnError::NoSuchTable(table.to_owned()))?;
+        let at = live(&catalog, table).ok_or_else(|| TxnError::NoSuchTable(table.to_owned()))?;
         if let Some(durable) = self.durable.as_ref() {
-            durable.log_ddl(&Entry::DropTable(t.id()))?;
+            durable.log_ddl(&Entry::DropTable(catalog[at].id()))?;
         }
+        self.bury(&mut catalog[at]);
+        self.catalog_changed();
+        Ok(())
+    }
+
+    /// Marks table `t` dropped and forgets its attributes. The catalog keeps the id's place
+    /// with an empty table, and the rows go with the last handle (a transaction still using
+    /// the table, purge's history list): a server that reloads a database must not keep
+    /// every copy it dropped.
+    fn bury(&self, t: &mut Table) {
         t.mark_dropped();
         self.shared.attributes.lock().remove(&t.id());
-        // The catalog keeps the id's place with an empty table, and the rows go with the
-        // last handle (a transaction still using the table, purge's history list): a server
-        // that reloads a database must not keep every copy it dropped.
         let tombstone = Table::new(t.id(), t.schema().clone());
         tombstone.mark_dropped();
         *t = tombstone;
-        self.catalog_changed();
-        Ok(())
     }
 
     /// Begins a transaction at the configured isolation level ([`EngineConfig::isolation`],

@@ -121,15 +121,15 @@ impl Entry {
                 out.push(7);
                 put_str(&mut out, text);
             }
-            Entry::ReplaceTable { old, new } => {
-                out.push(9);
-                out.extend_from_slice(&old.0.to_le_bytes());
-                out.extend_from_slice(&new.0.to_le_bytes());
-            }
             Entry::RenameTable { table, name } => {
                 out.push(8);
                 out.extend_from_slice(&table.0.to_le_bytes());
                 put_str(&mut out, name);
+            }
+            Entry::ReplaceTable { old, new } => {
+                out.push(9);
+                out.extend_from_slice(&old.0.to_le_bytes());
+                out.extend_from_slice(&new.0.to_le_bytes());
             }
             Entry::ImageEnd { wal_lsn, rows } => {
                 out.push(3);
@@ -177,13 +177,13 @@ impl Entry {
                 text: r.str()?,
             },
             7 => Entry::EngineAttributes(r.str()?),
-            9 => Entry::ReplaceTable {
-                old: TableId(r.u32()? as u32),
-                new: TableId(r.u32()? as u32),
-            },
             8 => Entry::RenameTable {
                 table: TableId(r.u32()? as u32),
                 name: r.str()?,
+            },
+            9 => Entry::ReplaceTable {
+                old: TableId(r.u32()? as u32),
+                new: TableId(r.u32()? as u32),
             },
             other => return Err(r.bad(&format!("entry kind {other}"))),
         };
