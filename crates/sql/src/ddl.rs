@@ -56,9 +56,7 @@ pub(crate) fn column_def(c: &ast::ColumnDef) -> Result<Defined, SqlError> {
         match &option.option {
             ColumnOption::NotNull => defined.column.nullable = false,
             ColumnOption::Null => defined.column.nullable = true,
-            ColumnOption::Default(e) => {
-                default = Some(Binder::new(&[]).expr(e, "default")?.eval(Env::new(&[], &[]))?);
-            }
+            ColumnOption::Default(e) => default = Some(e),
             ColumnOption::PrimaryKey(_) => {
                 defined.column.nullable = false;
                 defined.primary = true;
@@ -83,19 +81,24 @@ pub(crate) fn column_def(c: &ast::ColumnDef) -> Result<Defined, SqlError> {
             other => return Err(SqlError::unsupported(format!("column option {other}"))),
         }
     }
-    defined.default = match default {
-        Some(v) => Some(
-            store(&defined.column, v, true, 1, &mut Vec::new()).map_err(|_| {
-                SqlError::new(
-                    1067,
-                    "42000",
-                    format!("Invalid default value for '{}'", defined.column.name),
-                )
-            })?,
-        ),
-        None => None,
-    };
+    defined.default = default
+        .map(|e| default_value(&defined.column, e))
+        .transpose()?;
     Ok(defined)
+}
+
+/// The value DEFAULT `e` gives `column`, as stored (1067 if the column cannot hold it).
+pub(crate) fn default_value(column: &Column, e: &Ast) -> Result<waterline_txn::Value, SqlError> {
+    let v = Binder::new(&[])
+        .expr(e, "default")?
+        .eval(Env::new(&[], &[]))?;
+    store(column, v, true, 1, &mut Vec::new()).map_err(|_| {
+        SqlError::new(
+            1067,
+            "42000",
+            format!("Invalid default value for '{}'", column.name),
+        )
+    })
 }
 
 /// CREATE TABLE [IF NOT EXISTS] t (columns, keys) [ENGINE=...].
@@ -390,11 +393,7 @@ fn drop_base(s: &Session, name: &str) -> bool {
     if shared.engine.drop_table(name).is_err() {
         return false;
     }
-    shared
-        .catalog
-        .meta
-        .lock()
-        .remove(&name.to_ascii_lowercase());
+    shared.catalog.forget(name);
     true
 }
 

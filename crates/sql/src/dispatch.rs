@@ -550,12 +550,7 @@ impl Session {
             Special::EngineStatus => Ok(crate::engine_status::show(self)),
             Special::ShowIndex(table, db) => {
                 let db = self.shown_database(db)?;
-                let name = crate::names::engine_name(self.home(), &db, &table);
-                if self.temporary_table(&name).is_none()
-                    && self.shared().engine.table(&name).is_err()
-                {
-                    return Err(SqlError::no_table(&db, &table));
-                }
+                self.table_in(&db, &table)?;
                 self.run_text(&crate::show::show_index_query(&db, &table))
             }
             Special::ShowTableStatus(db, pattern) => {
@@ -565,12 +560,7 @@ impl Session {
             Special::NoKeysOption(table) => {
                 self.clear_warnings();
                 let db = self.database().cloned().ok_or_else(SqlError::no_database)?;
-                let name = crate::names::engine_name(self.home(), &db, &table);
-                if self.temporary_table(&name).is_none()
-                    && self.shared().engine.table(&name).is_err()
-                {
-                    return Err(SqlError::no_table(&db, &table));
-                }
+                self.table_in(&db, &table)?;
                 self.warn(
                     "Note",
                     1031,

@@ -58,7 +58,8 @@ struct Qualify<'a> {
     home: &'a str,
     /// The database in use.
     current: Option<&'a str>,
-    /// The statement's common table expressions.
+    /// The common table expressions seen so far (a query's are seen before its body, which
+    /// is where they are named).
     ctes: HashSet<String>,
 }
 
@@ -97,31 +98,20 @@ impl Qualify<'_> {
 impl VisitorMut for Qualify<'_> {
     type Break = SqlError;
 
+    fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<SqlError> {
+        if let Some(with) = &q.with {
+            (self.ctes)
+                .extend((with.cte_tables.iter()).map(|c| c.alias.name.value.to_ascii_lowercase()));
+        }
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_relation(&mut self, relation: &mut ObjectName) -> ControlFlow<SqlError> {
         match self.name(relation) {
             Ok(()) => ControlFlow::Continue(()),
             Err(e) => ControlFlow::Break(e),
         }
     }
-}
-
-/// The names of the common table expressions of `statement`, lowercased.
-fn cte_names(statement: &mut Statement) -> HashSet<String> {
-    struct Ctes(HashSet<String>);
-    impl VisitorMut for Ctes {
-        type Break = ();
-        fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<()> {
-            if let Some(with) = &q.with {
-                for cte in &with.cte_tables {
-                    self.0.insert(cte.alias.name.value.to_ascii_lowercase());
-                }
-            }
-            ControlFlow::Continue(())
-        }
-    }
-    let mut ctes = Ctes(HashSet::new());
-    let _ = statement.visit(&mut ctes);
-    ctes.0
 }
 
 /// The referenced table of a FOREIGN KEY constraint, if `c` is one.
@@ -162,7 +152,7 @@ pub(crate) fn qualify(
     let mut q = Qualify {
         home,
         current,
-        ctes: cte_names(statement),
+        ctes: HashSet::new(),
     };
     match statement {
         Statement::Drop {

@@ -129,6 +129,16 @@ fn flush(sql: &str) -> Result<Special, SqlError> {
     }
     let is = |w: &str, like: &str| w.eq_ignore_ascii_case(like);
     let syntax = || SqlError::parse(format!("the FLUSH statement {text}"));
+    // The comma-separated items of a list, each its words.
+    let items = |list: &[&str]| -> Result<Vec<Vec<String>>, SqlError> {
+        let items: Vec<Vec<String>> = (list.split(|w| *w == ","))
+            .map(|item| item.iter().map(|w| (*w).to_owned()).collect())
+            .collect();
+        match items.iter().any(Vec::is_empty) {
+            true => Err(syntax()),
+            false => Ok(items),
+        }
+    };
     if words
         .first()
         .is_some_and(|w| is(w, "TABLES") || is(w, "TABLE"))
@@ -149,68 +159,45 @@ fn flush(sql: &str) -> Result<Special, SqlError> {
             return Err(SqlError::unsupported("FLUSH TABLES ... FOR EXPORT"));
         }
         let mut tables = Vec::new();
-        for (i, w) in rest.iter().enumerate() {
-            if i % 2 == 1 {
-                if *w != "," {
-                    return Err(syntax());
-                }
-                continue;
-            }
-            let parts: Vec<String> = w.split('.').map(unquoted).collect();
+        for item in (!rest.is_empty())
+            .then(|| items(rest))
+            .transpose()?
+            .unwrap_or_default()
+        {
+            let [word] = item.as_slice() else {
+                return Err(syntax());
+            };
+            let parts: Vec<String> = word.split('.').map(unquoted).collect();
             tables.push(match parts.as_slice() {
                 [t] => (None, t.clone()),
                 [db, t] => (Some(db.clone()), t.clone()),
                 _ => return Err(syntax()),
             });
         }
-        if rest.len().is_multiple_of(2) && !rest.is_empty() {
-            return Err(syntax());
-        }
         return Ok(match lock {
             true => Special::FlushWithReadLock(tables),
             false => Special::FlushNothing,
         });
     }
-    const OPTIONS: [&str; 11] = [
+    const OPTIONS: [&str; 13] = [
         "PRIVILEGES",
         "STATUS",
         "HOSTS",
         "LOGS",
         "USER_RESOURCES",
         "OPTIMIZER_COSTS",
-        "BINARY",
-        "ENGINE",
-        "ERROR",
-        "GENERAL",
-        "SLOW",
+        "BINARY LOGS",
+        "ENGINE LOGS",
+        "ERROR LOGS",
+        "GENERAL LOGS",
+        "SLOW LOGS",
+        "RELAY LOGS",
+        "QUERY CACHE",
     ];
-    let mut expect_option = true;
-    let mut i = 0;
-    while i < words.len() {
-        let w = words[i];
-        if expect_option {
-            let next = |like: &str| words.get(i + 1).is_some_and(|n| is(n, like));
-            if (is(w, "QUERY") && next("CACHE")) || (is(w, "RELAY") && next("LOGS")) {
-                i += 1;
-            } else if ["BINARY", "ENGINE", "ERROR", "GENERAL", "SLOW"]
-                .iter()
-                .any(|o| is(w, o))
-            {
-                if !words.get(i + 1).is_some_and(|l| is(l, "LOGS")) {
-                    return Err(syntax());
-                }
-                i += 1;
-            } else if !OPTIONS.iter().any(|o| is(w, o)) {
-                return Err(syntax());
-            }
-        } else if w != "," {
+    for item in items(&words)? {
+        if !OPTIONS.iter().any(|o| is(o, &item.join(" "))) {
             return Err(syntax());
         }
-        expect_option = !expect_option;
-        i += 1;
-    }
-    if expect_option {
-        return Err(syntax());
     }
     Ok(Special::FlushNothing)
 }

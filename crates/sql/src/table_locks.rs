@@ -158,6 +158,15 @@ impl Used {
     }
 }
 
+/// The table a name names, if the name is one part: every name of a statement is by now
+/// the engine's table (`names.rs`), but a system table's (`information_schema.t`).
+fn single(name: &ast::ObjectName) -> Option<String> {
+    match name.0.as_slice() {
+        [ast::ObjectNamePart::Identifier(table)] => Some(table.value.clone()),
+        _ => None,
+    }
+}
+
 /// The base tables `statement` names, each with its alias and whether the statement writes
 /// it (the target of INSERT, REPLACE, UPDATE, DELETE, TRUNCATE, ALTER or DROP).
 pub(crate) fn tables_of(statement: &Statement) -> Vec<Used> {
@@ -166,34 +175,14 @@ pub(crate) fn tables_of(statement: &Statement) -> Vec<Used> {
         /// The next relation is a table factor's, already collected with its alias.
         in_factor: bool,
     }
-    let system = |name: &ast::ObjectName| {
-        name.0.len() == 2
-            && name.0[0].as_ident().is_some_and(|db| {
-                ["information_schema", "performance_schema"]
-                    .iter()
-                    .any(|s| s.eq_ignore_ascii_case(&db.value))
-            })
-    };
-    let last = |name: &ast::ObjectName| {
-        (!system(name))
-            .then(|| {
-                name.0
-                    .last()
-                    .and_then(|p| p.as_ident())
-                    .map(|i| i.value.clone())
-            })
-            .flatten()
-    };
     impl Visitor for Collect {
         type Break = ();
         fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
             if let TableFactor::Table { name, alias, .. } = factor {
                 self.in_factor = true;
-                if let Some(table) =
-                    (name.0.last().and_then(|p| p.as_ident())).filter(|_| name.0.len() == 1)
-                {
+                if let Some(name) = single(name) {
                     self.used.push(Used {
-                        name: table.value.clone(),
+                        name,
                         alias: alias.as_ref().map(|a| a.name.value.clone()),
                         write: false,
                     });
@@ -202,12 +191,11 @@ pub(crate) fn tables_of(statement: &Statement) -> Vec<Used> {
             ControlFlow::Continue(())
         }
         fn pre_visit_relation(&mut self, name: &ast::ObjectName) -> ControlFlow<()> {
-            if std::mem::take(&mut self.in_factor) {
-                return ControlFlow::Continue(());
-            }
-            if let [ast::ObjectNamePart::Identifier(table)] = name.0.as_slice() {
+            if !std::mem::take(&mut self.in_factor)
+                && let Some(name) = single(name)
+            {
                 self.used.push(Used {
-                    name: table.value.clone(),
+                    name,
                     alias: None,
                     write: false,
                 });
@@ -249,7 +237,7 @@ pub(crate) fn tables_of(statement: &Statement) -> Vec<Used> {
         _ => {}
     }
     for (name, alias) in written {
-        if let Some(table) = last(name) {
+        if let Some(table) = single(name) {
             named.push(Used {
                 name: table,
                 alias: alias.map(|a| a.name.value.clone()),

@@ -21,6 +21,18 @@ pub(super) struct Col {
     pub(super) source: Option<usize>,
 }
 
+impl Col {
+    /// The column `defined` declares, its values from the old table's column `source`.
+    fn of(defined: &crate::ddl::Defined, source: Option<usize>) -> Col {
+        Col {
+            column: defined.column.clone(),
+            default: defined.default.clone(),
+            auto_increment: defined.auto_increment,
+            source,
+        }
+    }
+}
+
 /// A table's definition while ALTER TABLE changes it.
 #[derive(Clone, Debug)]
 pub(super) struct Definition {
@@ -55,10 +67,22 @@ fn same(a: &str, b: &str) -> bool {
     a.eq_ignore_ascii_case(b)
 }
 
-fn rename_in(names: &mut [String], from: &str, to: &str) {
+/// Renames column `from` to `to` in `names`; whether it was there.
+fn rename_in(names: &mut [String], from: &str, to: &str) -> bool {
+    let mut found = false;
     for n in names.iter_mut().filter(|n| same(n, from)) {
-        *n = to.to_owned();
+        to.clone_into(n);
+        found = true;
     }
+    found
+}
+
+/// Applies `renames` (old name, new, in order) to the column names `names`; whether any
+/// changed.
+pub(super) fn follow(names: &mut [String], renames: &[(String, String)]) -> bool {
+    (renames.iter()).fold(false, |changed, (from, to)| {
+        rename_in(names, from, to) | changed
+    })
 }
 
 impl Definition {
@@ -86,6 +110,16 @@ impl Definition {
             next_id: None,
             renames: Vec::new(),
         }
+    }
+
+    /// The table's foreign key that column `name` is part of, if any.
+    fn key_using(&self, name: &str) -> Option<&ForeignKey> {
+        (self.foreign_keys.iter()).find(|f| f.columns.iter().any(|c| same(c, name)))
+    }
+
+    /// Whether an index is named `name` (PRIMARY always is).
+    fn index_taken(&self, name: &str) -> bool {
+        same(name, "PRIMARY") || self.indexes.iter().any(|(n, ..)| same(n, name))
     }
 
     fn position(&self, name: &str) -> Option<usize> {
@@ -132,13 +166,7 @@ impl Definition {
         self.duplicate(&def.name.value)?;
         let defined = crate::ddl::column_def(def)?;
         let name = defined.column.name.clone();
-        let col = Col {
-            column: defined.column.clone(),
-            default: defined.default.clone(),
-            auto_increment: defined.auto_increment,
-            source: None,
-        };
-        self.place(col, at, table)?;
+        self.place(Col::of(&defined, None), at, table)?;
         self.keys_of(&defined, &name)
     }
 
@@ -176,15 +204,9 @@ impl Definition {
             return Err(e);
         }
         let defined = crate::ddl::column_def(def)?;
-        let changed = Col {
-            column: defined.column.clone(),
-            default: defined.default.clone(),
-            auto_increment: defined.auto_increment,
-            source: col.source,
-        };
+        let changed = Col::of(&defined, col.source);
         if changed.column.ty != col.column.ty
-            && let Some(fk) =
-                (self.foreign_keys.iter()).find(|f| f.columns.iter().any(|c| same(c, old)))
+            && let Some(fk) = self.key_using(old)
         {
             return Err(SqlError::new(
                 1832,
@@ -246,9 +268,7 @@ impl Definition {
                 Err(no_such(name))
             };
         };
-        if let Some(fk) =
-            (self.foreign_keys.iter()).find(|f| f.columns.iter().any(|c| same(c, name)))
-        {
+        if let Some(fk) = self.key_using(name) {
             return Err(SqlError::new(
                 1828,
                 "HY000",
@@ -292,23 +312,7 @@ impl Definition {
         let col = &mut self.columns[i];
         match op {
             AlterColumnOperation::SetDefault { value } => {
-                let v = waterline_planner::bind::Binder::new(&[])
-                    .expr(value, "default")?
-                    .eval(waterline_planner::Env::new(&[], &[]))?;
-                col.default = match Some(v) {
-                    Some(v) => Some(
-                        crate::types::store(&col.column, v, true, 1, &mut Vec::new()).map_err(
-                            |_| {
-                                SqlError::new(
-                                    1067,
-                                    "42000",
-                                    format!("Invalid default value for '{}'", col.column.name),
-                                )
-                            },
-                        )?,
-                    ),
-                    None => None,
-                };
+                col.default = Some(crate::ddl::default_value(&col.column, value)?);
             }
             AlterColumnOperation::DropDefault => col.default = None,
             other => return Err(SqlError::unsupported(format!("ALTER COLUMN ... {other}"))),
@@ -319,13 +323,12 @@ impl Definition {
     /// The name MySQL gives an index not named: its first column's, else that with `_2`,
     /// `_3`, ... until it is free.
     pub(super) fn free_name(&self, column: &str) -> String {
-        let taken = |n: &str| same(n, "PRIMARY") || self.indexes.iter().any(|(i, ..)| same(i, n));
-        if !taken(column) {
+        if !self.index_taken(column) {
             return column.to_owned();
         }
         (2..)
             .map(|k| format!("{column}_{k}"))
-            .find(|n| !taken(n))
+            .find(|n| !self.index_taken(n))
             .expect("a free name")
     }
 
@@ -337,7 +340,7 @@ impl Definition {
         columns: &[String],
         unique: bool,
     ) -> Result<(), SqlError> {
-        if same(name, "PRIMARY") || self.indexes.iter().any(|(n, ..)| same(n, name)) {
+        if self.index_taken(name) {
             return Err(SqlError::new(
                 1061,
                 "42000",

@@ -3,7 +3,7 @@
 //!
 //! An ALTER TABLE applies its operations in order to the table's definition
 //! (`definition.rs`: columns ADD, DROP, MODIFY, CHANGE, RENAME, ALTER ... SET/DROP DEFAULT;
-//! indexes and the primary key ADD, DROP, RENAME; foreign keys ADD, DROP; RENAME TO;
+//! indexes and the primary key ADD, DROP; foreign keys ADD, DROP; RENAME TO;
 //! AUTO_INCREMENT = n), checks the result once, and then changes the table in place if
 //! its rows stay as they are (new indexes are built, metadata saved), else copies it
 //! (`copy.rs`). Either all of it happens or, on an error, none.
@@ -192,6 +192,15 @@ fn not_supported(what: &str, instead: &str) -> SqlError {
     )
 }
 
+/// 1050: table `name` (the engine's name) is there already.
+fn exists(name: &str) -> SqlError {
+    SqlError::new(
+        1050,
+        "42S01",
+        format!("Table '{}' already exists", crate::names::short(name)),
+    )
+}
+
 fn cannot_drop(name: &str) -> SqlError {
     SqlError::new(
         1091,
@@ -231,11 +240,7 @@ fn alter_operations(
     if let Some(to) = &rename {
         s.database_of(to)?;
         if !to.eq_ignore_ascii_case(table.name()) && shared.engine.table(to).is_ok() {
-            return Err(SqlError::new(
-                1050,
-                "42S01",
-                format!("Table '{}' already exists", crate::names::short(to)),
-            ));
+            return Err(exists(to));
         }
     }
     let (mut schema, mut new_meta) = def.build(table.name())?;
@@ -324,14 +329,7 @@ fn keys_still_indexed(
             continue;
         }
         let mut parent_columns = fk.parent_columns.clone();
-        for (from, to) in renames {
-            for c in parent_columns
-                .iter_mut()
-                .filter(|c| c.eq_ignore_ascii_case(from))
-            {
-                c.clone_from(to);
-            }
-        }
+        definition::follow(&mut parent_columns, renames);
         let positions: Option<Vec<usize>> = parent_columns
             .iter()
             .map(|c| schema.column(c).ok())
@@ -396,16 +394,7 @@ fn follow_renamed_columns(
         for fk in
             (meta.foreign_keys.iter_mut()).filter(|f| f.parent.eq_ignore_ascii_case(table.name()))
         {
-            for (from, to) in renames {
-                for c in fk
-                    .parent_columns
-                    .iter_mut()
-                    .filter(|c| c.eq_ignore_ascii_case(from))
-                {
-                    c.clone_from(to);
-                    changed = true;
-                }
-            }
+            changed |= definition::follow(&mut fk.parent_columns, renames);
         }
         if changed {
             shared.catalog.save(&shared.engine, &child, meta)?;
@@ -422,18 +411,10 @@ pub(crate) fn rename_tables(
     renames: &[ast::RenameTable],
 ) -> Result<Response, SqlError> {
     for r in renames {
-        let from = object_name(&r.old_name)?;
+        let from = base_table(s, &r.old_name, "RENAME TABLE")?;
         let to = object_name(&r.new_name)?;
-        if s.temporary_table(&from).is_some() {
-            return Err(SqlError::unsupported("RENAME TABLE of a temporary table"));
-        }
-        let db = s.catalog_database();
-        s.shared()
-            .engine
-            .table(&from)
-            .map_err(|_| SqlError::no_table(&db, &from))?;
         s.database_of(&to)?;
-        rename_table(s, &from, &to)?;
+        rename_table(s, from.name(), &to)?;
     }
     Ok(Response::done(0))
 }
@@ -445,13 +426,7 @@ fn rename_table(s: &Session, from: &str, to: &str) -> Result<(), SqlError> {
     let children = shared.catalog.referencing(&shared.engine, from);
     let renamed = match shared.engine.rename_table(from, to) {
         Ok(t) => t,
-        Err(waterline_txn::TxnError::TableExists(_)) => {
-            return Err(SqlError::new(
-                1050,
-                "42S01",
-                format!("Table '{}' already exists", crate::names::short(to)),
-            ));
-        }
+        Err(waterline_txn::TxnError::TableExists(_)) => return Err(exists(to)),
         Err(e) => return Err(e.into()),
     };
     shared.catalog.rekey(from, to);

@@ -33,6 +33,16 @@ impl Session {
         Ok(db)
     }
 
+    /// 1146 unless table `table` of database `db` is there (a temporary one, or a base one),
+    /// for the statements named by words, not by a parsed name (SHOW INDEX, ... KEYS).
+    pub(crate) fn table_in(&self, db: &str, table: &str) -> Result<(), SqlError> {
+        let name = crate::names::engine_name(self.home(), db, table);
+        if self.temporary_table(&name).is_none() && self.shared().engine.table(&name).is_err() {
+            return Err(SqlError::no_table(db, table));
+        }
+        Ok(())
+    }
+
     /// Rewrites every table name in `statement` to the engine's name of the table, for the
     /// database in use (`names.rs`).
     pub(crate) fn qualify(&self, statement: &mut Statement) -> Result<(), SqlError> {
