@@ -122,6 +122,12 @@ impl Definition {
         same(name, "PRIMARY") || self.indexes.iter().any(|(n, ..)| same(n, name))
     }
 
+    /// The position of column `name` of `table`: 1054 if it has none.
+    fn column(&self, name: &str, table: &str) -> Result<usize, SqlError> {
+        self.position(name)
+            .ok_or_else(|| unknown_column(name, table))
+    }
+
     fn position(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| same(&c.column.name, name))
     }
@@ -135,11 +141,7 @@ impl Definition {
         let at = match at {
             None => self.columns.len(),
             Some(MySQLColumnPosition::First) => 0,
-            Some(MySQLColumnPosition::After(after)) => {
-                self.position(&after.value)
-                    .ok_or_else(|| unknown_column(&after.value, table))?
-                    + 1
-            }
+            Some(MySQLColumnPosition::After(after)) => self.column(&after.value, table)? + 1,
         };
         self.columns.insert(at, col);
         Ok(())
@@ -194,9 +196,7 @@ impl Definition {
         at: Option<&MySQLColumnPosition>,
         table: &str,
     ) -> Result<(), SqlError> {
-        let i = self
-            .position(old)
-            .ok_or_else(|| unknown_column(old, table))?;
+        let i = self.column(old, table)?;
         let col = self.columns.remove(i);
         let new_name = def.name.value.clone();
         if let Err(e) = self.duplicate(&new_name) {
@@ -232,9 +232,7 @@ impl Definition {
         new: &str,
         table: &str,
     ) -> Result<(), SqlError> {
-        let i = self
-            .position(old)
-            .ok_or_else(|| unknown_column(old, table))?;
+        let i = self.column(old, table)?;
         if !same(old, new) {
             self.duplicate(new)?;
         }
@@ -306,9 +304,7 @@ impl Definition {
         op: &AlterColumnOperation,
         table: &str,
     ) -> Result<(), SqlError> {
-        let i = self
-            .position(name)
-            .ok_or_else(|| unknown_column(name, table))?;
+        let i = self.column(name, table)?;
         let col = &mut self.columns[i];
         match op {
             AlterColumnOperation::SetDefault { value } => {
