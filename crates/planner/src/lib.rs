@@ -190,14 +190,13 @@ impl PlanError {
     /// The SQLSTATE.
     pub fn sqlstate(&self) -> &'static str {
         match self {
-            PlanError::Parse(_) | PlanError::Ambiguous(..) => "42000",
+            PlanError::Parse(_) | PlanError::Ambiguous(..) | PlanError::Unsupported(_) => "42000",
             PlanError::NoSuchTable(_) => "42S02",
             PlanError::UnknownColumn(..) => "42S22",
             PlanError::NotUniqueTable(_) | PlanError::ParamCount(_) => "42000",
             PlanError::Operand(_) => "21000",
             PlanError::OutOfRange(_) => "22003",
-            PlanError::Unsupported(_)
-            | PlanError::MissingParam(_)
+            PlanError::MissingParam(_)
             | PlanError::GroupFunction
             | PlanError::WrongArguments(_) => "HY000",
             PlanError::TooManyTables(_) | PlanError::Catalog(_) | PlanError::Internal(_) => "HY000",

@@ -11,6 +11,8 @@
 //! MySQL's `simplify_joins` does, an outer join whose NULL rows a WHERE condition rejects
 //! (`b.x = 1` is never true of a NULL `b.x`) is bound as an inner join.
 //!
+//! A parenthesized join on an outer join's inner side (`a LEFT JOIN (b JOIN c ON p) ON q`)
+//! is one nest: its inner tables are `b` and `c`, and `p` and `q` both decide the match.
 //! Not built: an outer join nested inside another's inner side (`a LEFT JOIN (b LEFT JOIN c
 //! ON ..) ON ..`, or a RIGHT JOIN whose left side has an outer join), refused with 1235.
 //!

@@ -3,8 +3,7 @@
 //! ORDER BY / GROUP BY). Function calls (aggregates included) are bound in `functions.rs`.
 
 use sqlparser::ast::{
-    self, BinaryOperator, GroupByExpr, JoinConstraint, JoinOperator, ObjectNamePart, OrderByKind,
-    SelectItem, SetExpr, TableFactor, UnaryOperator,
+    self, BinaryOperator, GroupByExpr, OrderByKind, SelectItem, SetExpr, TableFactor, UnaryOperator,
 };
 use std::sync::Arc;
 
@@ -14,10 +13,14 @@ use crate::PlanError;
 use crate::catalog::Catalog;
 use crate::exec::Agg;
 use crate::expr::{Case, CmpOp, ColumnRef, Expr, Func, FuncKind, TimeUnit, TrimSide};
-use crate::table_map::{MAX_TABLES, TableMap};
+use crate::table_map::TableMap;
 use crate::value::ArithOp;
 
+mod from;
 mod functions;
+
+use from::bind_table;
+pub use from::object_name;
 
 pub use functions::{aggregate_func, contains_aggregate};
 
@@ -226,7 +229,10 @@ impl<'a> Binder<'a> {
         self.params
     }
 
-    /// Resolves `column`, optionally qualified by a table name or alias.
+    /// Resolves `column`, optionally qualified by a table name or alias. A table the SQL
+    /// layer made for a query (an alias in angle brackets: a semi-join materialization's
+    /// `<subqueryN>`, the values of correlated subqueries) is reached only by a qualified
+    /// name: its columns must not make a user's names ambiguous.
     pub fn column(
         &mut self,
         qualifier: Option<&str>,
@@ -236,7 +242,8 @@ impl<'a> Binder<'a> {
         let mut found = None;
         for (t, table) in self.tables.iter().enumerate() {
             if qualifier.is_some_and(|q| !q.eq_ignore_ascii_case(&table.alias))
-                || (qualifier.is_none() && t >= self.qualified_from)
+                || (qualifier.is_none()
+                    && (t >= self.qualified_from || table.alias.starts_with('<')))
             {
                 continue;
             }
@@ -625,50 +632,6 @@ pub fn literal(v: &ast::Value) -> Result<Value, PlanError> {
     })
 }
 
-/// The last part of an object name (`db.t` names table `t`).
-pub fn object_name(name: &ast::ObjectName) -> Result<String, PlanError> {
-    match name.0.last() {
-        Some(ObjectNamePart::Identifier(id)) => Ok(id.value.clone()),
-        _ => Err(PlanError::Unsupported(name.to_string())),
-    }
-}
-
-fn bind_table(
-    catalog: &dyn Catalog,
-    factor: &TableFactor,
-    tables: &mut Vec<BoundTable>,
-) -> Result<(), PlanError> {
-    let TableFactor::Table {
-        name,
-        alias,
-        args: None,
-        ..
-    } = factor
-    else {
-        return Err(PlanError::Unsupported(format!("FROM {factor}")));
-    };
-    let table = object_name(name)?;
-    let schema = catalog.table(&table).ok_or_else(|| {
-        PlanError::NoSuchTable(crate::catalog::qualified(catalog.database(), &table))
-    })?;
-    let alias = alias.as_ref().map_or_else(
-        || crate::own_name(&table).to_owned(),
-        |a| a.name.value.clone(),
-    );
-    if tables.iter().any(|t| t.alias.eq_ignore_ascii_case(&alias)) {
-        return Err(PlanError::NotUniqueTable(alias));
-    }
-    if tables.len() == MAX_TABLES {
-        return Err(PlanError::TooManyTables(MAX_TABLES));
-    }
-    tables.push(BoundTable {
-        name: schema.name.clone(),
-        alias,
-        schema,
-    });
-    Ok(())
-}
-
 /// A GROUP BY item as the planner sees it. A number (`GROUP BY 1`) or a name no table has
 /// (a select item's alias) names a select item, which the SQL layer resolves, reporting
 /// MySQL's errors; here either stands as a constant no index gives the order of.
@@ -708,69 +671,11 @@ pub fn bind_query_with(
     if let Some(with) = &query.with {
         return Err(PlanError::Unsupported(format!("{with}")));
     }
-    let mut tables = Vec::new();
-    // Each ON: its text, how many tables were bound when it came (it may read only those),
-    // and the outer join it belongs to.
-    let mut ons: Vec<(&ast::Expr, usize, Option<usize>)> = Vec::new();
-    let mut outer_joins: Vec<OuterJoin> = Vec::new();
-    for from in &select.from {
-        let item_start = tables.len();
-        let item_ons = ons.len();
-        bind_table(catalog, &from.relation, &mut tables)?;
-        for join in &from.joins {
-            let before = tables.len();
-            bind_table(catalog, &join.relation, &mut tables)?;
-            let me = TableMap::table(before);
-            let unsupported = || PlanError::Unsupported(join.to_string());
-            let (c, kind) = match &join.join_operator {
-                JoinOperator::Join(c) | JoinOperator::Inner(c) | JoinOperator::CrossJoin(c) => {
-                    (c, None)
-                }
-                JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (c, Some(false)),
-                JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (c, Some(true)),
-                _ => return Err(unsupported()),
-            };
-            let on = match c {
-                JoinConstraint::On(e) => Some(e),
-                JoinConstraint::None if kind.is_none() => None,
-                _ => return Err(unsupported()),
-            };
-            match (kind, on) {
-                (None, Some(e)) => ons.push((e, tables.len(), None)),
-                (None, None) => {}
-                (Some(false), Some(e)) => {
-                    ons.push((e, tables.len(), Some(outer_joins.len())));
-                    outer_joins.push(OuterJoin {
-                        kind: JoinKind::Left,
-                        inner: me,
-                        after: TableMap::first(before),
-                    });
-                }
-                // `x RIGHT JOIN t ON e` is `t LEFT JOIN x ON e`: the tables of this FROM
-                // item so far are the inner side, and the ONs of the inner joins among
-                // them belong to the outer join.
-                (Some(true), Some(e)) => {
-                    let inner = TableMap::first(before) & !TableMap::first(item_start);
-                    if outer_joins.iter().any(|j| j.inner.overlaps(inner)) {
-                        return Err(PlanError::Unsupported(format!(
-                            "an outer join on the left of {join}"
-                        )));
-                    }
-                    let k = outer_joins.len();
-                    for on in &mut ons[item_ons..] {
-                        on.2 = Some(k);
-                    }
-                    ons.push((e, tables.len(), Some(k)));
-                    outer_joins.push(OuterJoin {
-                        kind: JoinKind::Left,
-                        inner,
-                        after: TableMap::first(item_start) | me,
-                    });
-                }
-                (Some(_), None) => return Err(unsupported()),
-            }
-        }
-    }
+    let from::BoundFrom {
+        mut tables,
+        ons,
+        mut outer_joins,
+    } = from::bind_from(catalog, select)?;
     let visible = tables.len();
     let mut nested = Vec::new();
     for sj in semi {
