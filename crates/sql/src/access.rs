@@ -25,17 +25,62 @@ use waterline_txn::{
 use crate::control::Watch;
 use crate::error::SqlError;
 
-/// A statement's derived tables (`FROM (SELECT ...) AS d`), materialized: each one's name
-/// (its alias), schema and rows. They have no index; a name here hides a table's.
+/// A statement's derived tables (`FROM (SELECT ...) AS d`) and semi-join materializations
+/// (`<subqueryN>`), materialized: each one's name, schema and rows, and for each secondary
+/// index of its schema the rows' keys in order (a derived table has none; a
+/// materialization has MySQL's `<auto_distinct_key>` over all its columns). A name here
+/// hides a table's.
 #[derive(Debug, Default)]
 pub(crate) struct Derived {
-    tables: Vec<(String, Arc<TableSchema>, Vec<Row>)>,
+    tables: Vec<Materialized>,
+}
+
+#[derive(Debug)]
+struct Materialized {
+    name: String,
+    schema: Arc<TableSchema>,
+    rows: Vec<Row>,
+    /// Per secondary index: each row's key over it with the row's position, in key order.
+    indexes: Vec<Vec<(Key, usize)>>,
+}
+
+impl Materialized {
+    /// The rows of index `index` whose keys lie in `range` (coerced to the index's
+    /// columns), in key order; with the positions of their keys in the index.
+    fn in_range(&self, index: usize, range: &KeyRange) -> Result<&[(Key, usize)], PlanError> {
+        let columns = &self.schema.indexes[index].columns;
+        let range = (range.clone())
+            .try_map(|k| self.schema.check_key(columns, k))
+            .map_err(|e| PlanError::Catalog(e.to_string()))?;
+        let keys = &self.indexes[index];
+        let start = keys.partition_point(|(k, _)| range.is_before(k));
+        let end = start + keys[start..].partition_point(|(k, _)| !range.is_after(k));
+        Ok(&keys[start..end])
+    }
 }
 
 impl Derived {
-    /// Adds derived table `name`.
+    /// Adds derived table `name`; its schema's secondary indexes are built over `rows`.
     pub(crate) fn add(&mut self, name: String, schema: TableSchema, rows: Vec<Row>) {
-        self.tables.push((name, Arc::new(schema), rows));
+        let indexes = (schema.indexes.iter())
+            .map(|index| {
+                let mut keys: Vec<(Key, usize)> = (rows.iter().enumerate())
+                    .map(|(i, row)| {
+                        let mut key = Key::default();
+                        index.columns.iter().for_each(|&c| key.push(&row[c]));
+                        (key, i)
+                    })
+                    .collect();
+                keys.sort();
+                keys
+            })
+            .collect();
+        self.tables.push(Materialized {
+            name,
+            schema: Arc::new(schema),
+            rows,
+            indexes,
+        });
     }
 
     /// Whether there are none.
@@ -43,11 +88,10 @@ impl Derived {
         self.tables.is_empty()
     }
 
-    fn get(&self, name: &str) -> Option<(&Arc<TableSchema>, &Vec<Row>)> {
+    fn get(&self, name: &str) -> Option<&Materialized> {
         self.tables
             .iter()
-            .find(|(n, ..)| n.eq_ignore_ascii_case(name))
-            .map(|(_, schema, rows)| (schema, rows))
+            .find(|m| m.name.eq_ignore_ascii_case(name))
     }
 }
 
@@ -99,7 +143,7 @@ impl<'t> TxnAccess<'t> {
         TxnAccess { derived, ..self }
     }
 
-    fn derived(&self, name: &str) -> Option<(&Arc<TableSchema>, &Vec<Row>)> {
+    fn derived(&self, name: &str) -> Option<&Materialized> {
         self.derived.and_then(|d| d.get(name))
     }
 
@@ -167,16 +211,16 @@ impl Catalog for TxnAccess<'_> {
     }
 
     fn table(&self, table: &str) -> Option<Arc<TableSchema>> {
-        if let Some((schema, _)) = self.derived(table) {
-            return Some(Arc::clone(schema));
+        if let Some(m) = self.derived(table) {
+            return Some(Arc::clone(&m.schema));
         }
         self.handle(table).map(Table::shared_schema)
     }
 
     fn stats(&self, table: &str) -> TableStats {
-        if let Some((_, rows)) = self.derived(table) {
+        if let Some(m) = self.derived(table) {
             return TableStats {
-                rows: rows.len() as u64,
+                rows: m.rows.len() as u64,
             };
         }
         TableStats {
@@ -187,11 +231,25 @@ impl Catalog for TxnAccess<'_> {
     }
 
     fn records_in_range(&self, table: &str, index: IndexId, range: &KeyRange) -> u64 {
+        if let Some(m) = self.derived(table) {
+            return match index {
+                IndexId::Secondary(n) => m.in_range(n, range).map_or(0, |keys| keys.len() as u64),
+                IndexId::Primary => m.rows.len() as u64,
+            };
+        }
         self.handle(table)
             .map_or(0, |t| t.estimate_range(position(index), range))
     }
 
     fn rec_per_key(&self, table: &str, index: IndexId, parts: usize) -> f64 {
+        if let (Some(m), IndexId::Secondary(n)) = (self.derived(table), index) {
+            let keys = &m.indexes[n];
+            let distinct = (keys.windows(2))
+                .filter(|w| w[0].0.common_prefix(&w[1].0) < parts)
+                .count()
+                + 1;
+            return keys.len().max(1) as f64 / distinct as f64;
+        }
         let Some(t) = self.handle(table) else {
             return 1.0;
         };
@@ -204,8 +262,13 @@ impl Catalog for TxnAccess<'_> {
         index: IndexId,
         key: &Key,
     ) -> Result<Option<Row>, PlanError> {
-        if self.derived(table).is_some() {
-            return Ok(None);
+        if let Some(m) = self.derived(table) {
+            return Ok(match index {
+                IndexId::Secondary(n) => (m.in_range(n, &KeyRange::Prefix(key.clone()))?)
+                    .first()
+                    .map(|&(_, i)| m.rows[i].clone()),
+                IndexId::Primary => None,
+            });
         }
         let t = self.must(table)?;
         // A point read that must not wait goes the scan's way, which skips or fails.
@@ -236,19 +299,24 @@ impl Storage for TxnAccess<'_> {
         range: &KeyRange,
         limit: Option<usize>,
     ) -> Result<Vec<Row>, PlanError> {
-        if self.derived(table).is_some() {
-            return Err(PlanError::Internal(format!(
-                "derived table {table} read by an index"
-            )));
+        if let Some(m) = self.derived(table) {
+            let IndexId::Secondary(n) = index else {
+                return Err(PlanError::Internal(format!(
+                    "derived table {table} read by its primary key"
+                )));
+            };
+            return Ok((m.in_range(n, range)?.iter())
+                .take(limit.unwrap_or(usize::MAX))
+                .map(|&(_, i)| m.rows[i].clone())
+                .collect());
         }
         let t = self.must(table)?;
         self.read(t, index, range.clone(), limit)
     }
 
     fn scan_all(&self, table: &str, limit: Option<usize>) -> Result<Vec<Row>, PlanError> {
-        if let Some((_, rows)) = self.derived(table) {
-            return Ok(rows
-                .iter()
+        if let Some(m) = self.derived(table) {
+            return Ok((m.rows.iter())
                 .take(limit.unwrap_or(usize::MAX))
                 .cloned()
                 .collect());
@@ -312,8 +380,8 @@ impl Catalog for SchemaCatalog<'_> {
         self.database
     }
     fn table(&self, table: &str) -> Option<Arc<TableSchema>> {
-        if let Some((schema, _)) = self.derived.and_then(|d| d.get(table)) {
-            return Some(Arc::clone(schema));
+        if let Some(m) = self.derived.and_then(|d| d.get(table)) {
+            return Some(Arc::clone(&m.schema));
         }
         self.tables
             .iter()

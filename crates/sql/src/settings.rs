@@ -49,10 +49,13 @@ pub(crate) struct OptimizerSwitch {
     /// `semijoin`: an EXISTS or IN subquery of WHERE may become a semi-join (or, negated,
     /// an anti-join).
     pub(crate) semijoin: bool,
-    /// `firstmatch`: the semi-join strategy waterline has; off, no subquery is flattened.
+    /// `firstmatch`: a semi-join may read the subquery's tables in the join, an outer row
+    /// going on at its first match (MySQL's FirstMatch).
     pub(crate) firstmatch: bool,
     /// `materialization`: a subquery that does not refer to the query around it may run
-    /// once and become constants; off, such a subquery is flattened wherever it can be.
+    /// once: an IN of WHERE into a table `<subqueryN>` the block joins (MySQL's semi-join
+    /// materialization), any other into constants. Off, such a subquery is flattened
+    /// wherever it can be.
     pub(crate) materialization: bool,
 }
 
@@ -78,9 +81,10 @@ impl OptimizerSwitch {
         }
     }
 
-    /// Whether a subquery may be flattened into a semi-join or an anti-join.
-    pub(crate) fn flattens(self) -> bool {
-        self.semijoin && self.firstmatch
+    /// Whether a subquery of WHERE may become a semi-join or an anti-join, by one strategy
+    /// or the other.
+    pub(crate) fn semijoins(self) -> bool {
+        self.semijoin && (self.firstmatch || self.materialization)
     }
 }
 

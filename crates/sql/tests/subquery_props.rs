@@ -82,11 +82,23 @@ enum Shape {
     SelfIn {
         k: i64,
     },
+    /// `(a, b) IN (SELECT c, d ...)`: a materialization of two columns.
+    RowIn {
+        negated: bool,
+    },
     InSelectList {
         exists: bool,
     },
     Grouped,
     JoinedDerived {
+        k: i64,
+    },
+    /// `t1 LEFT JOIN (t2 JOIN t2 AS t3 ON ..) ON ..`: a nest of two inner tables.
+    NestedLeft {
+        k: i64,
+    },
+    /// `t1 LEFT JOIN (SELECT ... WHERE d >= k) AS x ON ..`: merged, its WHERE in the ON.
+    LeftDerived {
         k: i64,
     },
 }
@@ -101,6 +113,8 @@ impl Shape {
                 | Shape::InSelectList { .. }
                 | Shape::Grouped
                 | Shape::JoinedDerived { .. }
+                | Shape::NestedLeft { .. }
+                | Shape::LeftDerived { .. }
         )
     }
 }
@@ -124,9 +138,12 @@ fn shape() -> impl Strategy<Value = Shape> {
             exists_negated
         }),
         (0..4i64).prop_map(|k| Shape::SelfIn { k }),
+        any::<bool>().prop_map(|negated| Shape::RowIn { negated }),
         any::<bool>().prop_map(|exists| Shape::InSelectList { exists }),
         Just(Shape::Grouped),
         (0..4i64).prop_map(|k| Shape::JoinedDerived { k }),
+        (0..4i64).prop_map(|k| Shape::NestedLeft { k }),
+        (0..4i64).prop_map(|k| Shape::LeftDerived { k }),
     ]
 }
 
@@ -180,6 +197,17 @@ fn sql(shape: &Shape) -> String {
             if *exists_negated { "NOT " } else { "" }
         ),
         Shape::SelfIn { k } => format!("{base}a IN (SELECT b FROM t1 WHERE a >= {k})"),
+        Shape::NestedLeft { k } => format!(
+            "SELECT t1.a, t3.d FROM t1 LEFT JOIN (t2 JOIN t2 AS t3 ON t3.c = t2.d) \
+             ON t2.c = t1.a AND t3.d >= {k}"
+        ),
+        Shape::LeftDerived { k } => format!(
+            "SELECT a, x.d FROM t1 LEFT JOIN (SELECT c, d FROM t2 WHERE d >= {k}) AS x ON x.c = t1.a"
+        ),
+        Shape::RowIn { negated } => format!(
+            "{base}(a, b) {}IN (SELECT c, d FROM t2)",
+            if *negated { "NOT " } else { "" }
+        ),
         Shape::InSelectList { exists: false } => {
             "SELECT a, (SELECT MAX(d) FROM t2 WHERE c = t1.a) FROM t1".into()
         }
@@ -277,10 +305,28 @@ fn naive(shape: &Shape, t1: &[(Cell, Cell)], t2: &[(Cell, Cell)]) -> Vec<(Cell, 
                     .collect();
                 in_list(a, &list)
             }
+            Shape::RowIn { negated } => {
+                // A row is in the list if some row equals it in both; NULL if none is
+                // unequal in a known column and some comparison is unknown.
+                let mut result = Some(false);
+                for &(c, d) in t2 {
+                    match (Op::Eq.apply(a, c), Op::Eq.apply(b, d)) {
+                        (Some(true), Some(true)) => {
+                            result = Some(true);
+                            break;
+                        }
+                        (Some(false), _) | (_, Some(false)) => {}
+                        _ => result = None,
+                    }
+                }
+                not(result, *negated)
+            }
             Shape::LeftJoin { .. }
             | Shape::InSelectList { .. }
             | Shape::Grouped
-            | Shape::JoinedDerived { .. } => unreachable!(),
+            | Shape::JoinedDerived { .. }
+            | Shape::NestedLeft { .. }
+            | Shape::LeftDerived { .. } => unreachable!(),
         }
     };
     if let Shape::JoinedDerived { k } = shape {
@@ -325,6 +371,44 @@ fn naive(shape: &Shape, t1: &[(Cell, Cell)], t2: &[(Cell, Cell)]) -> Vec<(Cell, 
                 (a, value)
             })
             .collect();
+    }
+    // A LEFT JOIN: each t1 row with the `matches` its `a` finds, or once with NULL.
+    let left = |matches: &dyn Fn(Cell) -> Vec<Cell>| -> Vec<(Cell, Cell)> {
+        let mut out = Vec::new();
+        for &(a, _) in t1 {
+            let found = matches(a);
+            if found.is_empty() {
+                out.push((a, None));
+            }
+            out.extend(found.into_iter().map(|d| (a, d)));
+        }
+        out
+    };
+    if let Shape::NestedLeft { k } = shape {
+        return left(&|a| {
+            let mut found = Vec::new();
+            for &(c2, d2) in t2 {
+                for &(c3, d3) in t2 {
+                    if Op::Eq.apply(c3, d2) == Some(true)
+                        && Op::Eq.apply(c2, a) == Some(true)
+                        && Op::Ge.apply(d3, Some(*k)) == Some(true)
+                    {
+                        found.push(d3);
+                    }
+                }
+            }
+            found
+        });
+    }
+    if let Shape::LeftDerived { k } = shape {
+        return left(&|a| {
+            (t2.iter())
+                .filter(|(c, d)| {
+                    Op::Ge.apply(*d, Some(*k)) == Some(true) && Op::Eq.apply(*c, a) == Some(true)
+                })
+                .map(|&(_, d)| d)
+                .collect()
+        });
     }
     if let Shape::LeftJoin { on, filter, k } = shape {
         let mut out = Vec::new();
@@ -396,7 +480,7 @@ proptest! {
             .map(|(x, y)| vec![text(x), text(y)])
             .collect();
         want.sort();
-        for switch in ["default", "semijoin=off", "materialization=off"] {
+        for switch in ["default", "semijoin=off", "materialization=off", "firstmatch=off"] {
             ok(&mut s, "SET optimizer_switch = 'default'");
             ok(&mut s, &format!("SET optimizer_switch = '{switch}'"));
             let mut got = rows(&mut s, &query);
@@ -406,6 +490,14 @@ proptest! {
                 // One block: the subqueries' tables are the outer query's.
                 let explained = rows(&mut s, &format!("EXPLAIN {query}"));
                 prop_assert!(explained.iter().all(|r| r[1] == "SIMPLE"), "{} {:?}", query, explained);
+            }
+            if switch == "firstmatch=off"
+                && matches!(shape, Shape::InUncorrelated { negated: false, .. } | Shape::RowIn { negated: false })
+            {
+                // Semi-join materialization: the outer block joins `<subquery2>`.
+                let explained = rows(&mut s, &format!("EXPLAIN {query}"));
+                prop_assert!(explained.iter().any(|r| r[2] == "<subquery2>" && r[1] == "SIMPLE"), "{} {:?}", query, explained);
+                prop_assert!(explained.iter().any(|r| r[1] == "MATERIALIZED"), "{} {:?}", query, explained);
             }
         }
     }

@@ -23,14 +23,7 @@ pub(super) fn full_group_by(
             _ => None,
         })
         .collect();
-    let determined = |t: usize, c: usize| {
-        grouped.contains(&(t, c))
-            || tables[t]
-                .schema
-                .primary_key
-                .as_ref()
-                .is_some_and(|pk| pk.iter().all(|&k| grouped.contains(&(t, k))))
-    };
+    let determined = |t: usize, c: usize| determined(tables, &grouped, (t, c));
     for (i, expr) in exprs.iter().enumerate() {
         let mut loose = None;
         ungrouped_columns(expr, group_by, &mut |c| {
@@ -41,38 +34,67 @@ pub(super) fn full_group_by(
         let Some(c) = loose else {
             continue;
         };
-        let name = format!(
-            "{}.{}.{}",
-            s.database_name(),
-            tables[c.table].alias,
-            tables[c.table].schema.columns[c.column].name
-        );
-        return Err(if group_by.is_empty() {
-            SqlError::new(
-                1140,
-                "42000",
-                format!(
-                    "In aggregated query without GROUP BY, expression #{} of SELECT list \
-                     contains nonaggregated column '{name}'; this is incompatible with \
-                     sql_mode=only_full_group_by",
-                    i + 1
-                ),
-            )
-        } else {
-            SqlError::new(
-                1055,
-                "42000",
-                format!(
-                    "Expression #{} of SELECT list is not in GROUP BY clause and contains \
-                     nonaggregated column '{name}' which is not functionally dependent on \
-                     columns in GROUP BY clause; this is incompatible with \
-                     sql_mode=only_full_group_by",
-                    i + 1
-                ),
-            )
-        });
+        return Err(nonaggregated(
+            s,
+            tables,
+            (c.table, c.column),
+            i + 1,
+            group_by.is_empty(),
+        ));
     }
     Ok(())
+}
+
+/// Whether column (table, column) of `tables` has one value per group when the `grouped`
+/// columns are: it is one of them, or its table's whole primary key is.
+pub(crate) fn determined(
+    tables: &[BoundTable],
+    grouped: &[(usize, usize)],
+    (table, column): (usize, usize),
+) -> bool {
+    grouped.contains(&(table, column))
+        || (tables[table].schema.primary_key.as_ref())
+            .is_some_and(|pk| pk.iter().all(|&k| grouped.contains(&(table, k))))
+}
+
+/// ONLY_FULL_GROUP_BY's error for column `column` (table, column) of `tables`, read by
+/// expression number `position` of the select list of a query that aggregates without
+/// GROUP BY (1140) or groups by columns that do not determine it (1055).
+pub(crate) fn nonaggregated(
+    s: &Session,
+    tables: &[BoundTable],
+    (table, column): (usize, usize),
+    position: usize,
+    without_group_by: bool,
+) -> SqlError {
+    let name = format!(
+        "{}.{}.{}",
+        s.database_name(),
+        tables[table].alias,
+        tables[table].schema.columns[column].name
+    );
+    if without_group_by {
+        SqlError::new(
+            1140,
+            "42000",
+            format!(
+                "In aggregated query without GROUP BY, expression #{position} of SELECT list \
+                 contains nonaggregated column '{name}'; this is incompatible with \
+                 sql_mode=only_full_group_by"
+            ),
+        )
+    } else {
+        SqlError::new(
+            1055,
+            "42000",
+            format!(
+                "Expression #{position} of SELECT list is not in GROUP BY clause and contains \
+                 nonaggregated column '{name}' which is not functionally dependent on \
+                 columns in GROUP BY clause; this is incompatible with \
+                 sql_mode=only_full_group_by"
+            ),
+        )
+    }
 }
 
 /// Calls `f` on each column `e` reads outside its aggregates and outside its parts that are

@@ -17,7 +17,7 @@ use waterline_txn::{LockMode, LockWait, Row, Table, Value};
 
 mod cte;
 mod explain;
-mod group_by;
+pub(crate) mod group_by;
 mod limit;
 mod project;
 pub(crate) mod subquery;

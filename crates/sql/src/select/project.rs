@@ -304,9 +304,12 @@ fn star_tables<'t>(
         if tables.is_empty() {
             return Err(SqlError::new(1096, "HY000", "No tables used"));
         }
-        // Not the tables a FROM does not name: hidden semi-join tables (no alias) and the
-        // values of correlated select-list subqueries.
-        let named = |t: &&BoundTable| !t.alias.is_empty() && t.alias != super::subquery::VALUES;
+        // Not the tables a FROM does not name: hidden semi-join tables (no alias), the
+        // values of correlated select-list subqueries (`<subquery>`)
+        // and semi-join materializations (`<subqueryN>`).
+        let named = |t: &&BoundTable| {
+            !t.alias.is_empty() && !t.alias.starts_with(super::subquery::MATERIALIZED)
+        };
         return Ok(tables.iter().filter(named).collect());
     };
     let ast::SelectItemQualifiedWildcardKind::ObjectName(name) = kind else {

@@ -144,8 +144,9 @@ pub(super) enum Kind {
     Top,
     /// A subquery in an expression.
     Subquery,
-    /// An IN or EXISTS subquery of WHERE that could have been a semi-join, run once instead
-    /// by cost (MySQL's subquery materialization).
+    /// An IN or EXISTS subquery of WHERE that could have been flattened, run once instead
+    /// by cost: into a `<subqueryN>` table (MySQL's semi-join materialization) or into
+    /// constants (its subquery materialization).
     Materialized,
     /// A correlated subquery in an expression, run per row of the block around it.
     Dependent,
@@ -240,25 +241,31 @@ fn answer_block(
     (id, parent, kind): (usize, usize, Kind),
     run: bool,
 ) -> Result<Option<Response>, SqlError> {
-    let merged = merge::merged(q).or_else(|| {
-        let (_, tables) = s.tables();
-        let columns_of = |name: &str| {
-            (tables.iter())
-                .find(|t| t.name().eq_ignore_ascii_case(name))
-                .map(|t| t.schema().columns.iter().map(|c| c.name.clone()).collect())
+    // Derived tables merged one at a time, while one can be.
+    let mut merged: Option<Query> = None;
+    let mut count = 0;
+    loop {
+        let current = merged.as_ref().unwrap_or(q);
+        let next = merge::merged(current).or_else(|| {
+            let (_, tables) = s.tables();
+            let columns_of = |name: &str| {
+                (tables.iter())
+                    .find(|t| t.name().eq_ignore_ascii_case(name))
+                    .map(|t| t.schema().columns.iter().map(|c| c.name.clone()).collect())
+            };
+            joined::merged(current, &columns_of)
+        });
+        let Some((query, alias)) = next else {
+            break;
         };
-        joined::merged(q, &columns_of)
-    });
-    let q = match &merged {
-        Some((merged, alias)) => {
-            s.trace_note(|| format!("select #{id}: derived table {alias} merged into it"));
-            merged
-        }
-        None => q,
-    };
+        s.trace_note(|| format!("select #{id}: derived table {alias} merged into it"));
+        merged = Some(query);
+        count += 1;
+    }
+    let q = merged.as_ref().unwrap_or(q);
     // A merged derived table keeps its number: its blocks come after it, as MySQL numbers
     // them when it parses the statement.
-    let first = if merged.is_some() { id + 2 } else { id + 1 };
+    let first = id + 1 + count;
     let (expr_ids, derived_ids) = child_ids(q, first);
     let mut q = q.clone();
     let candidates = semi::candidates(s, st, &q);
@@ -281,16 +288,29 @@ fn answer_block(
         .collect();
     let items = match correlated.is_empty() {
         true => None,
-        false => Some(take_items(&mut q)?).filter(|items| !items.exprs.is_empty()),
+        false => {
+            let strict = s.settings().sql_mode.only_full_group_by;
+            Some(take_items(&mut q, strict)?).filter(|items| !items.exprs.is_empty())
+        }
     };
     let mut filters = match correlated.is_empty() {
         true => Vec::new(),
         false => take_filters(&mut q)?,
     };
-    let (mut q, derived, names) = materialize(s, trx, st, q, derived_ids.clone())?;
-    let chosen = semi::choose(s, trx, st, &mut q, &derived, candidates, &mut correlated)?;
+    let (mut q, mut derived, names) = materialize(s, trx, st, q, derived_ids.clone())?;
+    let chosen = semi::choose(
+        s,
+        trx,
+        st,
+        &mut q,
+        &mut derived,
+        candidates,
+        &mut correlated,
+    )?;
     filters.extend(chosen.filters);
-    let nested = expr_ids.len() > chosen.semis.len() || !derived_ids.is_empty();
+    // A block whose subqueries all became semi-joins is one block in MySQL's EXPLAIN
+    // (`SIMPLE`, beside a materialization's `MATERIALIZED`).
+    let nested = expr_ids.len() > chosen.semis.len() + chosen.tables || !derived_ids.is_empty();
     let (_, tables) = s.tables();
     let planned = items.as_ref().map(|_| without_values(&q));
     let bound = bind_in(

@@ -42,17 +42,25 @@ pub(crate) const VALUES: &str = "<subquery>";
 pub(super) struct Items {
     /// The subqueries, `c0`, `c1`, ... in order.
     pub(super) exprs: Vec<Ast>,
-    /// A grouped block's GROUP BY as written: every column of the block a subquery reads
-    /// must be one of them, so that its value is one per group.
+    /// A grouped block's GROUP BY as written (empty for a block that aggregates without
+    /// one): every column of the block a subquery reads must be one of them, so that its
+    /// value is one per group.
     pub(super) group_by: Option<Vec<Ast>>,
+    /// Each subquery's position in the select list (from 1; `None` in HAVING or ORDER BY),
+    /// for ONLY_FULL_GROUP_BY's errors.
+    positions: Vec<Option<usize>>,
+    /// Whether `sql_mode` has ONLY_FULL_GROUP_BY: a column not grouped is its error
+    /// (1055, 1140) rather than one waterline does not support.
+    only_full_group_by: bool,
 }
 
 /// Replaces each correlated subquery in `q`'s select list, ORDER BY and HAVING by a column
 /// of [`VALUES`] (`` `<subquery>`.`c0` ``, `c1`, ...), and returns them in that order. In a
 /// block with GROUP BY, the columns join its GROUP BY (a subquery's value is one per
-/// group: checked as the values are made); in one that aggregates without GROUP BY, refused
-/// (1235).
-pub(super) fn take_items(q: &mut Query) -> Result<Items, SqlError> {
+/// group: checked as the values are made); in one that aggregates without GROUP BY, a
+/// subquery may read no column of the block outside an aggregate: ONLY_FULL_GROUP_BY's
+/// 1140 (without that mode, 1235).
+pub(super) fn take_items(q: &mut Query, only_full_group_by: bool) -> Result<Items, SqlError> {
     struct Take(Vec<Ast>);
     impl VisitorMut for Take {
         type Break = ();
@@ -67,6 +75,8 @@ pub(super) fn take_items(q: &mut Query) -> Result<Items, SqlError> {
     let mut items = Items {
         exprs: Vec::new(),
         group_by: None,
+        positions: Vec::new(),
+        only_full_group_by,
     };
     let order_by = q.order_by.as_ref().is_some_and(contains_subquery);
     let SetExpr::Select(select) = q.body.as_mut() else {
@@ -79,8 +89,9 @@ pub(super) fn take_items(q: &mut Query) -> Result<Items, SqlError> {
         return Ok(items);
     }
     let mut take = Take(Vec::new());
-    for item in &mut select.projection {
+    for (i, item) in select.projection.iter_mut().enumerate() {
         let _ = item.visit(&mut take);
+        items.positions.resize(take.0.len(), Some(i + 1));
     }
     if let Some(h) = &mut select.having {
         let _ = h.visit(&mut take);
@@ -88,6 +99,7 @@ pub(super) fn take_items(q: &mut Query) -> Result<Items, SqlError> {
     if let Some(ob) = &mut q.order_by {
         let _ = ob.visit(&mut take);
     }
+    items.positions.resize(take.0.len(), None);
     // Aggregates of the block itself (the subqueries' own are taken out by now).
     let aggregates = select.having.is_some()
         || select.projection.iter().any(|item| match item {
@@ -101,6 +113,7 @@ pub(super) fn take_items(q: &mut Query) -> Result<Items, SqlError> {
             items.group_by = Some(exprs.clone());
             exprs.extend((0..take.0.len()).map(value_column));
         }
+        _ if aggregates && only_full_group_by => items.group_by = Some(Vec::new()),
         _ if aggregates => {
             return Err(SqlError::unsupported(
                 "a correlated subquery in a query that aggregates without GROUP BY",
@@ -152,7 +165,9 @@ pub(super) fn item_values(
             .filter_map(|e| column_at(s, tables, e))
             .collect()
     });
-    let read = std::cell::RefCell::new(Vec::new());
+    if let Some(allowed) = &grouped {
+        check_grouped(s, tables, items, allowed)?;
+    }
     let items = &items.exprs;
     let explain = st.explain.take();
     let mut template = select_one();
@@ -163,17 +178,8 @@ pub(super) fn item_values(
         let mut values = Vec::with_capacity(items.len());
         for (k, item) in items.iter().enumerate() {
             let e = substitute(s, item, tables, &|t, c| {
-                read.borrow_mut().push((t, c));
                 constant(row[t].get(c).unwrap_or(&Value::Null))
             });
-            if let Some(allowed) = &grouped
-                && read.borrow_mut().drain(..).any(|tc| !allowed.contains(&tc))
-            {
-                outcome = Err(SqlError::unsupported(
-                    "a correlated subquery in a grouped query that reads a column not in GROUP BY",
-                ));
-                break 'rows;
-            }
             let key = e.to_string();
             let value = match known.get(&key) {
                 Some(v) => v.clone(),
@@ -221,6 +227,41 @@ pub(super) fn item_values(
         alias: VALUES.to_owned(),
         schema: Arc::new(TableSchema::new(VALUES.to_owned(), schema_columns)),
     })
+}
+
+/// In a grouped block (grouped by the `allowed` columns of `tables`), that no subquery of
+/// `items` reads a column of the block without one value per group: as ONLY_FULL_GROUP_BY
+/// checks a select list, whatever the rows.
+fn check_grouped(
+    s: &Session,
+    tables: &[BoundTable],
+    items: &Items,
+    allowed: &[(usize, usize)],
+) -> Result<(), SqlError> {
+    for (item, position) in items.exprs.iter().zip(&items.positions) {
+        let read = std::cell::RefCell::new(Vec::new());
+        substitute(s, item, tables, &|t, c| {
+            read.borrow_mut().push((t, c));
+            Ast::Value(ast::Value::Null.into())
+        });
+        let loose = (read.into_inner().into_iter())
+            .find(|&tc| !crate::select::group_by::determined(tables, allowed, tc));
+        match (loose, position) {
+            (None, _) => {}
+            (Some(tc), Some(n)) if items.only_full_group_by => {
+                let without = items.group_by.as_ref().is_some_and(Vec::is_empty);
+                return Err(crate::select::group_by::nonaggregated(
+                    s, tables, tc, *n, without,
+                ));
+            }
+            (Some(_), _) => {
+                return Err(SqlError::unsupported(
+                    "a correlated subquery in a grouped query that reads a column not in GROUP BY",
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Takes out of `q`'s WHERE the conditions (conjuncts) with a subquery in them: after the

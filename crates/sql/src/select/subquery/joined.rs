@@ -6,7 +6,12 @@
 //! names becomes the expression it stands for.
 //!
 //! Merged here (`merge.rs` says what a mergeable derived table is): one in a FROM of inner
-//! joins only, beside named tables only, whose own joins are inner too. Every name is
+//! joins and LEFT JOINs, beside named tables and other mergeable derived tables (merged
+//! next), whose own joins are inner. On a LEFT JOIN's inner side, the derived table's
+//! tables stand in parentheses (`c LEFT JOIN (o JOIN l) ON ...`) and its conditions join
+//! that ON, since they decide the match; such a one is merged only if each of its columns
+//! is a column of its tables, NULL when the join finds no row (`1 AS one` would not be).
+//! A RIGHT JOIN in the FROM leaves it materialized. Every name is
 //! resolved first, so that none changes meaning: the derived table's names are qualified
 //! by its tables (renamed `t#2` where an outer table has the name), and an outer name that
 //! could be a column of both the derived table and another table leaves it materialized,
@@ -55,13 +60,25 @@ pub(super) fn merged(
             )
         })
     };
+    // The outer FROM may also have LEFT JOINs (not RIGHT: a derived table on one's inner
+    // side would need its WHERE in that ON, which this does not place).
+    let outer_joins = |joins: &[ast::Join]| {
+        joins.iter().all(|j| {
+            inner_joins(std::slice::from_ref(j))
+                || matches!(
+                    &j.join_operator,
+                    JoinOperator::Left(JoinConstraint::On(_))
+                        | JoinOperator::LeftOuter(JoinConstraint::On(_))
+                )
+        })
+    };
     let factors: Vec<&TableFactor> = outer
         .from
         .iter()
         .flat_map(|f| std::iter::once(&f.relation).chain(f.joins.iter().map(|j| &j.relation)))
         .collect();
     if factors.len() < 2
-        || !outer.from.iter().all(|f| inner_joins(&f.joins))
+        || !outer.from.iter().all(|f| outer_joins(&f.joins))
         || own_exprs(q).into_iter().any(contains_subquery)
     {
         return None;
@@ -80,10 +97,28 @@ pub(super) fn merged(
         return None;
     };
     let inner = mergeable(subquery)?;
+    // On a LEFT JOIN's inner side, the derived table's rows are NULL where the join finds
+    // none: so each of its columns must be a column of its tables (NULL then too, where an
+    // expression such as `1` or `IFNULL(x, 0)` would not be).
+    let left_join = left_join_at(outer, at);
+    if left_join.is_some()
+        && !inner.projection.iter().all(|item| {
+            matches!(
+                item,
+                SelectItem::UnnamedExpr(Ast::Identifier(_) | Ast::CompoundIdentifier(_))
+                    | SelectItem::ExprWithAlias {
+                        expr: Ast::Identifier(_) | Ast::CompoundIdentifier(_),
+                        ..
+                    }
+            )
+        })
+    {
+        return None;
+    }
     let mut others = Vec::new();
     for (i, f) in factors.iter().enumerate() {
         if i != at {
-            others.push(named_entry(f, columns_of)?);
+            others.push(named_entry(f, columns_of).or_else(|| derived_entry(f))?);
         }
     }
     let names = output_names(inner, &alias.columns)?;
@@ -301,6 +336,12 @@ pub(super) fn merged(
     }
     select.projection = projection;
     let outer_where = select.selection.take().map(|w| subst(&w));
+    // On a LEFT JOIN's inner side, the derived table's conditions decide that join's
+    // match: they join its ON. Anywhere else they filter, as WHERE does.
+    let (conds, on_conds) = match left_join {
+        Some(_) => (Vec::new(), conds),
+        None => (conds, Vec::new()),
+    };
     select.selection =
         and_all((conds.into_iter().chain(outer_where)).map(|c| Ast::Nested(Box::new(c))));
     if let ast::GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
@@ -338,6 +379,22 @@ pub(super) fn merged(
         }
         seen += 1;
         for j in 0..from.joins.len() {
+            if seen == at && left_join.is_some() {
+                // `c LEFT JOIN (t1 JOIN t2) ON (on) AND (the derived table's conditions)`.
+                let mut rest = inner_factors.clone();
+                let first = rest.remove(0);
+                from.joins[j].relation = match rest.is_empty() {
+                    true => first,
+                    false => TableFactor::NestedJoin {
+                        table_with_joins: Box::new(ast::TableWithJoins {
+                            relation: first,
+                            joins: rest.into_iter().map(cross_join).collect(),
+                        }),
+                        alias: None,
+                    },
+                };
+                break 'items;
+            }
             if seen == at {
                 let mut rest = inner_factors.clone();
                 from.joins[j].relation = rest.pop()?;
@@ -348,20 +405,69 @@ pub(super) fn merged(
             seen += 1;
         }
     }
+    let mut on_conds = Some(on_conds);
+    let mut seen = 0;
     for from in &mut select.from {
+        seen += 1;
         for j in &mut from.joins {
             if let JoinOperator::Join(JoinConstraint::On(e))
             | JoinOperator::Inner(JoinConstraint::On(e))
-            | JoinOperator::CrossJoin(JoinConstraint::On(e)) = &mut j.join_operator
+            | JoinOperator::CrossJoin(JoinConstraint::On(e))
+            | JoinOperator::Left(JoinConstraint::On(e))
+            | JoinOperator::LeftOuter(JoinConstraint::On(e)) = &mut j.join_operator
             {
                 *e = subst(e);
+                if left_join == Some(seen)
+                    && let Some(more) = on_conds.take()
+                {
+                    let all = std::iter::once(e.clone()).chain(more);
+                    *e = and_all(all.map(|c| Ast::Nested(Box::new(c))))?;
+                }
             }
+            seen += 1;
         }
     }
     if ambiguous || unknown {
         return None;
     }
     Some((merged, d))
+}
+
+/// If factor number `at` of `select`'s FROM (counting each item's first table and its
+/// joins) is the inner side of a LEFT JOIN, `Some(at)`.
+fn left_join_at(select: &ast::Select, at: usize) -> Option<usize> {
+    let mut seen = 0;
+    for from in &select.from {
+        seen += 1;
+        for j in &from.joins {
+            if seen == at {
+                return matches!(
+                    j.join_operator,
+                    JoinOperator::Left(_) | JoinOperator::LeftOuter(_)
+                )
+                .then_some(at);
+            }
+            seen += 1;
+        }
+    }
+    None
+}
+
+/// Another derived table this could merge next: its alias and the names of its columns.
+fn derived_entry(factor: &TableFactor) -> Option<Entry> {
+    let TableFactor::Derived {
+        lateral: false,
+        subquery,
+        alias: Some(alias),
+        ..
+    } = factor
+    else {
+        return None;
+    };
+    Some(Entry {
+        alias: alias.name.value.clone(),
+        columns: output_names(mergeable(subquery)?, &alias.columns)?,
+    })
 }
 
 /// A named table's alias and columns; `None` for anything else, or a table not known.

@@ -15,7 +15,7 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, Expr as Ast, Query, SelectItem, SetExpr, TableFactor};
 
-use super::{contains_subquery, factors, own_exprs};
+use super::{contains_subquery, own_exprs};
 
 /// The aggregate functions, which keep a derived table from being merged.
 const AGGREGATES: [&str; 8] = [
@@ -160,7 +160,10 @@ pub(super) fn mergeable(q: &Query) -> Option<&ast::Select> {
         ast::GroupByExpr::Expressions(exprs, _) => !exprs.is_empty(),
         ast::GroupByExpr::All(_) => true,
     };
-    let plain_from = factors(select).all(|t| matches!(t, TableFactor::Table { args: None, .. }));
+    // Tables joined one after another: no derived table, no parenthesized join.
+    let plain_from = (select.from.iter())
+        .flat_map(|f| std::iter::once(&f.relation).chain(f.joins.iter().map(|j| &j.relation)))
+        .all(|t| matches!(t, TableFactor::Table { args: None, .. }));
     let projection_ok = select.projection.iter().all(|item| match item {
         SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
             !has_aggregate(e) && !contains_subquery(e)

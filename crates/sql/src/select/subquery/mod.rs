@@ -10,7 +10,9 @@
 //! An `EXISTS` or `IN` subquery that is one of WHERE's conditions (or its negation) may
 //! instead become a semi-join (an anti-join) of the block: its tables join the block's, read
 //! after the outer tables it names, and an outer row goes on at its first match (MySQL's
-//! FirstMatch; `semi.rs` chooses, by cost, between that and running the subquery once).
+//! FirstMatch). Or an `IN` runs once and its distinct rows become a table `<subqueryN>` the
+//! block joins (MySQL's semi-join materialization, `materialization.rs`). `semi.rs` chooses
+//! by cost.
 //!
 //! A subquery that does not refer to the query around it runs once per execution, innermost
 //! first, in the statement's transaction (so in its read view), before the query around it
@@ -32,14 +34,15 @@
 //! of the rows to change if correlated (`dml.rs`); INSERT ... SELECT's
 //! query is read as any query with subqueries is ([`read_in`]).
 //!
-//! Not built yet (refused with 1235): a correlated subquery in ON, or in a grouped block
-//! reading a column not in its GROUP BY (or aggregating without one), LATERAL, and UNION
-//! inside a subquery. A derived table beside an outer join, or beside another derived
-//! table, is materialized rather than merged. Of MySQL's semi-join strategies only
-//! FirstMatch is built (no LooseScan, DuplicateWeedout or semi-join materialization, whose
-//! `<subqueryN>` table EXPLAIN would show): a subquery they would serve runs once instead,
-//! and EXPLAIN shows its block as `MATERIALIZED` (MySQL shows that over a `<subqueryN>`
-//! table the outer block reads; here its rows become the outer block's constants).
+//! A correlated subquery in a grouped block may read only columns with one value per
+//! group (ONLY_FULL_GROUP_BY's 1055 and 1140 otherwise, as in MySQL).
+//!
+//! Not built yet (refused with 1235): a correlated subquery in ON, or, without
+//! ONLY_FULL_GROUP_BY, one in a grouped block reading a column not grouped; LATERAL; and
+//! UNION inside a subquery. A derived table beside a RIGHT JOIN is
+//! materialized rather than merged. Of MySQL's semi-join strategies FirstMatch and
+//! materialization are built, not LooseScan or DuplicateWeedout: a correlated subquery
+//! FirstMatch may not serve runs per row instead.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -49,9 +52,10 @@ use waterline_txn::{Column, LockMode, TableSchema, Transaction, Value};
 
 mod block;
 mod correlated;
-pub(crate) use correlated::VALUES;
 pub(crate) mod dml;
 mod joined;
+mod materialization;
+pub(crate) use materialization::PREFIX as MATERIALIZED;
 mod merge;
 mod semi;
 mod values;
@@ -64,18 +68,46 @@ use crate::access::Derived;
 use crate::error::SqlError;
 use crate::session::{Bound, Response, ResultColumn, Session};
 
-/// The table factors of `select`'s FROM: each item's first table and those it joins.
+/// The table factors of `select`'s FROM: each item's first table and those it joins, and
+/// the tables inside a parenthesized join rather than the join.
 fn factors_mut(select: &mut ast::Select) -> impl Iterator<Item = &mut TableFactor> {
-    select.from.iter_mut().flat_map(|from| {
-        std::iter::once(&mut from.relation).chain(from.joins.iter_mut().map(|j| &mut j.relation))
-    })
+    fn leaves<'a>(from: &'a mut ast::TableWithJoins, out: &mut Vec<&'a mut TableFactor>) {
+        let relations = std::iter::once(&mut from.relation)
+            .chain(from.joins.iter_mut().map(|j| &mut j.relation));
+        for relation in relations {
+            match relation {
+                TableFactor::NestedJoin {
+                    table_with_joins, ..
+                } => leaves(table_with_joins, out),
+                other => out.push(other),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    select
+        .from
+        .iter_mut()
+        .for_each(|from| leaves(from, &mut out));
+    out.into_iter()
 }
 
 /// [`factors_mut`], to read.
 fn factors(select: &ast::Select) -> impl Iterator<Item = &TableFactor> {
-    select.from.iter().flat_map(|from| {
-        std::iter::once(&from.relation).chain(from.joins.iter().map(|j| &j.relation))
-    })
+    fn leaves<'a>(from: &'a ast::TableWithJoins, out: &mut Vec<&'a TableFactor>) {
+        for relation in
+            std::iter::once(&from.relation).chain(from.joins.iter().map(|j| &j.relation))
+        {
+            match relation {
+                TableFactor::NestedJoin {
+                    table_with_joins, ..
+                } => leaves(table_with_joins, out),
+                other => out.push(other),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    select.from.iter().for_each(|from| leaves(from, &mut out));
+    out.into_iter()
 }
 
 /// The query of subquery expression `e`, if it is one.

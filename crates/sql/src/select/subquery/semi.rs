@@ -1,6 +1,7 @@
 //! The semi-join choice of a query block: which of its WHERE's `[NOT] EXISTS` and
 //! `[NOT] IN` subqueries become semi-joins or anti-joins of the block (the planner's
-//! `semijoin.rs` says which can), and which run once as constants (materialization).
+//! `semijoin.rs` says which can), which are run once into a table the block joins
+//! (semi-join materialization, `materialization.rs`), and which run once as constants.
 //!
 //! As in MySQL, the choice is by cost, under `optimizer_switch`:
 //! - a correlated subquery is flattened (FirstMatch), since the alternative is to run it
@@ -8,9 +9,12 @@
 //! - one that is not is flattened only if the block's plan with it as a semi-join costs
 //!   less than running it (the subquery's plan) plus the block's plan without it: a
 //!   large subquery under a selective outer query is looked up per outer row, a small one
-//!   is read once and its rows drive the outer query's index;
-//! - `semijoin=off` or `firstmatch=off` flattens none, `materialization=off` every one it
-//!   can.
+//!   is read once. Its rows then become a table `<subqueryN>` for an `x IN`, whose join
+//!   order the block's plan chooses (read it first and look up the outer rows by its
+//!   values, or look it up per outer row); for EXISTS, NOT IN and NOT EXISTS, and an IN
+//!   whose types do not allow a join, constants;
+//! - `semijoin=off` flattens none; `firstmatch=off` flattens none either but still
+//!   materializes; `materialization=off` flattens every one it can.
 //!
 //! A subquery that is not flattened is answered as any other ([`Resolve`]): run once and
 //! made constants, or, if correlated, checked per joined row.
@@ -27,7 +31,7 @@ use super::block::{Context, Resolve};
 use crate::access::{Derived, SchemaCatalog, TxnAccess};
 use crate::error::SqlError;
 use crate::select::bind_in;
-use crate::session::Session;
+use crate::session::{Response, Session};
 
 /// The conditions of `q`'s WHERE that may become semi-joins, as the session's
 /// `optimizer_switch` allows.
@@ -35,7 +39,7 @@ pub(super) fn candidates(s: &Session, st: &Context<'_>, q: &Query) -> Vec<Flatte
     let Some(db) = st.db else {
         return Vec::new();
     };
-    if !s.settings().optimizer_switch.flattens() || !q.locks.is_empty() {
+    if !s.settings().optimizer_switch.semijoins() || !q.locks.is_empty() {
         return Vec::new();
     }
     let (_, tables) = s.tables();
@@ -61,37 +65,44 @@ pub(super) fn addresses(q: &Query, candidates: &[Flattenable]) -> Vec<*const Ast
         .collect()
 }
 
-/// What became of the candidates: the semi-joins to bind the block with, and the
-/// conditions left to check per joined row (correlated subqueries not flattened).
+/// What became of the candidates: the semi-joins to bind the block with, the conditions
+/// left to check per joined row (correlated subqueries not flattened), and how many became
+/// tables of the block (`materialization.rs`).
 pub(super) struct Chosen {
     pub(super) semis: Vec<SemiJoin>,
     pub(super) filters: Vec<Ast>,
+    pub(super) tables: usize,
 }
 
-/// Chooses for each candidate (with its block number and condition) to flatten it or to
-/// answer it as a subquery; a condition made constants goes back into `q`'s WHERE.
+/// Chooses for each candidate (with its block number and condition) to flatten it
+/// (FirstMatch), to make it a table of the block (semi-join materialization), or to answer
+/// it as a subquery; a condition made constants goes back into `q`'s WHERE.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn choose(
     s: &mut Session,
     trx: &mut Transaction,
     st: &mut Context<'_>,
     q: &mut Query,
-    derived: &Derived,
+    derived: &mut Derived,
     candidates: Vec<(usize, Flattenable, Ast)>,
     correlated: &mut Vec<(usize, Query)>,
 ) -> Result<Chosen, SqlError> {
     let mut chosen = Chosen {
         semis: Vec::new(),
         filters: Vec::new(),
+        tables: 0,
     };
     let parent = st.current;
+    let switch = s.settings().optimizer_switch;
     for (id, candidate, cond) in candidates {
         let what = match candidate.join.kind {
             waterline_planner::JoinKind::Anti => "anti-join",
             _ => "semi-join",
         };
-        let flatten = if candidate.correlated || !s.settings().optimizer_switch.materialization {
-            true
+        let flatten = if candidate.correlated || !switch.materialization {
+            switch.firstmatch
+        } else if !switch.firstmatch {
+            false
         } else {
             let subquery = super::subquery_of(&cond).cloned();
             let mut with = chosen.semis.clone();
@@ -119,6 +130,12 @@ pub(super) fn choose(
             chosen.semis.push(candidate.join);
             continue;
         }
+        if !candidate.correlated
+            && let Some(joined) = materialize(s, trx, st, q, derived, (id, &cond))?
+        {
+            chosen.tables += usize::from(joined);
+            continue;
+        }
         // Answered as a subquery: run once and made constants, or left correlated.
         let mut e = cond;
         let mut resolve = Resolve::new(s, trx, st, vec![id], 0);
@@ -142,6 +159,70 @@ pub(super) fn choose(
         }
     }
     Ok(chosen)
+}
+
+/// Semi-join materialization of `x IN (SELECT ...)` (subquery number `id`, not correlated):
+/// runs it once and joins its distinct rows to `q` as table `<subqueryN>`, or, where the
+/// types do not allow that (`materialization.rs`), puts them into `q`'s WHERE as an IN
+/// list. Whether it became a table; `None` if `cond` is not such an IN, and nothing ran.
+fn materialize(
+    s: &mut Session,
+    trx: &mut Transaction,
+    st: &mut Context<'_>,
+    q: &mut Query,
+    derived: &mut Derived,
+    (id, cond): (usize, &Ast),
+) -> Result<Option<bool>, SqlError> {
+    let (
+        Ast::InSubquery {
+            expr,
+            subquery,
+            negated: false,
+        },
+        Some(db),
+    ) = (cond, st.db)
+    else {
+        return Ok(None);
+    };
+    let Some(Response::Rows { columns, rows }) = super::block::answer(
+        s,
+        trx,
+        st,
+        subquery,
+        (id, super::block::Kind::Materialized),
+        true,
+    )?
+    else {
+        return Err(SqlError::other("a subquery that returned nothing"));
+    };
+    let left: Vec<Ast> = match expr.as_ref() {
+        Ast::Tuple(items) => items.clone(),
+        one => vec![one.clone()],
+    };
+    let (_, tables) = s.tables();
+    let parent = st.current;
+    let joined =
+        super::materialization::join((db, &tables), q, derived, (id, &left), &columns, &rows);
+    if let Some(distinct) = joined {
+        s.trace_note(|| {
+            format!(
+                "select #{id}: semi-join materialization, its {} row(s) into <subquery{id}> ({distinct} distinct, without NULLs), joined to select #{parent}",
+                rows.len()
+            )
+        });
+        return Ok(Some(true));
+    }
+    s.trace_note(|| {
+        format!(
+            "select #{id}: run once (not correlated), its {} row(s) made constants of select #{parent}",
+            rows.len()
+        )
+    });
+    let listed = super::values::in_list(expr, rows, false);
+    if let ast::SetExpr::Select(select) = q.body.as_mut() {
+        select.selection = and_all(select.selection.take().into_iter().chain([listed]));
+    }
+    Ok(Some(false))
 }
 
 /// The estimated cost of block `q` with `semis` flattened into it, planned but not read.
