@@ -584,6 +584,9 @@ SELECT t.id, u.id, two.k2 FROM t RIGHT JOIN (u JOIN two ON two.k1 = u.id) ON t.i
 SELECT t.id, u.email, two.v FROM t LEFT JOIN (u JOIN two ON two.k1 = u.id) ON u.id = t.id WHERE two.v IS NULL ORDER BY t.id;
 SELECT COUNT(*) AS n FROM t LEFT JOIN (u JOIN two ON two.k1 = u.id) ON u.id = t.id WHERE two.v > 0;
 SELECT t.id FROM t LEFT JOIN (u LEFT JOIN two ON two.k1 = u.id) ON u.id = t.id ORDER BY t.id;
+SELECT t.id, two.k2 FROM t JOIN two ON two.k1 = t.id AND two.k2 = (SELECT MAX(x.k2) FROM two AS x WHERE x.k1 = t.id) ORDER BY t.id;
+SELECT t.id, u.email FROM t JOIN u ON u.id = t.id AND EXISTS (SELECT 1 FROM two WHERE two.k1 = u.id AND two.v > 0) ORDER BY t.id;
+SELECT t.id, two.k2 FROM t LEFT JOIN two ON two.k1 = t.id AND two.k2 = (SELECT MAX(x.k2) FROM two AS x WHERE x.k1 = t.id) ORDER BY t.id;
 
 -- Common table expressions
 WITH big AS (SELECT id, a FROM t WHERE a > 5) SELECT COUNT(*) AS n FROM big;

@@ -12,8 +12,9 @@
 //! values, [`VALUES`], whose row the block's joined rows get after they are read and
 //! filtered, so that projection, ORDER BY and DISTINCT read it as any column; in ORDER BY
 //! and HAVING too. In a grouped block the values' columns join GROUP BY, and a subquery may
-//! read only GROUP BY's columns (so its value is one per group). Elsewhere (ON, a block
-//! that aggregates without GROUP BY) it is refused with 1235. An
+//! read only columns with one value per group (ONLY_FULL_GROUP_BY's 1055 and 1140
+//! otherwise). In an inner join's ON it is checked as WHERE's are; in an outer join's ON,
+//! which decides a match, it is refused with 1235. An
 //! EXISTS or IN of WHERE that can become a semi-join does (`semi.rs`) unless
 //! `optimizer_switch` says not to.
 
@@ -282,10 +283,41 @@ pub(super) fn take_filters(q: &mut Query) -> Result<Vec<Ast>, SqlError> {
         }
         select.selection = and_all(keep);
     }
+    // An inner join's ON filters as WHERE does: its correlated conditions are checked on
+    // the joined rows too (a LEFT JOIN's decide its match, which this cannot do).
+    let right = |f: &ast::TableWithJoins| {
+        (f.joins.iter()).any(|j| {
+            matches!(
+                j.join_operator,
+                ast::JoinOperator::Right(_) | ast::JoinOperator::RightOuter(_)
+            )
+        })
+    };
+    // (Not before a RIGHT JOIN, whose match the inner joins on its left side decide.)
+    let items = select.from.iter_mut().filter(|f| !right(f));
+    for join in items.flat_map(|f| f.joins.iter_mut()) {
+        if let ast::JoinOperator::Join(ast::JoinConstraint::On(on))
+        | ast::JoinOperator::Inner(ast::JoinConstraint::On(on)) = &mut join.join_operator
+            && contains_subquery(on)
+        {
+            let mut keep = Vec::new();
+            for c in where_conjuncts(on) {
+                match contains_subquery(c) {
+                    true => filters.push(c.clone()),
+                    false => keep.push(c.clone()),
+                }
+            }
+            *on = and_all(keep).unwrap_or(Ast::Value(ast::Value::Boolean(true).into()));
+        }
+    }
+    let on = (select.from.iter())
+        .flat_map(|f| &f.joins)
+        .any(|j| contains_subquery(&j.join_operator));
     if own_exprs(q).into_iter().any(contains_subquery) {
-        return Err(SqlError::unsupported(
-            "a correlated subquery outside the conditions of WHERE",
-        ));
+        return Err(SqlError::unsupported(match on {
+            true => "a correlated subquery in an outer join's ON",
+            false => "a correlated subquery outside the conditions of WHERE",
+        }));
     }
     Ok(filters)
 }

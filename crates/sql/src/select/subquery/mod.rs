@@ -37,7 +37,7 @@
 //! A correlated subquery in a grouped block may read only columns with one value per
 //! group (ONLY_FULL_GROUP_BY's 1055 and 1140 otherwise, as in MySQL).
 //!
-//! Not built yet (refused with 1235): a correlated subquery in ON, or, without
+//! Not built yet (refused with 1235): a correlated subquery in an outer join's ON, or, without
 //! ONLY_FULL_GROUP_BY, one in a grouped block reading a column not grouped; LATERAL; and
 //! UNION inside a subquery. A derived table beside a RIGHT JOIN is
 //! materialized rather than merged. Of MySQL's semi-join strategies FirstMatch and
