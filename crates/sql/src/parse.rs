@@ -529,31 +529,41 @@ pub fn one(sql: &str) -> Result<Parsed, SqlError> {
 }
 
 /// `FROM DUAL` is no FROM at all (MySQL's dummy table, for those who need a FROM): taken
-/// out of a SELECT, or the SELECT EXPLAIN explains, so `SELECT 1 FROM DUAL` is `SELECT 1`.
+/// out of every SELECT of a statement (subqueries and UNIONs too), so `SELECT 1 FROM DUAL`
+/// is `SELECT 1`.
 fn without_dual(statement: &mut Statement) {
-    let query = match statement {
-        Statement::Query(q) => q,
-        Statement::Explain { statement, .. } => match statement.as_mut() {
-            Statement::Query(q) => q,
-            _ => return,
-        },
-        _ => return,
-    };
-    let SetExpr::Select(select) = query.body.as_mut() else {
-        return;
-    };
-    if let [from] = select.from.as_slice()
-        && from.joins.is_empty()
-        && let TableFactor::Table {
-            name, alias: None, ..
-        } = &from.relation
-        && let [part] = name.0.as_slice()
-        && part
-            .as_ident()
-            .is_some_and(|i| i.quote_style.is_none() && i.value.eq_ignore_ascii_case("DUAL"))
-    {
-        select.from.clear();
+    struct Strip;
+    impl sqlparser::ast::VisitorMut for Strip {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &mut sqlparser::ast::Query) -> std::ops::ControlFlow<()> {
+            strip(q.body.as_mut());
+            std::ops::ControlFlow::Continue(())
+        }
     }
+    fn strip(body: &mut SetExpr) {
+        match body {
+            SetExpr::Select(select) => {
+                if let [from] = select.from.as_slice()
+                    && from.joins.is_empty()
+                    && let TableFactor::Table {
+                        name, alias: None, ..
+                    } = &from.relation
+                    && let [part] = name.0.as_slice()
+                    && part.as_ident().is_some_and(|i| {
+                        i.quote_style.is_none() && i.value.eq_ignore_ascii_case("DUAL")
+                    })
+                {
+                    select.from.clear();
+                }
+            }
+            SetExpr::SetOperation { left, right, .. } => {
+                strip(left);
+                strip(right);
+            }
+            _ => {}
+        }
+    }
+    let _ = sqlparser::ast::VisitMut::visit(statement, &mut Strip);
 }
 
 /// The number of `?` placeholders in `node` (a query, or a part of a statement).

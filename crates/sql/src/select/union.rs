@@ -47,7 +47,11 @@ pub(crate) fn is_union(q: &ast::Query) -> bool {
 
 /// `e`'s SELECTs in order, each as a query of its own and with whether the UNION before it
 /// is DISTINCT.
-fn flatten(e: &SetExpr, distinct: bool, out: &mut Vec<(ast::Query, bool)>) -> Result<(), SqlError> {
+pub(crate) fn flatten(
+    e: &SetExpr,
+    distinct: bool,
+    out: &mut Vec<(ast::Query, bool)>,
+) -> Result<(), SqlError> {
     match e {
         SetExpr::SetOperation {
             op: SetOperator::Union,
@@ -215,10 +219,40 @@ fn run(
         }
         Ok(answers)
     })?;
+    let distinct = bound.parts.iter().map(|p| p.distinct);
+    let Response::Rows { columns, mut rows } = combine(distinct.zip(answers).collect())? else {
+        return Err(SqlError::other("a UNION without rows"));
+    };
+    if !bound.order.is_empty() {
+        rows.sort_by(|a, b| {
+            for &(i, desc) in &bound.order {
+                let o = waterline_planner::exec::compare_for_sort(&a[i], &b[i]);
+                let o = if desc { o.reverse() } else { o };
+                if o.is_ne() {
+                    return o;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+    }
+    let (limit, offset) = window;
+    let rows = rows
+        .into_iter()
+        .skip(offset)
+        .take(limit.unwrap_or(usize::MAX))
+        .collect();
+    Ok(Response::Rows { columns, rows })
+}
+
+/// The result of a UNION's SELECTs (`answers`, each with whether the UNION before it is
+/// DISTINCT): their rows appended in order, a DISTINCT one removing the duplicates of
+/// everything to its left; the columns named by the first, a column whose SELECTs disagree
+/// on its type typed by its first value.
+pub(crate) fn combine(answers: Vec<(bool, Response)>) -> Result<Response, SqlError> {
     let mut columns: Option<Vec<ResultColumn>> = None;
     let mut metas = Vec::new();
     let mut rows: Vec<Vec<Value>> = Vec::new();
-    for (part, answer) in bound.parts.iter().zip(answers) {
+    for (distinct, answer) in answers {
         let Response::Rows {
             columns: cols,
             rows: part_rows,
@@ -233,7 +267,7 @@ fn run(
         );
         columns.get_or_insert(cols);
         rows.extend(part_rows);
-        if part.distinct {
+        if distinct {
             let mut seen = HashSet::new();
             rows.retain(|r| seen.insert(r.clone()));
         }
@@ -254,24 +288,6 @@ fn run(
             );
         }
     }
-    if !bound.order.is_empty() {
-        rows.sort_by(|a, b| {
-            for &(i, desc) in &bound.order {
-                let o = waterline_planner::exec::compare_for_sort(&a[i], &b[i]);
-                let o = if desc { o.reverse() } else { o };
-                if o.is_ne() {
-                    return o;
-                }
-            }
-            std::cmp::Ordering::Equal
-        });
-    }
-    let (limit, offset) = window;
-    let rows = rows
-        .into_iter()
-        .skip(offset)
-        .take(limit.unwrap_or(usize::MAX))
-        .collect();
     Ok(Response::Rows { columns, rows })
 }
 

@@ -111,6 +111,19 @@ impl Explaining {
         }
     }
 
+    /// MySQL's `UNION RESULT` row for a UNION of blocks `ids`: after them, with no id.
+    fn union_result(&mut self, ids: &[String]) {
+        if self.format != Format::Table {
+            return;
+        }
+        let mut values: [Option<String>; 11] = Default::default();
+        values[1] = Some("UNION RESULT".to_owned());
+        values[2] = Some(format!("<union{}>", ids.join(",")));
+        values[3] = Some("ALL".to_owned());
+        values[10] = Some("Using temporary".to_owned());
+        self.rows.push(ExplainRow { values });
+    }
+
     /// The statement's tree: block `id`'s, with the blocks in it under it.
     pub(super) fn tree(&self, id: usize) -> Node {
         let Some((_, _, _, node)) = self.trees.iter().find(|t| t.0 == id) else {
@@ -126,6 +139,7 @@ impl Explaining {
                 Kind::Materialized => "subquery; materialized once",
                 Kind::Dependent => "subquery in condition; dependent",
                 Kind::Derived => "derived table; materialized",
+                Kind::Union => "union",
                 Kind::Top => "query",
             };
             node.children.push(Node::new(
@@ -152,6 +166,8 @@ pub(super) enum Kind {
     Dependent,
     /// A derived table.
     Derived,
+    /// A SELECT of a UNION after the first (the first is what the UNION is).
+    Union,
 }
 
 /// How many SELECTs `q` holds, its own included.
@@ -328,6 +344,7 @@ fn answer_block(
         Kind::Materialized => "MATERIALIZED",
         Kind::Dependent => "DEPENDENT SUBQUERY",
         Kind::Derived => "DERIVED",
+        Kind::Union => "UNION",
     };
     s.trace_note(|| format!("select #{id} ({select_type}): {q}"));
     if let Some(format) = st.explain.as_ref().map(|e| e.format) {
@@ -375,6 +392,58 @@ fn answer_block(
     read_in(s, &q, &bound, &[], (db, lock), trx, Some(&derived), filter).map(Some)
 }
 
+/// What a UNION that is a subquery or a derived table returns (its SELECTs numbered from
+/// `id`): each SELECT answered as a block of its own, the first as `kind`, the others as
+/// [`Kind::Union`], combined as the UNION says (`union.rs`); each must have `width`
+/// columns if given (the right side of an IN: 1241). EXPLAIN adds MySQL's `UNION RESULT`
+/// row. An ORDER BY or LIMIT on the whole UNION is not built (1235).
+fn answer_union(
+    s: &mut Session,
+    trx: &mut Transaction,
+    st: &mut Context<'_>,
+    q: &Query,
+    (id, kind): (usize, Kind),
+    width: Option<usize>,
+) -> Result<Response, SqlError> {
+    if q.order_by.is_some() || q.limit_clause.is_some() {
+        return Err(SqlError::unsupported(
+            "ORDER BY or LIMIT on a UNION in a subquery",
+        ));
+    }
+    let mut parts = Vec::new();
+    crate::select::union::flatten(&q.body, false, &mut parts)?;
+    let mut answers = Vec::with_capacity(parts.len());
+    let (mut next, mut ids) = (id, Vec::new());
+    for (k, (part, distinct)) in parts.iter().enumerate() {
+        let kind = if k == 0 { kind } else { Kind::Union };
+        let answered = answer(s, trx, st, part, (next, kind), true)?
+            .ok_or_else(|| SqlError::other("a SELECT of a UNION returned nothing"))?;
+        let width_of = |r: &Response| match r {
+            Response::Rows { columns, .. } => columns.len(),
+            Response::Done { .. } => 0,
+        };
+        if let Some(n) = width.filter(|&n| n != width_of(&answered)) {
+            return Err(waterline_planner::PlanError::Operand(n).into());
+        }
+        if let Some((_, first)) = answers.first()
+            && width_of(first) != width_of(&answered)
+        {
+            return Err(SqlError::new(
+                1222,
+                "21000",
+                "The used SELECT statements have a different number of columns",
+            ));
+        }
+        answers.push((*distinct, answered));
+        ids.push(next.to_string());
+        next += blocks(part);
+    }
+    if let Some(e) = st.explain.as_mut() {
+        e.union_result(&ids);
+    }
+    crate::select::union::combine(answers)
+}
+
 /// Replaces each subquery in an expression of UPDATE or DELETE `statement` with what it
 /// returns; the correlated ones it leaves, and returns.
 pub(super) fn resolve_statement(
@@ -389,6 +458,9 @@ pub(super) fn resolve_statement(
         ControlFlow::Continue(()) => Ok(resolve.correlated),
     }
 }
+
+/// A subquery's number of columns and its rows.
+type Answered = (usize, Vec<Vec<waterline_txn::Value>>);
 
 /// Replaces each subquery in an expression of the block with what it returns.
 pub(super) struct Resolve<'b, 'a> {
@@ -441,17 +513,21 @@ impl<'b, 'a> Resolve<'b, 'a> {
         self.correlated
     }
 
-    /// The rows subquery `q` returns; `None` if a name it does not know is one the
+    /// The rows subquery `q` returns, with its number of columns (which must be `width`, if
+    /// given, in each SELECT of a UNION: 1241); `None` if a name it does not know is one the
     /// statement's tables have: it is correlated, left for the block to run per row.
-    fn rows(&mut self, q: &Query) -> Result<Option<Vec<Vec<waterline_txn::Value>>>, SqlError> {
+    fn rows(&mut self, q: &Query, width: Option<usize>) -> Result<Option<Answered>, SqlError> {
         let id = self.ids.next().unwrap_or_default();
-        if !matches!(q.body.as_ref(), ast::SetExpr::Select(_)) {
-            return Err(SqlError::unsupported(format!(
-                "a subquery that is not one SELECT: {q}"
-            )));
-        }
-        match answer(self.s, self.trx, self.st, q, (id, self.kind), true) {
+        let answered = match q.body.as_ref() {
+            ast::SetExpr::Select(_) => answer(self.s, self.trx, self.st, q, (id, self.kind), true),
+            _ => answer_union(self.s, self.trx, self.st, q, (id, self.kind), width).map(Some),
+        };
+        match answered {
             Ok(answer) => {
+                let width = match &answer {
+                    Some(Response::Rows { columns, .. }) => columns.len(),
+                    _ => 0,
+                };
                 let rows = answer.map(Response::into_rows).unwrap_or_default();
                 self.s.trace_note(|| {
                     format!(
@@ -459,7 +535,16 @@ impl<'b, 'a> Resolve<'b, 'a> {
                         rows.len()
                     )
                 });
-                Ok(Some(rows))
+                Ok(Some((width, rows)))
+            }
+            Err(e)
+                if e.code == 1054
+                    && refers_outside(&e.message, &self.st.outer, self.s)
+                    && !matches!(q.body.as_ref(), ast::SetExpr::Select(_)) =>
+            {
+                Err(SqlError::unsupported(
+                    "a UNION subquery that reads the query around it",
+                ))
             }
             Err(e) if e.code == 1054 && refers_outside(&e.message, &self.st.outer, self.s) => {
                 self.s
@@ -497,12 +582,19 @@ impl VisitorMut for Resolve<'_, '_> {
             self.deferred.push(self.ids.next().unwrap_or_default());
             return ControlFlow::Continue(());
         }
-        let rows = match self.rows(&q.clone()) {
-            Ok(Some(rows)) => rows,
+        let expected = match &*e {
+            Ast::InSubquery { expr, .. } => Some(arity(expr)),
+            _ => None,
+        };
+        let (width, rows) = match self.rows(&q.clone(), expected) {
+            Ok(Some(answered)) => answered,
             Ok(None) => return ControlFlow::Continue(()),
             Err(err) => return ControlFlow::Break(err),
         };
         let replacement = match &*e {
+            Ast::InSubquery { expr, .. } if width != arity(expr) => {
+                Err(waterline_planner::PlanError::Operand(arity(expr)).into())
+            }
             Ast::InSubquery { expr, negated, .. } => Ok(in_list(expr, rows, *negated)),
             Ast::Exists { negated, .. } => Ok(Ast::Value(
                 ast::Value::Boolean(rows.is_empty() == *negated).into(),
@@ -516,6 +608,14 @@ impl VisitorMut for Resolve<'_, '_> {
             }
             Err(err) => ControlFlow::Break(err),
         }
+    }
+}
+
+/// How many values `x` is: the length of a row, else 1.
+pub(super) fn arity(x: &Ast) -> usize {
+    match x {
+        Ast::Tuple(items) => items.len(),
+        _ => 1,
     }
 }
 
@@ -558,14 +658,18 @@ fn materialize(
                 "Every derived table must have its own alias",
             ));
         };
-        if !matches!(subquery.body.as_ref(), ast::SetExpr::Select(_)) {
-            return Err(SqlError::unsupported(format!(
-                "a derived table that is not one SELECT: {subquery}"
-            )));
-        }
-        let Some(Response::Rows { columns, rows }) =
-            answer(s, trx, st, subquery, (id, Kind::Derived), true)?
-        else {
+        let answered = match subquery.body.as_ref() {
+            ast::SetExpr::Select(_) => answer(s, trx, st, subquery, (id, Kind::Derived), true)?,
+            _ => Some(answer_union(
+                s,
+                trx,
+                st,
+                subquery,
+                (id, Kind::Derived),
+                None,
+            )?),
+        };
+        let Some(Response::Rows { columns, rows }) = answered else {
             return Err(SqlError::other("a derived table's query returned no rows"));
         };
         let names_of_columns: Vec<String> = if alias.columns.is_empty() {

@@ -38,8 +38,10 @@
 //! group (ONLY_FULL_GROUP_BY's 1055 and 1140 otherwise, as in MySQL).
 //!
 //! Not built yet (refused with 1235): a correlated subquery in an outer join's ON, or, without
-//! ONLY_FULL_GROUP_BY, one in a grouped block reading a column not grouped; LATERAL; and
-//! UNION inside a subquery. A derived table beside a RIGHT JOIN is
+//! ONLY_FULL_GROUP_BY, one in a grouped block reading a column not grouped; LATERAL; a
+//! UNION inside a subquery that reads the query around it, or with its own ORDER BY or
+//! LIMIT (one that does not runs once, each SELECT a block of its own, as a derived table
+//! that is a UNION does). A derived table beside a RIGHT JOIN is
 //! materialized rather than merged. Of MySQL's semi-join strategies FirstMatch and
 //! materialization are built, not LooseScan or DuplicateWeedout: a correlated subquery
 //! FirstMatch may not serve runs per row instead.
@@ -263,10 +265,14 @@ pub(crate) fn explain(
     let explained = match format {
         Format::Table => {
             let mut rows = explaining.rows;
-            rows.sort_by_key(|r| {
-                r.values[0]
-                    .as_deref()
-                    .and_then(|id| id.parse::<usize>().ok())
+            // By block; a UNION RESULT row (no id) after the last block of its UNION.
+            rows.sort_by_key(|r| match r.values[0].as_deref() {
+                Some(id) => (id.parse::<usize>().unwrap_or_default(), false),
+                None => {
+                    let table = r.values[2].as_deref().unwrap_or_default();
+                    let last = table.trim_end_matches('>').rsplit([',', 'n']).next();
+                    (last.and_then(|n| n.parse().ok()).unwrap_or_default(), true)
+                }
             });
             Explained::Rows(rows)
         }
@@ -396,7 +402,10 @@ pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColu
             let Some(alias) = alias.clone() else {
                 continue;
             };
-            let columns = describe(s, subquery)?;
+            let columns = match super::union::is_union(subquery) {
+                true => super::union::describe(s, subquery)?,
+                false => describe(s, subquery)?,
+            };
             let names: Vec<String> = if alias.columns.len() == columns.len() {
                 alias.columns.iter().map(|c| c.name.value.clone()).collect()
             } else {

@@ -199,6 +199,9 @@ fn materialize(
         Ast::Tuple(items) => items.clone(),
         one => vec![one.clone()],
     };
+    if columns.len() != left.len() {
+        return Err(waterline_planner::PlanError::Operand(left.len()).into());
+    }
     let (_, tables) = s.tables();
     let parent = st.current;
     let joined =
