@@ -594,7 +594,11 @@ SELECT t.id, u.email FROM (t LEFT JOIN u ON u.id = t.id) JOIN two ON two.k1 = t.
 SELECT t.id, u.id, two.k2 FROM t RIGHT JOIN (u JOIN two ON two.k1 = u.id) ON t.id = u.id ORDER BY u.id, two.k2;
 SELECT t.id, u.email, two.v FROM t LEFT JOIN (u JOIN two ON two.k1 = u.id) ON u.id = t.id WHERE two.v IS NULL ORDER BY t.id;
 SELECT COUNT(*) AS n FROM t LEFT JOIN (u JOIN two ON two.k1 = u.id) ON u.id = t.id WHERE two.v > 0;
-SELECT t.id FROM t LEFT JOIN (u LEFT JOIN two ON two.k1 = u.id) ON u.id = t.id ORDER BY t.id;
+SELECT t.id, u.id AS uid, two.k2 FROM t LEFT JOIN (u LEFT JOIN two ON two.k1 = u.id) ON u.id = t.id ORDER BY t.id, two.k2;
+SELECT t.id, u.id AS uid, two.k2 FROM t LEFT JOIN (u LEFT JOIN two ON two.k1 = u.id AND two.v > 0) ON u.grp = t.a AND (two.k2 > 1 OR two.k2 IS NULL) ORDER BY t.id, uid, two.k2;
+SELECT t.id, u.id AS uid, two.k2, x.id AS xid FROM t LEFT JOIN (u LEFT JOIN (two JOIN t AS x ON x.id = two.k2) ON two.k1 = u.id) ON u.id = t.id ORDER BY t.id, two.k2;
+SELECT COUNT(*) AS n, COUNT(two.k2) AS m FROM t LEFT JOIN (u LEFT JOIN two ON two.k1 = u.id) ON u.id = t.id WHERE u.id IS NOT NULL;
+SELECT t.id FROM t LEFT JOIN (u RIGHT JOIN two ON two.k1 = u.id) ON u.id = t.id ORDER BY t.id;
 SELECT t.id, two.k2 FROM t JOIN two ON two.k1 = t.id AND two.k2 = (SELECT MAX(x.k2) FROM two AS x WHERE x.k1 = t.id) ORDER BY t.id;
 SELECT t.id, u.email FROM t JOIN u ON u.id = t.id AND EXISTS (SELECT 1 FROM two WHERE two.k1 = u.id AND two.v > 0) ORDER BY t.id;
 SELECT t.id, two.k2 FROM t LEFT JOIN two ON two.k1 = t.id AND two.k2 = (SELECT MAX(x.k2) FROM two AS x WHERE x.k1 = t.id) ORDER BY t.id;

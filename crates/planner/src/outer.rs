@@ -13,8 +13,11 @@
 //!
 //! A parenthesized join on an outer join's inner side (`a LEFT JOIN (b JOIN c ON p) ON q`)
 //! is one nest: its inner tables are `b` and `c`, and `p` and `q` both decide the match.
-//! Not built: an outer join nested inside another's inner side (`a LEFT JOIN (b LEFT JOIN c
-//! ON ..) ON ..`, or a RIGHT JOIN whose left side has an outer join), refused with 1235.
+//! A LEFT JOIN in it is a nest inside that nest (`a LEFT JOIN (b LEFT JOIN c ON p) ON q`:
+//! `{c}` inside `{b, c}`): `c` matches `b` by `p`, and a row of `b` with its `c` (or NULLs)
+//! matches `a` by `q`; the executor marks each nest's match from the innermost out. Not
+//! built: a RIGHT JOIN inside parentheses, or one whose left side has an outer join,
+//! refused with 1235.
 //!
 //! Semi-joins and anti-joins are nests of the same kind ([`JoinKind`]): the tables of an
 //! `EXISTS` or `IN` subquery the SQL layer flattened into the query around it (MySQL's
@@ -139,10 +142,11 @@ pub(crate) fn from_order(tables: &[usize], joins: &[OuterJoin], known: TableMap)
     let mut left: Vec<usize> = tables.to_vec();
     while !left.is_empty() {
         let done = order.iter().fold(known, |m, &t| m | TableMap::table(t));
-        // Inside an outer join's inner tables, the rest of them come first.
-        let open = joins
-            .iter()
-            .find(|j| j.inner.overlaps(done & !known) && !done.contains(j.inner));
+        // Inside an outer join's inner tables, the rest of them come first (of the
+        // innermost such join, when one holds another).
+        let open = (joins.iter())
+            .filter(|j| j.inner.overlaps(done & !known) && !done.contains(j.inner))
+            .min_by_key(|j| j.inner.positions().count());
         let pick = left
             .iter()
             .position(|&t| {

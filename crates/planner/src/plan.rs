@@ -94,7 +94,8 @@ impl Access {
 }
 
 /// An outer join's (or a semi-join's, an anti-join's) inner tables in a plan: positions
-/// `first..=last` of [`Plan::tables`].
+/// `first..=last` of [`Plan::tables`]. An outer join's nest may hold another's (`a LEFT
+/// JOIN (b LEFT JOIN c ON ..) ON ..`); nests are otherwise apart.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Nest {
     /// What the nest does with an outer row.
@@ -103,6 +104,16 @@ pub struct Nest {
     pub first: usize,
     /// The position of the last.
     pub last: usize,
+    /// Its join: its position in [`BoundSelect::outer_joins`](crate::BoundSelect), whose
+    /// ON conditions ([`BoundSelect::on_of`](crate::BoundSelect::on_of)) decide its match.
+    pub join: usize,
+}
+
+impl Nest {
+    /// Whether plan position `pos` is one of its tables.
+    pub fn holds(&self, pos: usize) -> bool {
+        (self.first..=self.last).contains(&pos)
+    }
 }
 
 /// One table of a plan.

@@ -97,6 +97,11 @@ enum Shape {
     NestedLeft {
         k: i64,
     },
+    /// `t1 LEFT JOIN (t2 LEFT JOIN t2 AS t3 ON ..) ON ..`: a nest inside a nest, the outer
+    /// ON reading the inner nest's table.
+    NestedLeftLeft {
+        k: i64,
+    },
     /// `t1 LEFT JOIN (SELECT ... WHERE d >= k) AS x ON ..`: merged, its WHERE in the ON.
     LeftDerived {
         k: i64,
@@ -114,6 +119,7 @@ impl Shape {
                 | Shape::Grouped
                 | Shape::JoinedDerived { .. }
                 | Shape::NestedLeft { .. }
+                | Shape::NestedLeftLeft { .. }
                 | Shape::LeftDerived { .. }
         )
     }
@@ -143,6 +149,7 @@ fn shape() -> impl Strategy<Value = Shape> {
         Just(Shape::Grouped),
         (0..4i64).prop_map(|k| Shape::JoinedDerived { k }),
         (0..4i64).prop_map(|k| Shape::NestedLeft { k }),
+        (0..4i64).prop_map(|k| Shape::NestedLeftLeft { k }),
         (0..4i64).prop_map(|k| Shape::LeftDerived { k }),
     ]
 }
@@ -200,6 +207,10 @@ fn sql(shape: &Shape) -> String {
         Shape::NestedLeft { k } => format!(
             "SELECT t1.a, t3.d FROM t1 LEFT JOIN (t2 JOIN t2 AS t3 ON t3.c = t2.d) \
              ON t2.c = t1.a AND t3.d >= {k}"
+        ),
+        Shape::NestedLeftLeft { k } => format!(
+            "SELECT t1.a, t3.d FROM t1 LEFT JOIN (t2 LEFT JOIN t2 AS t3 ON t3.c = t2.d) \
+             ON t2.c = t1.a AND (t3.d >= {k} OR t3.d IS NULL)"
         ),
         Shape::LeftDerived { k } => format!(
             "SELECT a, x.d FROM t1 LEFT JOIN (SELECT c, d FROM t2 WHERE d >= {k}) AS x ON x.c = t1.a"
@@ -326,6 +337,7 @@ fn naive(shape: &Shape, t1: &[(Cell, Cell)], t2: &[(Cell, Cell)]) -> Vec<(Cell, 
             | Shape::Grouped
             | Shape::JoinedDerived { .. }
             | Shape::NestedLeft { .. }
+            | Shape::NestedLeftLeft { .. }
             | Shape::LeftDerived { .. } => unreachable!(),
         }
     };
@@ -393,6 +405,33 @@ fn naive(shape: &Shape, t1: &[(Cell, Cell)], t2: &[(Cell, Cell)]) -> Vec<(Cell, 
                         && Op::Eq.apply(c2, a) == Some(true)
                         && Op::Ge.apply(d3, Some(*k)) == Some(true)
                     {
+                        found.push(d3);
+                    }
+                }
+            }
+            found
+        });
+    }
+    if let Shape::NestedLeftLeft { k } = shape {
+        return left(&|a| {
+            let mut found = Vec::new();
+            for &(c2, d2) in t2
+                .iter()
+                .filter(|(c2, _)| Op::Eq.apply(*c2, a) == Some(true))
+            {
+                let _ = c2;
+                let inner: Vec<Cell> = (t2.iter())
+                    .filter(|(c3, _)| Op::Eq.apply(*c3, d2) == Some(true))
+                    .map(|&(_, d3)| d3)
+                    .collect();
+                let rows: Vec<Option<Cell>> = match inner.is_empty() {
+                    true => vec![None],
+                    false => inner.into_iter().map(Some).collect(),
+                };
+                for row in rows {
+                    // `t3.d >= k OR t3.d IS NULL`, on t3's row or its NULLs.
+                    let d3 = row.flatten();
+                    if d3.is_none() || Op::Ge.apply(d3, Some(*k)) == Some(true) {
                         found.push(d3);
                     }
                 }

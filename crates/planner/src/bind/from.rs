@@ -42,9 +42,18 @@ pub(super) fn bind_from<'q>(
             let before = tables.len();
             let unsupported = || PlanError::Unsupported(join.to_string());
             // The ONs inside a parenthesized join on the inner side of a LEFT JOIN are
-            // that outer join's: they decide its match.
+            // that outer join's: they decide its match. Its place among the outer joins is
+            // taken now (its inner tables come when they are bound), before any outer join
+            // inside it.
             let owner = match &join.join_operator {
-                JoinOperator::Left(_) | JoinOperator::LeftOuter(_) => Some(outer_joins.len()),
+                JoinOperator::Left(_) | JoinOperator::LeftOuter(_) => {
+                    outer_joins.push(OuterJoin {
+                        kind: JoinKind::Left,
+                        inner: TableMap::EMPTY,
+                        after: TableMap::first(before),
+                    });
+                    Some(outer_joins.len() - 1)
+                }
                 _ => None,
             };
             let join_ons = ons.len();
@@ -68,12 +77,10 @@ pub(super) fn bind_from<'q>(
                 (None, Some(e)) => ons.push((e, tables.len(), None)),
                 (None, None) => {}
                 (Some(false), Some(e)) => {
-                    ons.push((e, tables.len(), Some(outer_joins.len())));
-                    outer_joins.push(OuterJoin {
-                        kind: JoinKind::Left,
-                        inner: me,
-                        after: TableMap::first(before),
-                    });
+                    ons.push((e, tables.len(), owner));
+                    if let Some(k) = owner {
+                        outer_joins[k].inner = me;
+                    }
                 }
                 // `x RIGHT JOIN t ON e` is `t LEFT JOIN x ON e`: the tables of this FROM
                 // item so far are the inner side, and the ONs of the inner joins among
@@ -172,11 +179,11 @@ fn leftmost(from: &ast::TableWithJoins) -> (&TableFactor, Vec<&ast::Join>) {
 }
 
 /// Binds `factor`: a table, or a parenthesized join (`a LEFT JOIN (b JOIN c ON ..) ON ..`),
-/// whose tables it binds in order and whose ONs it adds to `ons`: as the ONs of outer join
-/// `owner` if it is on one's inner side, where it may hold inner joins only; else as inner
-/// joins' ONs, and a LEFT JOIN in it as an outer join of its own (`a JOIN (b LEFT JOIN c
-/// ON p) ON q` joins as `a JOIN b ON q LEFT JOIN c ON p`, with `q` checked after `c`'s
-/// match). Anything else is not built (1235).
+/// whose tables it binds in order and whose ONs it adds to `ons`: an inner join's as the
+/// ONs of outer join `owner` if it is on one's inner side (they decide its match), else as
+/// inner joins' ONs; a LEFT JOIN in it as an outer join of its own, inside `owner`'s (`a
+/// JOIN (b LEFT JOIN c ON p) ON q` joins as `a JOIN b ON q LEFT JOIN c ON p`, with `q`
+/// checked after `c`'s match). A RIGHT JOIN in it is not built (1235).
 fn bind_factor<'q>(
     catalog: &dyn Catalog,
     factor: &'q TableFactor,
@@ -191,11 +198,6 @@ fn bind_factor<'q>(
     else {
         return bind_table(catalog, factor, tables);
     };
-    let nested = || {
-        PlanError::Unsupported(format!(
-            "an outer join inside parentheses on an outer join's inner side: {factor}"
-        ))
-    };
     bind_factor(
         catalog,
         &table_with_joins.relation,
@@ -208,8 +210,7 @@ fn bind_factor<'q>(
             JoinOperator::Join(c) | JoinOperator::Inner(c) | JoinOperator::CrossJoin(c) => {
                 (c, false)
             }
-            JoinOperator::Left(c) | JoinOperator::LeftOuter(c) if owner.is_none() => (c, true),
-            JoinOperator::Left(_) | JoinOperator::LeftOuter(_) => return Err(nested()),
+            JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (c, true),
             _ => {
                 return Err(PlanError::Unsupported(format!(
                     "a RIGHT JOIN inside parentheses: {factor}"
@@ -222,14 +223,21 @@ fn bind_factor<'q>(
             _ => return Err(PlanError::Unsupported(join.to_string())),
         };
         let before = tables.len();
-        let mine = left.then_some(outer_joins.len()).or(owner);
+        // A LEFT JOIN in it is an outer join of its own, inside `owner`'s if there is one.
+        let mine = match left {
+            true => {
+                outer_joins.push(OuterJoin {
+                    kind: JoinKind::Left,
+                    inner: TableMap::EMPTY,
+                    after: TableMap::first(before),
+                });
+                Some(outer_joins.len() - 1)
+            }
+            false => owner,
+        };
         bind_factor(catalog, &join.relation, tables, (ons, outer_joins), mine)?;
-        if left {
-            outer_joins.push(OuterJoin {
-                kind: JoinKind::Left,
-                inner: TableMap::first(tables.len()) & !TableMap::first(before),
-                after: TableMap::first(before),
-            });
+        if let (true, Some(k)) = (left, mine) {
+            outer_joins[k].inner = TableMap::first(tables.len()) & !TableMap::first(before);
         }
         if let Some(e) = on {
             ons.push((e, tables.len(), mine));

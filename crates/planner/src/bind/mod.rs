@@ -89,13 +89,17 @@ impl BoundSelect {
     }
 
     /// Whether condition `i` may choose table `t`'s rows (its access path, its estimates):
-    /// for an outer join's inner table, only that join's ON, since the others are checked
+    /// for an outer join's inner table, only that join's ON (the innermost join's, if one
+    /// holds another), since the others are checked
     /// after the match (`t.x IS NULL` must see the NULL row the match makes, not limit the
     /// rows matched); for any other table, any condition but an outer join's ON.
     pub fn applies(&self, i: usize, t: usize) -> bool {
         let me = TableMap::table(t);
-        let inner_of =
-            (self.outer_joins.iter()).position(|j| j.matches_only() && j.inner.overlaps(me));
+        // The innermost of the nests that hold it (an outer join's may hold another's).
+        let inner_of = (self.outer_joins.iter().enumerate())
+            .filter(|(_, j)| j.matches_only() && j.inner.overlaps(me))
+            .min_by_key(|(_, j)| j.inner.positions().count())
+            .map(|(k, _)| k);
         self.on_of(i) == inner_of
     }
 

@@ -153,12 +153,17 @@ impl Run<'_> {
                 }
             }
         };
-        let opens = plan.nests.iter().position(|n| n.first == pos);
-        if let Some(k) = opens {
+        let opens: Vec<usize> = (0..plan.nests.len())
+            .filter(|&k| plan.nests[k].first == pos)
+            .collect();
+        for &k in &opens {
             self.found[k] = false;
         }
-        let closes = plan.nests.iter().position(|n| n.last == pos);
+        // The semi-join or anti-join that ends here (outer joins' nests are marked as
+        // their ON conditions pass, in `matched`).
+        let closes = (plan.nests.iter()).position(|n| n.last == pos && n.kind != JoinKind::Left);
         let closes_kind = closes.map(|k| plan.nests[k].kind);
+        let groups = self.on_groups(pos, &tp.on);
         // The semi-join or anti-join this position is in: its first match ends it.
         let stops = plan
             .nests
@@ -170,16 +175,14 @@ impl Run<'_> {
             }
             self.storage.check()?;
             current[tp.table] = Some(row);
-            if !self.holds(&tp.on, current)? {
+            if !self.matched(&tp.on, groups.as_deref(), current)? {
                 continue;
             }
             if let Some(k) = closes
-                && closes_kind != Some(JoinKind::Semi)
+                && closes_kind == Some(JoinKind::Anti)
             {
                 self.found[k] = true;
-                if closes_kind == Some(JoinKind::Anti) {
-                    break;
-                }
+                break;
             }
             if !self.holds(&tp.cond, current)? {
                 continue;
@@ -194,17 +197,22 @@ impl Run<'_> {
                 break;
             }
         }
-        // An outer row no inner row matched: once, with NULLs for the inner tables.
-        if let Some(k) = opens
-            && plan.nests[k].kind != JoinKind::Semi
-            && !self.found[k]
-            && self.wanted.is_none_or(|w| exec.rows.len() < w)
-        {
+        // An outer row no inner row matched: once, with NULLs for the inner tables (if the
+        // ONs of the outer joins around the nest, read at its tables, pass them).
+        for k in opens {
+            if plan.nests[k].kind == JoinKind::Semi
+                || self.found[k]
+                || self.wanted.is_some_and(|w| exec.rows.len() >= w)
+            {
+                continue;
+            }
             let nest = plan.nests[k];
             for t in &plan.tables[nest.first..=nest.last] {
                 current[t.table] = Some(Row::new());
             }
-            if self.holds(&plan.tables[nest.last].cond, current)? {
+            if self.around_matched(k, current)?
+                && self.holds(&plan.tables[nest.last].cond, current)?
+            {
                 self.next(nest.last, current, exec)?;
             }
             for t in &plan.tables[nest.first..=nest.last] {
@@ -213,6 +221,93 @@ impl Run<'_> {
         }
         current[tp.table] = None;
         Ok(())
+    }
+
+    /// The ON conditions `on` attached at position `pos`, in the order a row there checks
+    /// them when an outer join's nest holds `pos`: nest by nest, from the innermost that
+    /// holds `pos` out, each nest's own, with the outer join's nest each group matches if it
+    /// ends at `pos` (an inner nest's match counts even if an outer one's ON then fails, so
+    /// its NULL row is not made too). `None` when no outer join's nest holds `pos`: `on`
+    /// is then checked as one.
+    fn on_groups(&self, pos: usize, on: &[usize]) -> Option<Vec<(Vec<usize>, Option<usize>)>> {
+        let nests = &self.plan.nests;
+        if !nests
+            .iter()
+            .any(|n| n.kind == JoinKind::Left && n.holds(pos))
+        {
+            return None;
+        }
+        let mut around: Vec<usize> = (0..nests.len()).filter(|&k| nests[k].holds(pos)).collect();
+        around.sort_by_key(|&k| (std::cmp::Reverse(nests[k].first), nests[k].last));
+        let nest_of = |c: usize| {
+            let join = self.plan.select.on_of(c);
+            around.iter().position(|&k| Some(nests[k].join) == join)
+        };
+        // A condition of no nest here (none is expected) is checked first.
+        let mut groups = vec![(
+            on.iter()
+                .copied()
+                .filter(|&c| nest_of(c).is_none())
+                .collect(),
+            None,
+        )];
+        for (i, &k) in around.iter().enumerate() {
+            let mine = on
+                .iter()
+                .copied()
+                .filter(|&c| nest_of(c) == Some(i))
+                .collect();
+            let ends = nests[k].last == pos && nests[k].kind == JoinKind::Left;
+            groups.push((mine, ends.then_some(k)));
+        }
+        Some(groups)
+    }
+
+    /// Whether a row at the position of `on` and `groups` ([`Run::on_groups`]) passes its
+    /// ON conditions; marks the outer joins it matches.
+    fn matched(
+        &mut self,
+        on: &[usize],
+        groups: Option<&[(Vec<usize>, Option<usize>)]>,
+        current: &[Option<Row>],
+    ) -> Result<bool, PlanError> {
+        let Some(groups) = groups else {
+            return self.holds(on, current);
+        };
+        for (conds, ends) in groups {
+            if !self.holds(conds, current)? {
+                return Ok(false);
+            }
+            if let Some(k) = *ends {
+                self.found[k] = true;
+            }
+        }
+        Ok(true)
+    }
+
+    /// For nest `k`'s NULL row: whether the ONs of the outer joins around it that are
+    /// attached to its tables pass; an outer join ending with it is then matched.
+    fn around_matched(&mut self, k: usize, current: &[Option<Row>]) -> Result<bool, PlanError> {
+        let nests = &self.plan.nests;
+        let inner = nests[k];
+        let mut around: Vec<usize> = (0..nests.len())
+            .filter(|&e| e != k && nests[e].holds(inner.first) && nests[e].holds(inner.last))
+            .collect();
+        around.sort_by_key(|&e| (std::cmp::Reverse(nests[e].first), nests[e].last));
+        for e in around {
+            let join = Some(nests[e].join);
+            let conds: Vec<usize> = (self.plan.tables[inner.first..=inner.last].iter())
+                .flat_map(|tp| tp.on.iter().copied())
+                .filter(|&c| self.plan.select.on_of(c) == join)
+                .collect();
+            if !self.holds(&conds, current)? {
+                return Ok(false);
+            }
+            if nests[e].last == inner.last {
+                self.found[e] = true;
+            }
+        }
+        Ok(true)
     }
 
     /// Whether the conditions `conds` (positions in the query's) hold of `current`.

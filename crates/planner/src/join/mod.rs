@@ -567,8 +567,8 @@ impl Optimizer<'_> {
     /// unless a parameter was missing.
     fn attach_conditions(&self, tables: &mut [TablePlan]) -> Vec<Nest> {
         // By outer join: a semi-join whose tables are all const has no nest.
-        let slots: Vec<Option<Nest>> = (self.select.outer_joins.iter())
-            .map(|j| {
+        let slots: Vec<Option<Nest>> = (self.select.outer_joins.iter().enumerate())
+            .map(|(join, j)| {
                 // A semi-join's table may be const: it is read once, outside the nest.
                 let at = |t: &TablePlan| {
                     j.inner.overlaps(TableMap::table(t.table))
@@ -578,6 +578,7 @@ impl Optimizer<'_> {
                     kind: j.kind,
                     first: tables.iter().position(at)?,
                     last: tables.iter().rposition(at)?,
+                    join,
                 })
             })
             .collect();
