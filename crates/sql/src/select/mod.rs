@@ -22,6 +22,7 @@ mod limit;
 mod project;
 pub(crate) mod subquery;
 pub(crate) mod union;
+pub(crate) mod using;
 
 pub(crate) use explain::{Explained, Format, explain, explain_in};
 

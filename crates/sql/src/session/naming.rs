@@ -44,8 +44,17 @@ impl Session {
     }
 
     /// Rewrites every table name in `statement` to the engine's name of the table, for the
-    /// database in use (`names.rs`).
+    /// database in use (`names.rs`), and its USING and NATURAL joins to ONs
+    /// (`select/using.rs`).
     pub(crate) fn qualify(&self, statement: &mut Statement) -> Result<(), SqlError> {
-        crate::names::qualify(statement, self.home(), self.database().map(|d| &**d))
+        crate::names::qualify(statement, self.home(), self.database().map(|d| &**d))?;
+        // USING and NATURAL joins, once every name is the engine's.
+        let (_, tables) = self.tables();
+        let columns_of = |name: &str| {
+            (tables.iter())
+                .find(|t| t.name().eq_ignore_ascii_case(name))
+                .map(|t| t.schema().columns.iter().map(|c| c.name.clone()).collect())
+        };
+        crate::select::using::rewrite(statement, &columns_of)
     }
 }

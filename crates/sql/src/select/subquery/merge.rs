@@ -183,7 +183,7 @@ pub(super) fn mergeable(q: &Query) -> Option<&ast::Select> {
 }
 
 /// The names of the derived table's columns: its column list, or its select items' names.
-pub(super) fn output_names(
+pub(crate) fn output_names(
     select: &ast::Select,
     list: &[ast::TableAliasColumnDef],
 ) -> Option<Vec<String>> {

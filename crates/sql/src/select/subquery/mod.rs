@@ -59,6 +59,7 @@ mod joined;
 mod materialization;
 pub(crate) use materialization::PREFIX as MATERIALIZED;
 mod merge;
+pub(crate) use merge::output_names;
 mod semi;
 mod values;
 
