@@ -28,7 +28,9 @@
 //! * [`numa`]: the machine's topology and the thread pinning policies of `waterline lab`
 //!   (hwloc, with the `numa` feature).
 //!
-//! See `DESIGN.md` in the project's shared folder for the whole picture.
+//! The manual is the book in the repository's `docs/` (an mdBook: `mdbook serve docs`): a
+//! chapter per mechanism, in the order of Bin Wang's chapter 8, each with the code it
+//! walks through; `docs/src/architecture.md` has the crate graph and one transaction's walk.
 
 #[cfg(feature = "tpcc")]
 pub mod numa;
@@ -51,3 +53,33 @@ pub use waterline_types as types;
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The book's chapters (`docs/src/`), whose Rust examples run as doctests so that they stay
+/// true; `mdbook build docs` renders the same files.
+#[cfg(doctest)]
+pub mod book {
+    macro_rules! chapters {
+        ($($name:ident: $file:literal),* $(,)?) => {$(
+            #[doc = include_str!(concat!("../docs/src/", $file))]
+            pub struct $name;
+        )*};
+    }
+    chapters! {
+        Introduction: "introduction.md",
+        Architecture: "architecture.md",
+        Embedding: "embedding.md",
+        ReadViews: "read-views.md",
+        TrxSys: "trx-sys.md",
+        Purge: "purge.md",
+        Locks: "locks.md",
+        GroupCommit: "group-commit.md",
+        Recovery: "recovery.md",
+        Admission: "admission.md",
+        RangeOptimizer: "range-optimizer.md",
+        Sql: "sql.md",
+        Tpcc: "tpcc.md",
+        Lab: "lab.md",
+        Results: "results.md",
+        Testing: "testing.md",
+    }
+}
