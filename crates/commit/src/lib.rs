@@ -31,6 +31,9 @@
 //!
 //! This crate knows nothing of the engine: a record's payload is bytes, its owner a
 //! [`TrxTag`], and what a commit publishes is any `T`.
+//!
+//! The manual's chapter on group commit and recovery: `docs/src/group-commit.md` and `recovery.md` in the repository (an mdBook:
+//! `mdbook serve docs`).
 
 mod group;
 mod record;

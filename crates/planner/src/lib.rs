@@ -47,6 +47,9 @@
 //! assert_eq!(plan.mode, PlannerMode::Fixed);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! The manual's chapter on the range optimizer and 8.0.27's regression: `docs/src/range-optimizer.md` in the repository (an mdBook:
+//! `mdbook serve docs`).
 
 pub mod bind;
 mod catalog;

@@ -68,6 +68,9 @@
 //! assert!(!view.changes_visible(TrxId(3)), "still active");
 //! assert!(!view.changes_visible(TrxId(4)), "did not exist yet");
 //! ```
+//!
+//! The manual's chapter on read views: `docs/src/read-views.md` in the repository (an mdBook:
+//! `mdbook serve docs`).
 
 pub mod csn;
 mod error;

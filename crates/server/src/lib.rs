@@ -6,6 +6,9 @@
 //! (text and binary rows, status flags, warnings) and answers the commands opensrv does not
 //! know. SQL itself is `waterline-sql`'s; this crate re-exports its session types, so a
 //! server user needs one import.
+//!
+//! The manual's chapter on the SQL layer and the MySQL protocol: `docs/src/sql.md` in the repository (an mdBook:
+//! `mdbook serve docs`).
 
 mod binary;
 mod packet;

@@ -19,6 +19,9 @@
 //! assert_eq!(rows, [[Value::from("two")]]);
 //! # Ok::<(), waterline_sql::SqlError>(())
 //! ```
+//!
+//! The manual's chapter on the SQL layer: `docs/src/sql.md` in the repository (an mdBook:
+//! `mdbook serve docs`).
 
 mod access;
 mod alter;

@@ -53,7 +53,7 @@ pub enum Parsed {
 
 /// The transaction-control statements a client sends as text around every transaction,
 /// parsed by sqlparser once: BEGIN and COMMIT then cost a comparison of words, not a parse
-/// (which took 2% of `serve`'s time under TPC-C-lite over the protocol).
+/// of text sent around every transaction.
 static TRANSACTION_CONTROL: LazyLock<Vec<(&str, Statement)>> = LazyLock::new(|| {
     [
         "BEGIN",

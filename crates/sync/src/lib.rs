@@ -13,6 +13,9 @@
 //! library's futex-based ones: their `notify_all` wakes every waiter, the thundering herd
 //! that group commit's broadcast baseline is measured with, where parking_lot's would
 //! requeue the waiters on the mutex and wake one.
+//!
+//! The manual's chapter on how it is tested (the loom models): `docs/src/testing.md` in the repository (an mdBook:
+//! `mdbook serve docs`).
 
 #[cfg(not(loom))]
 use std::sync as imp;

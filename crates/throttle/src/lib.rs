@@ -29,6 +29,9 @@
 //!
 //! This crate knows nothing of the engine: a "transaction" is whatever runs between
 //! [`Admission::enter`] and dropping the permit, or the closure given to [`Admission::run`].
+//!
+//! The manual's chapter on admission and the thread pool: `docs/src/admission.md` in the repository (an mdBook:
+//! `mdbook serve docs`).
 
 mod adaptive;
 mod admission;

@@ -198,11 +198,11 @@ impl Measurement {
 /// always in the same one.
 ///
 /// A measurement holds five latency histograms of 172 KB each (1 µs to 10 minutes at three
-/// significant digits). One per client cost 8.6 GB at 10,000 clients, and, since freshly
-/// allocated memory is only backed when first written, the kernel backed each client's
-/// pages as it recorded its first measured transactions: inside the measured window, where
-/// it took 94% of the CPU (1,156 txn/s at 10,000 task clients against 36,892 at 100). The
-/// shards are written once before the clients start, and there are at most [`Tally::SHARDS`];
+/// significant digits). One per client would take gigabytes at 10,000 clients, and, since
+/// freshly allocated memory is only backed when first written, the kernel would back each
+/// client's pages as it recorded its first measured transactions, inside the measured
+/// window, where the page faults would be measured as the workload's. So the shards are
+/// written once before the clients start, and there are at most [`Tally::SHARDS`];
 /// a client holds its shard's lock only to record one transaction, so clients sharing one
 /// rarely meet.
 struct Tally {

@@ -25,6 +25,9 @@
 //! What "lite" leaves out of TPC-C: keying and think times (clients send back to back),
 //! terminals bound to a district, the deferred Delivery queue (Delivery is one transaction),
 //! the 90th-percentile response-time limits, and the pricing and durability clauses.
+//!
+//! The manual's chapter on TPC-C-lite: `docs/src/tpcc.md` in the repository (an mdBook:
+//! `mdbook serve docs`).
 
 pub mod backend;
 pub mod check;

@@ -56,6 +56,9 @@
 //! beyond CREATE TABLE, changing a primary key in place, and a buffer pool: everything is in
 //! memory, and a durable engine keeps its data as a checkpoint image plus the log after it
 //! (recovery reads all of it back at startup).
+//!
+//! The manual's chapter on the engine, the trx-sys latch, purge and row locks: `docs/src/embedding.md`, `trx-sys.md`, `purge.md` and `locks.md` in the repository (an mdBook:
+//! `mdbook serve docs`).
 
 mod boost;
 mod commit;

@@ -1,10 +1,10 @@
 //! Spare buffers a thread's transactions reuse: the lists a read-write transaction keeps of
 //! its locks and its undo.
 //!
-//! A NewOrder takes about two dozen locks and writes as many versions. Starting each list
-//! empty, it grew 4, 8, 16, 32: four reallocations per list and transaction, about 5% of a
-//! client's time in the TPC-C profile. A transaction now takes an emptied list, with the room
-//! a previous one grew, from its thread's spares at its first lock or write, and the end of
+//! A NewOrder takes about two dozen locks and writes as many versions. Started empty, each
+//! list would grow 4, 8, 16, 32: four reallocations per list and transaction. A transaction
+//! takes an emptied list, with the room a previous one grew, from its thread's spares at its
+//! first lock or write, and the end of
 //! the transaction gives it back to the spares of the thread that ends it (a group commit's
 //! leader ends its followers, so a list can change threads; each thread keeps only a few).
 //!

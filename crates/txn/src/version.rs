@@ -42,11 +42,10 @@ pub(crate) struct Header {
 
 /// One version of a row, a shared handle: the header and the row image in one allocation.
 ///
-/// Each version used to be two: the version, and the vector of the row's values it
-/// pointed to. Every read paid a second pointer chase (a likely cache miss) to reach the
-/// values, and every write a second allocation, and purge a second free. The handle is
-/// one pointer (the length lives in the allocation), which keeps a [`Record`] within one
-/// cache line.
+/// One allocation, not a version pointing at a vector of values: a read reaches the values
+/// without a second pointer chase (a likely cache miss), a write allocates once and purge
+/// frees once. The handle is one pointer (the length lives in the allocation), which keeps
+/// a [`Record`] within one cache line.
 #[derive(Clone, Debug)]
 pub(crate) struct Version(ThinArc<Header, Value>);
 
@@ -54,8 +53,8 @@ impl Version {
     /// A version by `trx_id` with image `row` (`None`: a delete mark) over `prev`.
     ///
     /// The row's values are copied into the version as one block of bytes
-    /// (`from_header_and_vec`). Moved one at a time out of an iterator, each value passed
-    /// through the stack in pieces that stalled the next read of them (see
+    /// (`from_header_and_vec`), not one at a time out of an iterator, where each value
+    /// would pass through the stack in pieces that stall the next read of them (see
     /// [`crate::value::copy_row`]).
     fn new(trx_id: TrxId, row: Option<Row>, prev: Option<Version>) -> Version {
         let header = Header::new(trx_id, row.is_none(), prev);

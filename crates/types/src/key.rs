@@ -27,14 +27,14 @@
 //! DECIMAL key reads back as 1.5).
 //!
 //! Up to [`INLINE_KEY_BYTES`] bytes are stored inside the `Key` (every TPC-C primary key
-//! takes at most 12). Before this, a key was a vector of 32-byte values on the heap: every
-//! comparison in a skip-list descent, and every hash probe, read a second cache line for it.
+//! takes at most 12), so a comparison in a skip-list descent, or a hash probe, reads no
+//! second cache line for the key's bytes.
 //!
 //! An inline key is a length byte and a fixed array, zero past the length, so copying one
-//! moves all 32 bytes as two 16-byte words. A vector with inline storage (the `SmallVec` the
-//! key was before) copies only the length's bytes, in pieces of 8, 4, 2 and 1; the next
+//! moves all 32 bytes as two 16-byte words. A vector with inline storage (a `SmallVec`) would
+//! copy only the length's bytes, in pieces of 8, 4, 2 and 1; the next
 //! 16-byte read of the copy (moving the key into a lock list or an index entry) spans
-//! several of those stores, which the processor cannot forward, and waits for them to reach
+//! several of those stores, which the processor cannot forward, and would wait for them to reach
 //! the cache (see `copy_row` in `value.rs` for the same stall on values).
 //!
 //! Why one file of this length: the encoding and the decoding are mirrors (every byte one

@@ -12,6 +12,9 @@
 //!   (`index_stats.rs`).
 //! - [`Rng`]: the one deterministic random number generator, for TPC-C-lite's inputs, the
 //!   tests and the benchmarks (`rng.rs`).
+//!
+//! The manual's chapter on the engine, embedded: `docs/src/embedding.md` in the repository (an mdBook:
+//! `mdbook serve docs`).
 
 mod declare;
 pub mod error;
