@@ -612,6 +612,7 @@ SELECT * FROM t JOIN u USING (id) JOIN uj USING (id) ORDER BY id;
 SELECT uj.*, email FROM u JOIN uj USING (id) ORDER BY id;
 SELECT * FROM two, u JOIN uj USING (id) WHERE two.k1 = 1 ORDER BY two.k2, u.id;
 SELECT id FROM u JOIN uj USING (id) WHERE id IN (SELECT k1 FROM two) ORDER BY id;
+SELECT id, email, note FROM u JOIN uj USING (id) UNION ALL SELECT id, email, NULL FROM u WHERE id > 4 ORDER BY id;
 SELECT * FROM u JOIN uj USING (nope);
 SELECT * FROM t JOIN u USING (id) JOIN uj USING (email);
 DROP TABLE uj;

@@ -74,31 +74,13 @@ pub(crate) fn rewrite(
     }
 }
 
-/// Whether `statement` has a USING or NATURAL join anywhere.
+/// Whether a SELECT of `statement` (a UNION's parts too) joins by USING or NATURAL; one
+/// inside parentheses is left to the binder, which refuses it.
 fn uses_using(statement: &Statement) -> bool {
     struct Find;
     impl ast::Visitor for Find {
         type Break = ();
-        fn pre_visit_table_factor(&mut self, f: &TableFactor) -> ControlFlow<()> {
-            let TableFactor::NestedJoin {
-                table_with_joins, ..
-            } = f
-            else {
-                return ControlFlow::Continue(());
-            };
-            match table_with_joins
-                .joins
-                .iter()
-                .any(|j| using_of(&j.join_operator).is_some())
-            {
-                true => ControlFlow::Break(()),
-                false => ControlFlow::Continue(()),
-            }
-        }
-        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
-            let SetExpr::Select(select) = q.body.as_ref() else {
-                return ControlFlow::Continue(());
-            };
+        fn pre_visit_select(&mut self, select: &ast::Select) -> ControlFlow<()> {
             let found = (select.from.iter())
                 .flat_map(|f| &f.joins)
                 .any(|j| using_of(&j.join_operator).is_some());
