@@ -35,6 +35,15 @@ pub struct BoundTable {
     pub schema: Arc<TableSchema>,
 }
 
+impl BoundTable {
+    /// Whether the SQL layer made it for the query (an alias in angle brackets: a semi-join
+    /// materialization's `<subqueryN>`, the values of correlated subqueries): a name reaches
+    /// it only qualified, and `*` leaves it out.
+    pub fn is_internal(&self) -> bool {
+        self.alias.starts_with('<')
+    }
+}
+
 use crate::outer::{JoinKind, OuterJoin};
 
 /// A subquery the caller flattened into the query around it (`EXISTS`, `IN`, or their
@@ -246,8 +255,7 @@ impl<'a> Binder<'a> {
         let mut found = None;
         for (t, table) in self.tables.iter().enumerate() {
             if qualifier.is_some_and(|q| !q.eq_ignore_ascii_case(&table.alias))
-                || (qualifier.is_none()
-                    && (t >= self.qualified_from || table.alias.starts_with('<')))
+                || (qualifier.is_none() && (t >= self.qualified_from || table.is_internal()))
             {
                 continue;
             }

@@ -67,6 +67,10 @@ pub fn execute_first(
     }
     let mut hint = wanted.filter(|_| plan.tables.len() == 1);
     let mut current: Vec<Option<Row>> = vec![None; n];
+    // What each position does with nests, worked out once for the execution.
+    let positions: Vec<Position> = (0..plan.tables.len())
+        .map(|pos| Position::new(plan, pos))
+        .collect();
     loop {
         let mut exec = Execution {
             rows: Vec::new(),
@@ -81,6 +85,7 @@ pub fn execute_first(
             buffers: Vec::new(),
             exhausted: true,
             found: vec![false; plan.nests.len()],
+            positions: &positions,
         };
         run.step(0, &mut current, &mut exec)?;
         let short = wanted.is_some_and(|w| exec.rows.len() < w);
@@ -108,6 +113,72 @@ struct Run<'a> {
     exhausted: bool,
     /// Per outer join: whether its inner tables matched the current outer row.
     found: Vec<bool>,
+    /// Per plan position, the nests it opens and how its ON conditions are checked.
+    positions: &'a [Position],
+}
+
+/// ON conditions to check in order, each group with the outer join's nest it matches
+/// (if that nest ends at the position).
+type Groups = Vec<(Vec<usize>, Option<usize>)>;
+
+/// What a plan position does with the nests: which it opens, and, when an outer join's
+/// nest holds it, its ON conditions nest by nest ([`Position::on_groups`]).
+struct Position {
+    opens: Vec<usize>,
+    groups: Option<Groups>,
+}
+
+impl Position {
+    fn new(plan: &Plan, pos: usize) -> Position {
+        let opens = (0..plan.nests.len())
+            .filter(|&k| plan.nests[k].first == pos)
+            .collect();
+        let groups = plan
+            .tables
+            .get(pos)
+            .and_then(|tp| Position::on_groups(plan, pos, &tp.on));
+        Position { opens, groups }
+    }
+
+    /// The ON conditions `on` attached at position `pos`, in the order a row there checks
+    /// them when an outer join's nest holds `pos`: nest by nest, from the innermost that
+    /// holds `pos` out, each nest's own, with the outer join's nest each group matches if it
+    /// ends at `pos` (an inner nest's match counts even if an outer one's ON then fails, so
+    /// its NULL row is not made too). `None` when no outer join's nest holds `pos`: `on`
+    /// is then checked as one.
+    fn on_groups(plan: &Plan, pos: usize, on: &[usize]) -> Option<Groups> {
+        let nests = &plan.nests;
+        if !nests
+            .iter()
+            .any(|n| n.kind == JoinKind::Left && n.holds(pos))
+        {
+            return None;
+        }
+        let mut around: Vec<usize> = (0..nests.len()).filter(|&k| nests[k].holds(pos)).collect();
+        around.sort_by_key(|&k| (std::cmp::Reverse(nests[k].first), nests[k].last));
+        let nest_of = |c: usize| {
+            let join = plan.select.on_of(c);
+            around.iter().position(|&k| Some(nests[k].join) == join)
+        };
+        // A condition of no nest here (none is expected) is checked first.
+        let mut groups = vec![(
+            on.iter()
+                .copied()
+                .filter(|&c| nest_of(c).is_none())
+                .collect(),
+            None,
+        )];
+        for (i, &k) in around.iter().enumerate() {
+            let mine = on
+                .iter()
+                .copied()
+                .filter(|&c| nest_of(c) == Some(i))
+                .collect();
+            let ends = nests[k].last == pos && nests[k].kind == JoinKind::Left;
+            groups.push((mine, ends.then_some(k)));
+        }
+        Some(groups)
+    }
 }
 
 impl Run<'_> {
@@ -153,17 +224,14 @@ impl Run<'_> {
                 }
             }
         };
-        let opens: Vec<usize> = (0..plan.nests.len())
-            .filter(|&k| plan.nests[k].first == pos)
-            .collect();
-        for &k in &opens {
+        let position = &self.positions[pos];
+        for &k in &position.opens {
             self.found[k] = false;
         }
         // The semi-join or anti-join that ends here (outer joins' nests are marked as
         // their ON conditions pass, in `matched`).
         let closes = (plan.nests.iter()).position(|n| n.last == pos && n.kind != JoinKind::Left);
         let closes_kind = closes.map(|k| plan.nests[k].kind);
-        let groups = self.on_groups(pos, &tp.on);
         // The semi-join or anti-join this position is in: its first match ends it.
         let stops = plan
             .nests
@@ -175,7 +243,7 @@ impl Run<'_> {
             }
             self.storage.check()?;
             current[tp.table] = Some(row);
-            if !self.matched(&tp.on, groups.as_deref(), current)? {
+            if !self.matched(&tp.on, position.groups.as_deref(), current)? {
                 continue;
             }
             if let Some(k) = closes
@@ -199,7 +267,7 @@ impl Run<'_> {
         }
         // An outer row no inner row matched: once, with NULLs for the inner tables (if the
         // ONs of the outer joins around the nest, read at its tables, pass them).
-        for k in opens {
+        for &k in &position.opens {
             if plan.nests[k].kind == JoinKind::Semi
                 || self.found[k]
                 || self.wanted.is_some_and(|w| exec.rows.len() >= w)
@@ -223,47 +291,7 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The ON conditions `on` attached at position `pos`, in the order a row there checks
-    /// them when an outer join's nest holds `pos`: nest by nest, from the innermost that
-    /// holds `pos` out, each nest's own, with the outer join's nest each group matches if it
-    /// ends at `pos` (an inner nest's match counts even if an outer one's ON then fails, so
-    /// its NULL row is not made too). `None` when no outer join's nest holds `pos`: `on`
-    /// is then checked as one.
-    fn on_groups(&self, pos: usize, on: &[usize]) -> Option<Vec<(Vec<usize>, Option<usize>)>> {
-        let nests = &self.plan.nests;
-        if !nests
-            .iter()
-            .any(|n| n.kind == JoinKind::Left && n.holds(pos))
-        {
-            return None;
-        }
-        let mut around: Vec<usize> = (0..nests.len()).filter(|&k| nests[k].holds(pos)).collect();
-        around.sort_by_key(|&k| (std::cmp::Reverse(nests[k].first), nests[k].last));
-        let nest_of = |c: usize| {
-            let join = self.plan.select.on_of(c);
-            around.iter().position(|&k| Some(nests[k].join) == join)
-        };
-        // A condition of no nest here (none is expected) is checked first.
-        let mut groups = vec![(
-            on.iter()
-                .copied()
-                .filter(|&c| nest_of(c).is_none())
-                .collect(),
-            None,
-        )];
-        for (i, &k) in around.iter().enumerate() {
-            let mine = on
-                .iter()
-                .copied()
-                .filter(|&c| nest_of(c) == Some(i))
-                .collect();
-            let ends = nests[k].last == pos && nests[k].kind == JoinKind::Left;
-            groups.push((mine, ends.then_some(k)));
-        }
-        Some(groups)
-    }
-
-    /// Whether a row at the position of `on` and `groups` ([`Run::on_groups`]) passes its
+    /// Whether a row at the position of `on` and `groups` ([`Position::on_groups`]) passes its
     /// ON conditions; marks the outer joins it matches.
     fn matched(
         &mut self,

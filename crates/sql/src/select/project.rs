@@ -307,9 +307,7 @@ fn star_tables<'t>(
         // Not the tables a FROM does not name: hidden semi-join tables (no alias), the
         // values of correlated select-list subqueries (`<subquery>`)
         // and semi-join materializations (`<subqueryN>`).
-        let named = |t: &&BoundTable| {
-            !t.alias.is_empty() && !t.alias.starts_with(super::subquery::MATERIALIZED)
-        };
+        let named = |t: &&BoundTable| !t.alias.is_empty() && !t.is_internal();
         return Ok(tables.iter().filter(named).collect());
     };
     let ast::SelectItemQualifiedWildcardKind::ObjectName(name) = kind else {

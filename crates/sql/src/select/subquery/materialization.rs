@@ -23,8 +23,9 @@ use super::values::{column_type, table_named};
 use crate::access::{Derived, SchemaCatalog};
 use crate::session::ResultColumn;
 
-/// The name every materialization's table starts with; `SELECT *` leaves such tables out.
-pub(crate) const PREFIX: &str = "<subquery";
+/// The name every materialization's table starts with (an internal table's angle bracket:
+/// `BoundTable::is_internal`).
+const PREFIX: &str = "<subquery";
 
 /// The unique index over all of a materialization's columns, named as MySQL names it.
 const KEY: &str = "<auto_distinct_key>";
@@ -62,7 +63,8 @@ pub(super) fn join(
         }
         // The outer column's own type lets the join look it up by the table's values,
         // if every value keeps its value in it.
-        let keeps = values().all(|v| v.is_null() || fits(outer, v));
+        let one = TableSchema::new("", vec![Column::new("v", outer)]);
+        let keeps = values().all(|v| v.is_null() || fits(&one, v));
         types.push(if keeps { outer } else { own });
     }
     let name = format!("{PREFIX}{id}>");
@@ -122,9 +124,8 @@ fn family(ty: ColumnType) -> Option<u8> {
     }
 }
 
-/// Whether `v` stays itself in a column of type `ty`.
-fn fits(ty: ColumnType, v: &Value) -> bool {
-    let one = TableSchema::new("", vec![Column::new("v", ty)]);
+/// Whether `v` stays itself in the one column of `one`.
+fn fits(one: &TableSchema, v: &Value) -> bool {
     one.check_row(vec![v.clone()])
         .is_ok_and(|row| row.first() == Some(v))
 }

@@ -57,7 +57,6 @@ mod correlated;
 pub(crate) mod dml;
 mod joined;
 mod materialization;
-pub(crate) use materialization::PREFIX as MATERIALIZED;
 mod merge;
 pub(crate) use merge::output_names;
 mod semi;
