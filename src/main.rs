@@ -12,9 +12,15 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
 
+/// The commit this binary was built from (see `build.rs`), for the reports.
+const BUILD: &str = env!("WATERLINE_BUILD");
+
 /// waterline: a miniature MVCC row store for studying why transaction systems stop scaling.
 #[derive(Debug, Parser)]
-#[command(version, about)]
+#[command(
+    version = concat!(env!("CARGO_PKG_VERSION"), " (built from ", env!("WATERLINE_BUILD"), ")"),
+    about
+)]
 struct Cli {
     /// Whether the process's memory may be backed by transparent huge pages. `off`, the
     /// default, gives this process 4 KB pages whatever the system's setting. `on` leaves the

@@ -117,6 +117,83 @@ fn a_bad_experiment_or_flag_is_refused_clearly() {
     assert!(!out.status.success());
 }
 
+#[test]
+fn results_go_to_a_dated_folder_per_machine_with_the_command_commit_and_machine() {
+    let root = tempfile::tempdir().unwrap();
+    let run = || {
+        let out = Command::new(BIN)
+            .args(["lab", "isolation", "--quick", "--machine-name", "test box"])
+            .arg("--results")
+            .arg(root.path())
+            .args(["--", "--duration", "0.3", "--warmup", "0.1"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run();
+    run();
+    let days: Vec<_> = std::fs::read_dir(root.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(days.len(), 1, "{days:?}");
+    // yyyy-mm-dd-<machine>, the name made safe for a path.
+    assert!(
+        days[0].ends_with("-test-box") && days[0].len() == 10 + 9,
+        "{days:?}"
+    );
+    let day = root.path().join(&days[0]);
+    for name in ["isolation", "isolation-2"] {
+        let dir = day.join(name);
+        let run = std::fs::read_to_string(dir.join("RUN.md")).unwrap();
+        assert!(
+            run.contains(
+                "- command: `waterline lab isolation --quick --machine-name 'test box' --results "
+            ),
+            "{run}"
+        );
+        let built = run
+            .lines()
+            .find_map(|l| l.strip_prefix("- built from: "))
+            .expect("RUN.md says what the binary was built from");
+        let commit = built.split(' ').next().unwrap();
+        assert!(
+            commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{built}"
+        );
+        for fact in [
+            "socket",
+            "core",
+            "NUMA node",
+            "GiB; Linux ",
+            "transparent huge pages",
+        ] {
+            assert!(run.contains(fact), "{fact}: {run}");
+        }
+        let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+        assert!(
+            summary.contains(&format!("- Built from: {built}")),
+            "{summary}"
+        );
+        assert!(summary.contains("then 0.3 s per point"), "{summary}");
+        let json = std::fs::read_to_string(dir.join("results.json")).unwrap();
+        assert!(
+            json.contains("\"built_from\"") && json.contains("\"cpu_model\""),
+            "{json}"
+        );
+    }
+
+    let out = Command::new(BIN)
+        .args(["lab", "isolation", "--results", "a", "--report-dir", "b"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "one place for the reports");
+}
+
 #[cfg(not(feature = "numa"))]
 #[test]
 fn pinning_without_the_numa_feature_says_how_to_get_it() {

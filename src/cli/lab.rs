@@ -68,9 +68,18 @@ pub struct LabArgs {
     #[arg(long, value_delimiter = ',')]
     pub pin: Vec<Pin>,
     /// Where the reports go, one directory per experiment (default:
-    /// target/waterline-lab/run-<time>).
-    #[arg(long)]
+    /// target/waterline-lab/run-<time>, or see --results).
+    #[arg(long, conflicts_with = "results")]
     pub report_dir: Option<PathBuf>,
+    /// Write the reports under `<DIR>/<yyyy-mm-dd>-<machine>/`: `<experiment>/`, or
+    /// `lab-all/` for `all` (`-2`, `-3`, ... if taken), each with a RUN.md that says the exact
+    /// command, the commit this binary was built from, when it ran and the machine.
+    /// `--results results` adds a run to the repository's results.
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
+    /// The machine's name in --results folders (default: its host name).
+    #[arg(long, requires = "results")]
+    pub machine_name: Option<String>,
     /// More `waterline tpcc` flags, after `--`, applied after the experiment's own, e.g.
     /// `-- --warehouses 10 --clients 1,64,512 --duration 60`.
     #[arg(last = true)]
@@ -303,6 +312,89 @@ fn default_report_dir() -> PathBuf {
     PathBuf::from("target/waterline-lab").join(format!("run-{secs}"))
 }
 
+/// Now, UTC, as `yyyy-mm-dd hh:mm:ss`.
+fn utc_now() -> String {
+    let micros = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64 * 1_000_000);
+    waterline_types::value::DateTime(micros).to_string()
+}
+
+/// Where `args` asks the reports of `name` (an experiment's, or `lab-all`) to go: `--report-dir`
+/// as given, `--results`' dated folder for this machine, or a new folder under target/.
+fn report_root(args: &LabArgs, name: &str, machine: &waterline::tpcc::Machine) -> PathBuf {
+    if let Some(dir) = &args.report_dir {
+        return dir.clone();
+    }
+    let Some(results) = &args.results else {
+        return default_report_dir();
+    };
+    let label: String = args
+        .machine_name
+        .as_deref()
+        .unwrap_or(&machine.host.name)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let day = &utc_now()[..10];
+    let base = results.join(format!("{day}-{label}"));
+    let mut dir = base.join(name);
+    let mut n = 1;
+    while dir.exists() {
+        n += 1;
+        dir = base.join(format!("{name}-{n}"));
+    }
+    dir
+}
+
+/// The command line as typed, each argument quoted for a POSIX shell where it needs it.
+fn command_line() -> String {
+    let quote = |a: String| {
+        if !a.is_empty()
+            && a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_=.,:/@+".contains(c))
+        {
+            a
+        } else {
+            format!("'{}'", a.replace('\'', r"'\''"))
+        }
+    };
+    let mut words: Vec<String> = std::env::args().map(quote).collect();
+    if let Some(first) = words.first_mut() {
+        // The program as a user would type it, not the path it was run from.
+        *first = "waterline".into();
+    }
+    words.join(" ")
+}
+
+/// RUN.md: the exact command, the commit this binary was built from, when it ran (`started`
+/// to now, UTC) and the machine.
+fn write_run(
+    dir: &Path,
+    title: &str,
+    started: &str,
+    machine: &waterline::tpcc::Machine,
+) -> CliResult<()> {
+    let text = format!(
+        "# {title}\n\n- command: `{}`\n- built from: {}\n- ran: {started} to {} UTC\n- \
+         machine: {}\n\nEach configuration in summary.md (and each point's `effective` in \
+         results.json) is as the engine read it back.\n",
+        command_line(),
+        crate::BUILD,
+        utc_now(),
+        machine.describe()
+    );
+    fs::create_dir_all(dir)?;
+    fs::write(dir.join("RUN.md"), text)?;
+    Ok(())
+}
+
 /// The pinning policies `spec` runs under.
 fn pins(args: &LabArgs, spec: &Spec, machine: &waterline::tpcc::Machine) -> Vec<Pin> {
     if !args.pin.is_empty() {
@@ -325,12 +417,18 @@ struct Outcome {
 
 /// Runs the experiment(s) and writes their reports.
 pub fn run(args: LabArgs) -> CliResult<()> {
-    let root = args.report_dir.clone().unwrap_or_else(default_report_dir);
     let machine = numa::machine();
     let chosen: Vec<Spec> = specs(machine.cpus)
         .into_iter()
         .filter(|s| args.experiment == Experiment::All || s.experiment == args.experiment)
         .collect();
+    let all = args.experiment == Experiment::All;
+    let root = report_root(
+        &args,
+        if all { "lab-all" } else { chosen[0].name },
+        &machine,
+    );
+    let started = utc_now();
     // Refuse what cannot work before the first experiment runs.
     for spec in &chosen {
         for pin in pins(&args, spec, &machine) {
@@ -344,12 +442,16 @@ pub fn run(args: LabArgs) -> CliResult<()> {
         } else {
             root.clone()
         };
+        let began = utc_now();
         outcomes.push(run_one(&args, spec, &machine, &dir)?);
+        write_run(&dir, spec.name, &began, &machine)?;
     }
     if args.experiment == Experiment::All {
         let mut index = format!(
-            "# waterline lab: every experiment\n\nMachine: {}\n\n| experiment | result | summary |\n|---|---|---|\n",
-            machine.describe()
+            "# waterline lab: every experiment\n\nMachine: {}\n\nBuilt from: {}\n\n\
+             | experiment | result | summary |\n|---|---|---|\n",
+            machine.describe(),
+            crate::BUILD
         );
         for o in &outcomes {
             let _ = writeln!(
@@ -362,6 +464,7 @@ pub fn run(args: LabArgs) -> CliResult<()> {
         }
         fs::create_dir_all(&root)?;
         fs::write(root.join("index.md"), index)?;
+        write_run(&root, "lab all", &started, &machine)?;
         println!("index: {}", root.join("index.md").display());
     }
     let failed: Vec<&str> = outcomes.iter().filter(|o| !o.ok).map(|o| o.name).collect();
@@ -669,6 +772,7 @@ fn summary(
         spec.name, spec.title, spec.book
     );
     let _ = writeln!(out, "- Machine: {}", info.machine.describe());
+    let _ = writeln!(out, "- Built from: {}", info.build);
     let _ = writeln!(
         out,
         "- Command: `waterline lab {}{}` = `waterline tpcc {}`",
@@ -679,7 +783,7 @@ fn summary(
     let _ = writeln!(
         out,
         "- Workload: TPC-C-lite on {}, {} warehouse(s), {} items, {} customers/district{}; \
-         {:.1} s warm-up, then {:?} per point.",
+         {:.1} s warm-up, then {} per point.",
         info.backend,
         info.scale.warehouses,
         info.scale.items,
@@ -852,6 +956,8 @@ mod tests {
                     quick,
                     pin: Vec::new(),
                     report_dir: None,
+                    results: None,
+                    machine_name: None,
                     tpcc: flags("--seed 3"),
                 };
                 let f = tpcc_flags(&args, &spec, Path::new("/tmp/x"));

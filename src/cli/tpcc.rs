@@ -343,6 +343,7 @@ impl Loaded {
                 runtime: args.runtime(),
                 machine: placement.machine(),
                 load: self.load,
+                build: crate::BUILD.into(),
             },
             points,
         }

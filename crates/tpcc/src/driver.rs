@@ -61,6 +61,16 @@ pub enum Limit {
     Count(u64),
 }
 
+impl std::fmt::Display for Limit {
+    /// `10 s` or `4000 transactions`, as a report says it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Limit::Duration(d) => write!(f, "{} s", d.as_secs_f64()),
+            Limit::Count(n) => write!(f, "{n} transactions"),
+        }
+    }
+}
+
 /// Runs on each thread that runs clients as it starts (an OS-thread client, or a tokio worker
 /// for [`Runtime::Tasks`]), with the thread's number: where the `waterline lab` pins threads
 /// to CPUs.

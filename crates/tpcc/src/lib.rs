@@ -34,6 +34,7 @@ pub mod check;
 pub mod client;
 pub mod conn;
 pub mod driver;
+pub mod host;
 pub mod input;
 pub mod load;
 pub mod native;
@@ -48,6 +49,7 @@ pub mod values;
 
 pub use backend::{BackendKind, Settings, Target};
 pub use driver::{DriverOptions, Limit, Measurement, OnThreadStart, Runtime};
+pub use host::Host;
 pub use process::transparent_huge_pages;
 pub use report::{Machine, Point, Report, RunInfo, Topology};
 pub use run::{run_point, run_point_on};

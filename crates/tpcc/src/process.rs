@@ -113,13 +113,9 @@ pub fn transparent_huge_pages() -> String {
         return "off for this process".into();
     }
     // The selected mode is the bracketed one: `always [madvise] never`.
-    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
-        .ok()
-        .and_then(|modes| {
-            let (_, rest) = modes.split_once('[')?;
-            Some(rest.split_once(']')?.0.to_owned())
-        })
-        .unwrap_or_else(|| "unknown".into())
+    crate::host::selected_mode(
+        &std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default(),
+    )
 }
 
 #[cfg(target_os = "linux")]

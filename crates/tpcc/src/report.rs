@@ -27,6 +27,7 @@ use serde_json::{Value as Json, json};
 use waterline_txn::{Counter, GroupCommitStats, StatsSnapshot};
 
 use crate::driver::{Limit, Measurement, Runtime};
+use crate::host::Host;
 use crate::input::Kind;
 use crate::plot::{Labels, category_chart, draw_legend, draw_line};
 use crate::process::{Spent, transparent_huge_pages};
@@ -180,6 +181,8 @@ pub struct Machine {
     /// Whether this process's memory may be backed by transparent huge pages, as the
     /// kernel says (see [`crate::process::transparent_huge_pages`]).
     pub huge_pages: String,
+    /// What Linux says about the machine.
+    pub host: Host,
 }
 
 impl Machine {
@@ -190,22 +193,27 @@ impl Machine {
             topology: None,
             pinning: "none".into(),
             huge_pages: transparent_huge_pages(),
+            host: Host::this(),
         }
     }
 
-    /// One line: `2 CPUs: 1 package, 1 NUMA node, 2 cores, 2 PUs (hwloc 2.9.0); pinning: none;
-    /// transparent huge pages: off for this process`.
+    /// One line: the host (see [`Host::describe`]), then `2 CPUs for this process; hwloc: 1
+    /// package, 1 NUMA node, 2 cores, 2 PUs (API 2.9.0); pinning: none; transparent huge
+    /// pages: off for this process`.
     pub fn describe(&self) -> String {
         let topology = match &self.topology {
             Some(t) => format!(
-                "{} package(s), {} NUMA node(s), {} core(s), {} PU(s) (hwloc {})",
+                "hwloc: {} package(s), {} NUMA node(s), {} core(s), {} PU(s) ({})",
                 t.packages, t.numa_nodes, t.cores, t.pus, t.hwloc
             ),
-            None => "topology unknown (built without the numa feature)".into(),
+            None => "no hwloc topology (built without the numa feature)".into(),
         };
         format!(
-            "{} CPUs: {topology}; pinning: {}; transparent huge pages: {}",
-            self.cpus, self.pinning, self.huge_pages
+            "{}; {} CPUs for this process; {topology}; pinning: {}; transparent huge pages: {}",
+            self.host.describe(),
+            self.cpus,
+            self.pinning,
+            self.huge_pages
         )
     }
 
@@ -224,6 +232,7 @@ impl Machine {
             "topology": topology,
             "pinning": self.pinning,
             "transparent_huge_pages": self.huge_pages,
+            "host": self.host.json(),
         })
     }
 }
@@ -247,6 +256,9 @@ pub struct RunInfo {
     pub machine: Machine,
     /// Rows loaded and how long that took.
     pub load: (u64, f64),
+    /// The commit the running binary was built from (`waterline`'s build script), e.g.
+    /// `1a2b3c... (with uncommitted changes)`.
+    pub build: String,
 }
 
 /// A whole sweep.
@@ -413,6 +425,7 @@ impl Report {
         };
         json!({
             "run": {
+                "built_from": info.build,
                 "backend": info.backend,
                 "scale": scale_json(&info.scale),
                 "seed": info.seed,
@@ -600,6 +613,7 @@ impl Report {
             info.machine.cpus,
         );
         let _ = writeln!(out, "machine: {}", info.machine.describe());
+        let _ = writeln!(out, "built from: {}", info.build);
         // What each configuration ran with, as its engine and a client's session said.
         for config in self.configs() {
             if let Some(p) = self.points.iter().find(|p| p.config == config) {
@@ -808,6 +822,7 @@ mod tests {
                 runtime: Runtime::Threads,
                 machine: Machine::cpus_only(),
                 load: (0, 0.0),
+                build: "test".into(),
             },
             points,
         }

@@ -240,6 +240,7 @@ fn report(backend: &str, points: Vec<waterline_tpcc::Point>, load: (u64, f64)) -
             runtime: Runtime::Threads,
             machine: waterline_tpcc::Machine::cpus_only(),
             load,
+            build: "test".into(),
         },
         points,
     }
