@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Checks the manual: README.md stays a front door (under 400 lines), every relative link
-in README.md and docs/src/ reaches a file (and a heading, if it names one), every chapter is
-in docs/src/SUMMARY.md, and no committed file outside results/ holds a dated measurement.
+in README.md, docs/src/ and results/README.md reaches a file (and a heading, if it names
+one), every chapter is in docs/src/SUMMARY.md, results/README.md is the index
+scripts/results-index.py makes of results/, and no committed file outside results/ holds a
+dated measurement.
 
 A dated measurement is a line with an ISO date (2026-11-27) and a unit of measure (txn/s,
 tps, tpmC, µs, ms, ops/s, GB/s), or a markdown table whose header counts txn/s, tps or tpmC:
@@ -71,7 +73,13 @@ def main():
         if name != "SUMMARY.md" and f"({name})" not in summary:
             problems.append(f"{chapter}: not in docs/src/SUMMARY.md")
 
-    for doc in ["README.md"] + chapters:
+    index = subprocess.run(
+        [sys.executable, "scripts/results-index.py", "--check"], capture_output=True, text=True
+    )
+    if index.returncode != 0:
+        problems.append(index.stdout.strip() or "results/README.md: scripts/results-index.py failed")
+
+    for doc in ["README.md", "results/README.md"] + chapters:
         base = os.path.dirname(doc)
         for n, target in links(doc):
             if re.match(r"^[a-z]+:", target):

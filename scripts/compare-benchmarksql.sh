@@ -13,7 +13,7 @@
 #                        innodb_flush_log_at_trx_commit=1;
 #               memory:  waterline in memory against innodb_flush_log_at_trx_commit=0.
 # e.g. scripts/compare-benchmarksql.sh target/release/waterline bmsql-durable 3 durable 1 8
-# BUILT_FROM=<commit> names the commit the binary was built from, if it is not HEAD.
+# The binary says which commit it was built from (`waterline --version`; see run-info.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/run-info.sh
@@ -113,7 +113,8 @@ done
   echo "- command: \`scripts/compare-benchmarksql.sh $* \`: BenchmarkSQL 5.0 (MySQL fork, unmodified, Connector/J 8.0.13 with \`props.mysql\`'s URL options), 1 warehouse, ${terminals} terminals, ${minutes} min a run, ${runs} alternating pairs after one load of each server"
   echo "- waterline: \`${wl_args[*]}\`, reporting innodb_flush_log_at_trx_commit=${wl_flush}, waterline_durability=${wl_durability}, ${wl_isolation}"
   echo "- MariaDB: $(/usr/sbin/mariadbd --version | awk '{print $3}'), reporting innodb_flush_log_at_trx_commit=${md_flush}, ${md_isolation}, binlog off, 2 GiB buffer pool"
-  run_info "waterline built from"
+  run_info "waterline built from" "$binary"
 } > "$dir/RUN.md"
 cat "$dir/summary.md"
+python3 scripts/results-index.py
 echo "results: $dir"

@@ -40,7 +40,8 @@ scripts/pairs-summary.py "$dir/pairs.csv" txn_per_sec txn/s > "$dir/summary.md"
   echo
   echo "- command: \`waterline --transparent-huge-pages off tpcc $*\`, ${pairs} alternating pairs"
   echo "- baseline: ${base_commit}"
-  run_info candidate
+  run_info candidate "$new"
 } > "$dir/RUN.md"
 cat "$dir/summary.md"
+python3 scripts/results-index.py
 echo "results: $dir"

@@ -47,7 +47,8 @@ scripts/pairs-summary.py "$dir/pairs.csv" tps tps > "$dir/summary.md"
   echo
   echo "- command: \`sysbench ${test} ${common[*]} $* run\` against \`waterline serve\`, ${pairs} alternating pairs, a fresh in-memory server per run"
   echo "- baseline: ${base_commit}"
-  run_info candidate
+  run_info candidate "$new"
 } > "$dir/RUN.md"
 cat "$dir/summary.md"
+python3 scripts/results-index.py
 echo "results: $dir"

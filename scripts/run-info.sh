@@ -1,13 +1,28 @@
 # Sourced by the scripts that write results/: the lines of RUN.md that say what ran where.
 # Prints "- candidate: <commit>" (or with another label), "- ran: ..." and "- machine: ...".
-# BUILT_FROM=<commit> names the commit the measured binary was built from, if not HEAD.
+# run_info LABEL BINARY: the commit is the one BINARY says it was built from
+# (`waterline --version`); for a binary too old to say, BUILT_FROM=<commit> names it, or
+# else HEAD is assumed.
 run_info() {
-  local label=${1:-built from}
-  if [ -n "${BUILT_FROM:-}" ]; then
+  local label=${1:-built from} binary=${2:-}
+  local built=""
+  [ -n "$binary" ] && built=$("$binary" --version 2>/dev/null | sed -n 's/.*(built from \(.*\))$/\1/p')
+  if [ -n "$built" ]; then
+    echo "- ${label}: ${built} (scripts from $(git rev-parse --short HEAD))"
+  elif [ -n "${BUILT_FROM:-}" ]; then
     echo "- ${label}: ${BUILT_FROM} (the binary; scripts from $(git rev-parse --short HEAD))"
   else
     echo "- ${label}: $(git rev-parse HEAD)$(git diff --quiet HEAD -- . ':!results' || echo ' (with uncommitted changes)')"
   fi
   echo "- ran: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "- machine: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/ {print $2}') GiB"
+  # The facts `waterline lab` writes (crates/tpcc/src/host.rs), from the same files.
+  local model sockets cores nodes mem thp
+  model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)
+  sockets=$(grep 'physical id' /proc/cpuinfo | sort -u | wc -l)
+  cores=$(grep -E '^(physical id|core id)' /proc/cpuinfo | paste - - | sort -u | wc -l)
+  [ "$cores" -gt 0 ] || cores=$(grep -c '^processor' /proc/cpuinfo)
+  nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
+  mem=$(awk '/MemTotal/ {printf "%.1f", $2 / 1048576}' /proc/meminfo)
+  thp=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)
+  echo "- machine: ${model:-unknown CPU}, $((sockets > 0 ? sockets : 1)) socket(s), ${cores} core(s), $((nodes > 0 ? nodes : 1)) NUMA node(s), ${mem} GiB; Linux $(uname -r); transparent huge pages (system): ${thp}; $(nproc) CPUs"
 }
