@@ -496,12 +496,12 @@ fn tpcc_reports_the_configuration_each_point_ran_with() {
         (
             "native",
             "snapshot=vector,hybrid",
-            ["snapshot=Vector", "snapshot=Hybrid"],
+            ["snapshot=vector,", "snapshot=hybrid,"],
         ),
         (
             "sql",
             "view-close=latched,latch-free",
-            ["view_close=Latched", "view_close=LatchFree"],
+            ["view_close=latched,", "view_close=latch-free,"],
         ),
         (
             "sql",
@@ -512,6 +512,14 @@ fn tpcc_reports_the_configuration_each_point_ran_with() {
             "native",
             "trx-shards=1,256",
             ["trx_shards=1,", "trx_shards=256,"],
+        ),
+        (
+            "native",
+            "preset=baseline,fixed+limit",
+            [
+                "snapshot=vector, view_close=latched, trx_shards=1,",
+                "snapshot=hybrid, view_close=latch-free, trx_shards=256,",
+            ],
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
@@ -541,7 +549,7 @@ fn tpcc_reports_the_configuration_each_point_ran_with() {
             assert!(effective.contains(wanted), "{label}: {effective}");
             assert!(
                 effective.contains("isolation=READ-COMMITTED")
-                    && effective.contains("lock_wait_timeout=7s"),
+                    && effective.contains("lock_wait_timeout=7 s"),
                 "{label} kept the other flags: {effective}"
             );
             assert!(

@@ -5,37 +5,44 @@
 //!
 //! | experiment | compares | book |
 //! |---|---|---|
+//! | `trx-shards` | the registry of read-write transactions behind 1 latch or 256 | Fig 8-1/8-2 |
 //! | `readview` | vector, hybrid, csn read views; `--pin node:0,spread` for SMP vs NUMA | Fig 8-20/22, 8-24 |
 //! | `double-latch` | view close under the trx-sys latch or without it, up to 2,048 clients | Fig 8-27 |
 //! | `group-commit` | broadcast or point-to-point wake-ups, with wake-ups per follower | Fig 8-15/16/17 |
 //! | `throttle` | unlimited, a limit of 4 per CPU, a thread pool, adaptive, up to 2,048 client threads | Fig 8-33/35/36 |
 //! | `planner` | fixed and 8.0.27 range analysis over a long run, as ORDER_LINE grows | Fig 8-11/12/13 |
 //! | `isolation` | READ COMMITTED and REPEATABLE READ at low conflict | 8.2 |
+//! | `all-fixes` | every baseline against every fix, with and without an admission limit | Fig 8-25 |
 //!
 //! Every experiment is a list of `waterline tpcc` flags (its own, then the user's after
 //! `--`), so anything `tpcc` can vary, a lab run can too.
 //!
-//! Why one file of this length: one function per experiment, in the table's order, each a list
-//! of `tpcc` flags; reading them side by side is the point.
+//! The experiments' flags and texts are in `lab/specs.rs`, what is written beside the
+//! reports (RUN.md, the index) in `lab/files.rs`.
 
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, ValueEnum};
 use waterline::commit::WAKES_PER_FOLLOWER_BUCKETS;
 use waterline::numa::{self, Pin, Placement};
-use waterline::tpcc::input::Kind;
 use waterline::tpcc::plot::{self, Labels};
-use waterline::tpcc::{Point, Report, report::wake_efficiency};
-use waterline::txn::Counter;
+use waterline::tpcc::{Point, Report};
 
-use super::tpcc::{CliResult, TpccParser, configurations, finish, load, sweep};
+use super::tpcc::{CliResult, TpccParser, absolute, configurations, finish, load, sweep};
+
+mod files;
+mod specs;
+
+use files::{report_root, utc_now, write_index, write_run};
+use specs::{QUICK, Spec, flags, planner_segments, specs};
 
 /// The experiments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Experiment {
+    /// The transaction registry behind one latch vs sharded 256 ways (Fig 8-1/8-2).
+    TrxShards,
     /// Vector vs hybrid vs CSN read views (book Fig 8-20/22; with --pin node:0,spread, 8-24).
     Readview,
     /// View close under the trx-sys latch vs without it, up to 2,048 clients (Fig 8-27).
@@ -49,6 +56,9 @@ pub enum Experiment {
     Planner,
     /// READ COMMITTED vs REPEATABLE READ at low conflict.
     Isolation,
+    /// Every baseline against every fix, each with and without an admission limit, durable
+    /// (Fig 8-25).
+    AllFixes,
     /// Every experiment, with an index.
     All,
 }
@@ -84,315 +94,6 @@ pub struct LabArgs {
     /// `-- --warehouses 10 --clients 1,64,512 --duration 60`.
     #[arg(last = true)]
     pub tpcc: Vec<String>,
-}
-
-/// A value computed from one point for the summary's table.
-type Metric = fn(&Point) -> Option<f64>;
-
-/// One experiment: what it compares, with which flags, and what its summary reports.
-struct Spec {
-    experiment: Experiment,
-    name: &'static str,
-    title: &'static str,
-    book: &'static str,
-    /// `waterline tpcc` flags of a full run.
-    full: Vec<String>,
-    /// Replacing `full`'s sweep with `--quick`.
-    quick: Vec<String>,
-    /// A per-point metric beside throughput: its name, the CSV columns it comes from.
-    metric: Option<(&'static str, &'static [&'static str], Metric)>,
-    /// What this experiment needs that a small machine does not have, and why that matters.
-    limits: fn(&waterline::tpcc::Machine) -> Option<String>,
-}
-
-fn flags(s: &str) -> Vec<String> {
-    s.split_whitespace().map(str::to_owned).collect()
-}
-
-fn ratio(a: u64, b: u64) -> Option<f64> {
-    (b > 0).then(|| a as f64 / b as f64)
-}
-
-fn stat(p: &Point, c: Counter) -> u64 {
-    p.stats.map_or(0, |s| s.get(c))
-}
-
-fn few_cores(m: &waterline::tpcc::Machine) -> String {
-    let nodes = m.topology.as_ref().map(|t| t.numa_nodes);
-    format!(
-        "This machine has {} CPUs and {}. ",
-        m.cpus,
-        match nodes {
-            Some(n) => format!("{n} NUMA node(s)"),
-            None => "an unknown number of NUMA nodes (built without the numa feature)".into(),
-        }
-    )
-}
-
-const QUICK: &str = "--items 2000 --customers 100 --duration 1 --warmup 0.2";
-
-/// `lab throttle`'s admission limit on a machine of `cpus` CPUs: four per CPU (the book's 512
-/// would be a 128-CPU machine's; on a few CPUs it never binds).
-fn throttle_limit(cpus: usize) -> usize {
-    4 * cpus
-}
-
-fn specs(cpus: usize) -> Vec<Spec> {
-    vec![
-        Spec {
-            experiment: Experiment::Readview,
-            name: "readview",
-            title: "ReadView kinds: MySQL's sorted vector, the hybrid bitmap + vector, CSN",
-            book: "Fig 8-20 and 8-22 (NUMA), 8-24 (SMP: bound to node 0)",
-            full: flags(
-                "--compare snapshot=vector,hybrid,csn --isolation read-committed \
-                 --clients 1,8,64,256,1024 --duration 20 --warmup 3",
-            ),
-            quick: flags("--clients 1,4"),
-            metric: Some((
-                "bytes copied per view",
-                &["view_bytes_copied", "views_opened"],
-                |p| {
-                    ratio(
-                        stat(p, Counter::ViewBytesCopied),
-                        stat(p, Counter::ViewsOpened),
-                    )
-                },
-            )),
-            limits: |m| {
-                let numa = m.topology.as_ref().is_some_and(|t| t.numa_nodes >= 2);
-                (!numa || m.cpus < 32).then(|| {
-                    few_cores(m)
-                        + "The book's gain came from the active-transaction list's cache lines \
-                           crossing NUMA nodes while hundreds of threads copied it under the \
-                           trx-sys latch (4 nodes, hundreds of cores); bound to one node (Fig \
-                           8-24) the gain was small. With few cores and one node, the copy is \
-                           a small part of a transaction and the vector's size stays small, so \
-                           expect the kinds to be close; the bytes copied per view still show \
-                           the mechanism."
-                })
-            },
-        },
-        Spec {
-            experiment: Experiment::DoubleLatch,
-            name: "double-latch",
-            title: "View close under the trx-sys latch (baseline) or without it",
-            book: "Fig 8-26, 8-27",
-            full: flags(
-                "--compare view-close=latched,latch-free --isolation read-committed \
-                 --clients 1,64,256,1024,2048 --duration 20 --warmup 3",
-            ),
-            quick: flags("--clients 1,8"),
-            metric: Some((
-                "trx-sys latch acquisitions per commit",
-                &["trx_sys_latch", "commits"],
-                |p| ratio(stat(p, Counter::TrxSysLatch), stat(p, Counter::Commits)),
-            )),
-            limits: |m| {
-                (m.cpus < 32).then(|| {
-                    few_cores(m)
-                        + "The book saw throughput fall past 500 clients on a large server, \
-                           where threads on many cores queue for the trx-sys latch. With few \
-                           cores, few threads run at once, so the latch is rarely contended \
-                           and the two are expected to be close; the latch acquisitions per \
-                           commit show what the change removes."
-                })
-            },
-        },
-        Spec {
-            experiment: Experiment::GroupCommit,
-            name: "group-commit",
-            title: "Group commit: followers woken by broadcast (baseline) or point to point",
-            book: "Fig 8-15, 8-16, 8-17",
-            full: flags(
-                "--compare wakeup=broadcast,parker --flush every-commit \
-                 --clients 1,8,64,256 --duration 20 --warmup 3",
-            ),
-            quick: flags("--clients 1,8"),
-            metric: Some((
-                "wake-up efficiency (useful / all)",
-                &["gc_wakeups", "gc_wasted_wakeups", "gc_wake_efficiency"],
-                |p| p.commit.map(|c| wake_efficiency(&c)),
-            )),
-            limits: |m| {
-                (m.cpus < 32).then(|| {
-                    few_cores(m)
-                        + "A broadcast wakes every waiting follower; on the book's server \
-                           hundreds were waiting, so most wake-ups were wasted (52.7% useful) \
-                           and cost CPU. With few cores, groups are small and the wasted \
-                           wake-ups cost little throughput; the wake-ups per follower still \
-                           show the difference. Every commit waits for fdatasync on this \
-                           machine's disk, which bounds both."
-                })
-            },
-        },
-        Spec {
-            experiment: Experiment::Throttle,
-            name: "throttle",
-            title: "Admission: unlimited, a limit of 4 per CPU, a thread pool, adaptive",
-            book: "Fig 8-33, 8-35, 8-36",
-            // Clients are OS threads, as MySQL's connections are. As tokio tasks they show
-            // nothing here: an in-process task runs its transaction to the end without
-            // yielding, so no more transactions are inside the engine than there are
-            // workers, whatever the admission policy.
-            full: flags(&format!(
-                "--compare admission=unlimited,limit:{},pool:{cpus},adaptive --runtime threads \
-                 --clients 1,64,512,2048 --duration 20 --warmup 3",
-                throttle_limit(cpus)
-            )),
-            quick: flags("--clients 1,16"),
-            metric: Some(("NewOrder p99 (ms)", &["new_order_p99_ms"], |p| {
-                Some(p.measurement.kinds[Kind::NewOrder.index()].quantile_ms(0.99))
-            })),
-            limits: |m| {
-                (m.cpus < 32).then(|| {
-                    few_cores(m)
-                        + &format!(
-                            "The book let 512 user threads into the transaction system of a \
-                             large server; the limit here is four per CPU ({}). Clients are OS \
-                             threads, one per connection as in MySQL, and the collapse the \
-                             limit prevents starts when many more of them run than there are \
-                             CPUs (on the 2-CPU machine this was written on, between 64 and 512 \
-                             threads). The thread pool runs one transaction per pool thread \
-                             (one per CPU).",
-                            throttle_limit(m.cpus)
-                        )
-                })
-            },
-        },
-        Spec {
-            experiment: Experiment::Planner,
-            name: "planner",
-            title: "Range analysis: fixed vs MySQL 8.0.27's regression, over a long run",
-            book: "Fig 8-11, 8-12, 8-13",
-            full: flags(
-                "--compare planner=fixed,legacy8027 --backend sql --clients 8 \
-                 --duration 30 --warmup 3",
-            ),
-            quick: flags("--clients 2"),
-            metric: Some(("ORDER_LINE rows after the point", &["order_lines"], |p| {
-                Some(p.order_lines as f64)
-            })),
-            limits: |_| None,
-        },
-        Spec {
-            experiment: Experiment::Isolation,
-            name: "isolation",
-            title: "READ COMMITTED vs REPEATABLE READ at low conflict",
-            book: "8.2 (RC opens a view per statement, RR one per transaction)",
-            full: flags(
-                "--compare isolation=read-committed,repeatable-read --warehouses 8 \
-                 --clients 1,2,4,8 --duration 20 --warmup 3",
-            ),
-            quick: flags("--warehouses 2 --clients 1,2"),
-            metric: Some((
-                "views opened per transaction",
-                &["views_opened", "commits", "rollbacks"],
-                |p| {
-                    ratio(
-                        stat(p, Counter::ViewsOpened),
-                        stat(p, Counter::Commits) + stat(p, Counter::Rollbacks),
-                    )
-                },
-            )),
-            limits: |_| None,
-        },
-    ]
-}
-
-/// How many measured segments the planner experiment runs per configuration.
-fn planner_segments(quick: bool) -> usize {
-    if quick { 3 } else { 10 }
-}
-
-fn default_report_dir() -> PathBuf {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    PathBuf::from("target/waterline-lab").join(format!("run-{secs}"))
-}
-
-/// Now, UTC, as `yyyy-mm-dd hh:mm:ss`.
-fn utc_now() -> String {
-    let micros = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64 * 1_000_000);
-    waterline_types::value::DateTime(micros).to_string()
-}
-
-/// Where `args` asks the reports of `name` (an experiment's, or `lab-all`) to go: `--report-dir`
-/// as given, `--results`' dated folder for this machine, or a new folder under target/.
-fn report_root(args: &LabArgs, name: &str, machine: &waterline::tpcc::Machine) -> PathBuf {
-    if let Some(dir) = &args.report_dir {
-        return dir.clone();
-    }
-    let Some(results) = &args.results else {
-        return default_report_dir();
-    };
-    let label: String = args
-        .machine_name
-        .as_deref()
-        .unwrap_or(&machine.host.name)
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let day = &utc_now()[..10];
-    let base = results.join(format!("{day}-{label}"));
-    let mut dir = base.join(name);
-    let mut n = 1;
-    while dir.exists() {
-        n += 1;
-        dir = base.join(format!("{name}-{n}"));
-    }
-    dir
-}
-
-/// The command line as typed, each argument quoted for a POSIX shell where it needs it.
-fn command_line() -> String {
-    let quote = |a: String| {
-        if !a.is_empty()
-            && a.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_=.,:/@+".contains(c))
-        {
-            a
-        } else {
-            format!("'{}'", a.replace('\'', r"'\''"))
-        }
-    };
-    let mut words: Vec<String> = std::env::args().map(quote).collect();
-    if let Some(first) = words.first_mut() {
-        // The program as a user would type it, not the path it was run from.
-        *first = "waterline".into();
-    }
-    words.join(" ")
-}
-
-/// RUN.md: the exact command, the commit this binary was built from, when it ran (`started`
-/// to now, UTC) and the machine.
-fn write_run(
-    dir: &Path,
-    title: &str,
-    started: &str,
-    machine: &waterline::tpcc::Machine,
-) -> CliResult<()> {
-    let text = format!(
-        "# {title}\n\n- command: `{}`\n- built from: {}\n- ran: {started} to {} UTC\n- \
-         machine: {}\n\nEach configuration in summary.md (and each point's `effective` in \
-         results.json) is as the engine read it back.\n",
-        command_line(),
-        crate::BUILD,
-        utc_now(),
-        machine.describe()
-    );
-    fs::create_dir_all(dir)?;
-    fs::write(dir.join("RUN.md"), text)?;
-    Ok(())
 }
 
 /// The pinning policies `spec` runs under.
@@ -447,25 +148,8 @@ pub fn run(args: LabArgs) -> CliResult<()> {
         write_run(&dir, spec.name, &began, &machine)?;
     }
     if args.experiment == Experiment::All {
-        let mut index = format!(
-            "# waterline lab: every experiment\n\nMachine: {}\n\nBuilt from: {}\n\n\
-             | experiment | result | summary |\n|---|---|---|\n",
-            machine.describe(),
-            crate::BUILD
-        );
-        for o in &outcomes {
-            let _ = writeln!(
-                index,
-                "| {} | {}{} | [{0}/summary.md]({0}/summary.md) |",
-                o.name,
-                o.headline,
-                if o.ok { "" } else { " (FAILED checks)" }
-            );
-        }
-        fs::create_dir_all(&root)?;
-        fs::write(root.join("index.md"), index)?;
+        write_index(&root, &chosen, &outcomes, &machine)?;
         write_run(&root, "lab all", &started, &machine)?;
-        println!("index: {}", root.join("index.md").display());
     }
     let failed: Vec<&str> = outcomes.iter().filter(|o| !o.ok).map(|o| o.name).collect();
     if !failed.is_empty() {
@@ -507,7 +191,10 @@ fn tpcc_flags(args: &LabArgs, spec: &Spec, dir: &Path) -> Vec<String> {
         out = merge(out, &flags(QUICK));
         out = merge(out, &spec.quick);
     }
-    if spec.experiment == Experiment::GroupCommit {
+    if matches!(
+        spec.experiment,
+        Experiment::GroupCommit | Experiment::AllFixes
+    ) {
         let data = dir.join("data").display().to_string();
         out = merge(out, &["--data-dir".into(), data]);
     }
@@ -569,7 +256,7 @@ fn run_one(
     };
     let (summary, headline) = summary(args, spec, &report, &flags, &extra);
     fs::write(dir.join("summary.md"), summary)?;
-    println!("summary: {}", dir.join("summary.md").display());
+    println!("summary: {}", absolute(&dir.join("summary.md")).display());
     Ok(Outcome {
         name: spec.name,
         headline,
@@ -864,6 +551,33 @@ fn summary(
                     }
                     None => out.push_str(" - |"),
                 }
+            }
+        }
+        out.push('\n');
+    }
+    // Where the time went: CPU and context switches per transaction, from /proc/self.
+    out.push_str(
+        "\nPer transaction, this process (the engine and the driver in-process; the driver \
+         alone over mysql://): CPU µs, and context switches voluntary + involuntary.\n\n| \
+         clients |",
+    );
+    for c in &configs {
+        let _ = write!(out, " {c}: CPU µs | {c}: switches |");
+    }
+    let _ = writeln!(out, "\n|{}", "---|".repeat(1 + 2 * configs.len()));
+    for &n in &clients {
+        let _ = write!(out, "| {n} |");
+        for c in &configs {
+            let spent = find(c, n).and_then(|p| {
+                let done = p.measurement.completed();
+                p.process
+                    .map(|s| (s.cpu_us_per_txn(done), s.switches_per_txn(done)))
+            });
+            match spent {
+                Some((cpu, (v, i))) => {
+                    let _ = write!(out, " {cpu:.1} | {v:.2} + {i:.2} |");
+                }
+                None => out.push_str(" - | - |"),
             }
         }
         out.push('\n');

@@ -84,7 +84,9 @@ pub struct TpccArgs {
     #[arg(long)]
     pub load_threads: Option<usize>,
     /// Compare a knob's values in one run: KNOB=V1,V2 (a flag name without dashes, as
-    /// snapshot=vector,hybrid or admission=unlimited,limit:64). Each value gets its own
+    /// snapshot=vector,hybrid or admission=unlimited,limit:64), or presets of several knobs:
+    /// preset=baseline,baseline+limit,fixed,fixed+limit (every mechanism before the book's
+    /// work, or every fix; +limit: an admission limit of 4 per CPU). Each value gets its own
     /// freshly loaded database; the points run back to back per client count.
     #[arg(long, value_name = "KNOB=V1,V2,...")]
     pub compare: Option<String>,
@@ -114,7 +116,7 @@ pub fn configurations(args: &TpccArgs) -> Result<Vec<(String, Knobs)>, String> {
     let (knob, values) = compare
         .split_once('=')
         .ok_or_else(|| format!("--compare {compare:?}: expected KNOB=V1,V2"))?;
-    // The knob's flag alone, parsed by a parser without defaults: `try_update_from` would
+    // The knobs' flags alone, parsed by a parser without defaults: `try_update_from` would
     // put every flag with a default back to it (clap sees them all as given), so
     // `--isolation read-committed --compare snapshot=...` ran REPEATABLE READ.
     let command = <KnobParser as clap::CommandFactory>::command()
@@ -122,9 +124,19 @@ pub fn configurations(args: &TpccArgs) -> Result<Vec<(String, Knobs)>, String> {
     values
         .split(',')
         .map(|value| {
+            let flags = if knob == "preset" {
+                preset(value).ok_or_else(|| {
+                    format!(
+                        "--compare preset={value}: expected one of {}",
+                        PRESETS.join(", ")
+                    )
+                })?
+            } else {
+                vec![format!("--{knob}"), value.to_owned()]
+            };
             let matches = command
                 .clone()
-                .try_get_matches_from([format!("--{knob}"), value.to_owned()])
+                .try_get_matches_from(flags)
                 .map_err(|e| format!("--compare {knob}={value}: {}", e.kind()))?;
             let mut knobs = args.knobs.clone();
             clap::FromArgMatches::update_from_arg_matches(&mut knobs, &matches)
@@ -132,6 +144,38 @@ pub fn configurations(args: &TpccArgs) -> Result<Vec<(String, Knobs)>, String> {
             Ok((format!("{knob}={value}"), knobs))
         })
         .collect()
+}
+
+/// The values of `--compare preset=...`.
+pub const PRESETS: [&str; 4] = ["baseline", "baseline+limit", "fixed", "fixed+limit"];
+
+/// The flags of a preset: `baseline` is every mechanism as it was before the book's work
+/// (sorted-vector views closed under the trx-sys latch, one registry shard, group-commit
+/// followers woken by broadcast: `EngineConfig::baseline`), `fixed` every fix (the
+/// defaults: hybrid views closed without the latch, 256 shards, point-to-point wake-ups);
+/// `+limit` adds an admission limit of four transactions per CPU, as `lab throttle`'s.
+fn preset(name: &str) -> Option<Vec<String>> {
+    let (base, limited) = match name.strip_suffix("+limit") {
+        Some(base) => (base, true),
+        None => (name, false),
+    };
+    let knobs = match base {
+        "baseline" => "--snapshot vector --view-close latched --trx-shards 1 --wakeup broadcast",
+        "fixed" => "--snapshot hybrid --view-close latch-free --trx-shards 256 --wakeup parker",
+        _ => return None,
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let admission = if limited {
+        format!("--admission limit:{}", 4 * cpus)
+    } else {
+        "--admission unlimited".into()
+    };
+    Some(
+        format!("{knobs} {admission}")
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect(),
+    )
 }
 
 fn settings(knobs: &Knobs, data_dir: Option<PathBuf>) -> Settings {
@@ -282,7 +326,7 @@ impl Loaded {
         on_start: Option<&waterline::tpcc::OnThreadStart>,
     ) -> CliResult<waterline::tpcc::Point> {
         eprintln!(
-            "{label}: {clients} clients, {:.1} s warm-up, then {:?}",
+            "{label}: {clients} clients, {:.1} s warm-up, then {}",
             args.warmup,
             args.limit()
         );
@@ -406,7 +450,7 @@ fn rounds(
 pub fn finish(report: &Report, dir: &Path) -> CliResult<()> {
     report.write(dir)?;
     print!("{}", report.summary());
-    println!("report: {}", dir.display());
+    println!("report: {}", absolute(dir).display());
     let failed = report.points.iter().filter(|p| !p.ok()).count();
     if failed > 0 {
         return Err(format!(
@@ -415,6 +459,12 @@ pub fn finish(report: &Report, dir: &Path) -> CliResult<()> {
         .into());
     }
     Ok(())
+}
+
+/// `path` from the root, for a line a user copies into another shell (as given if the
+/// current directory cannot be read).
+pub fn absolute(path: &Path) -> std::path::PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
 }
 
 /// Runs the sweep; an error if any point failed its checks or stopped on an error.

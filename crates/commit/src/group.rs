@@ -55,6 +55,16 @@ pub enum Wakeup {
     Parker,
 }
 
+impl Wakeup {
+    /// The mode's name as the command line and the reports say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Wakeup::Broadcast => "broadcast",
+            Wakeup::Parker => "parker",
+        }
+    }
+}
+
 /// The pipeline's knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GroupCommitConfig {

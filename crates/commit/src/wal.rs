@@ -46,6 +46,17 @@ pub enum FlushPolicy {
     None,
 }
 
+impl FlushPolicy {
+    /// The policy's name as the command line and the reports say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlushPolicy::EveryCommit => "every-commit",
+            FlushPolicy::Os => "os",
+            FlushPolicy::None => "none",
+        }
+    }
+}
+
 /// How the log is laid out and flushed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WalConfig {

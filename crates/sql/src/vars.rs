@@ -527,8 +527,16 @@ pub(crate) fn show_status(
             counter(Counter::TrxSysLatch),
         ),
         (
+            "Waterline_trx_sys_latch_waits".into(),
+            counter(Counter::TrxSysLatchWaits),
+        ),
+        (
             "Waterline_registry_latch".into(),
             counter(Counter::RegistryLatch),
+        ),
+        (
+            "Waterline_registry_latch_waits".into(),
+            counter(Counter::RegistryLatchWaits),
         ),
         (
             "Waterline_rw_trx_begun".into(),

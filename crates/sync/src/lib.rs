@@ -66,6 +66,17 @@ mod shaped {
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
             MutexGuard(Some(held))
         }
+
+        /// The lock if it is free now; `None` without waiting if it is held.
+        pub fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
+            match self.0.try_lock() {
+                Ok(held) => Some(MutexGuard(Some(held))),
+                Err(imp::TryLockError::Poisoned(poisoned)) => {
+                    Some(MutexGuard(Some(poisoned.into_inner())))
+                }
+                Err(imp::TryLockError::WouldBlock) => None,
+            }
+        }
     }
 
     impl<T> Deref for MutexGuard<'_, T> {

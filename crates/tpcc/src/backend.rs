@@ -306,11 +306,11 @@ impl Target {
                     None => String::new(),
                 };
                 Ok(format!(
-                    "{}, isolation={}, step_order={:?}, delivery_claim={:?}{pool}",
+                    "{}, isolation={}, step_order={}, delivery_claim={}{pool}",
                     describe_engine(&db.engine),
                     isolation_name(db.isolation),
-                    db.order,
-                    db.claim
+                    db.order.name(),
+                    db.claim.name()
                 ))
             }
             Target::Sql { shared, native } => {
@@ -353,27 +353,32 @@ fn isolation_name(i: Isolation) -> &'static str {
 /// An engine's knobs, from its own config.
 fn describe_engine(engine: &Engine) -> String {
     let c = engine.config();
+    let us = |d: std::time::Duration| format!("{} µs", d.as_micros());
     let mut out = format!(
-        "snapshot={:?}, view_close={:?}, trx_shards={}, lock_wait_timeout={:?}, \
-         lock_spin={:?}, lock_holder_boost={}, implicit_insert_locks={}, gap_locks={}, \
-         purge_interval={:?}, commit_purge={}, admission={}",
-        c.snapshot,
-        c.view_close,
+        "snapshot={}, view_close={}, trx_shards={}, lock_wait_timeout={} s, lock_spin={}, \
+         lock_holder_boost={}, implicit_insert_locks={}, gap_locks={}, purge_interval={}, \
+         commit_purge={}, admission={}",
+        c.snapshot.name(),
+        c.view_close.name(),
         c.trx_shards,
-        c.lock_wait_timeout,
-        c.lock_spin,
+        c.lock_wait_timeout.as_secs_f64(),
+        us(c.lock_spin),
         c.lock_holder_boost,
         c.implicit_insert_locks,
         c.gap_locks,
-        c.purge_interval,
+        c.purge_interval
+            .map_or_else(|| "off".to_owned(), |d| format!("{} ms", d.as_millis())),
         c.commit_purge,
         c.admission.name(),
     );
     if engine.commit_stats().is_some() {
         let g = &c.commit.group;
         out.push_str(&format!(
-            ", durable: flush={:?}, wakeup={:?}, sync_delay={:?}, sync_no_delay_count={}",
-            c.commit.flush, g.wakeup, g.sync_delay, g.sync_no_delay_count
+            ", durable: flush={}, wakeup={}, sync_delay={}, sync_no_delay_count={}",
+            c.commit.flush.name(),
+            g.wakeup.name(),
+            us(g.sync_delay),
+            g.sync_no_delay_count
         ));
     } else {
         out.push_str(", in memory");

@@ -21,6 +21,15 @@ pub enum RetryReason {
     LockWaitTimeout,
 }
 
+impl std::fmt::Display for RetryReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RetryReason::Deadlock => "deadlock victim (1213)",
+            RetryReason::LockWaitTimeout => "lock wait timeout (1205)",
+        })
+    }
+}
+
 /// A transaction that did not run to its end.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Failure {
@@ -28,6 +37,15 @@ pub enum Failure {
     Retry(RetryReason),
     /// Anything else: an error the run reports and stops on.
     Fatal(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Retry(reason) => write!(f, "{reason}, retryable"),
+            Failure::Fatal(message) => f.write_str(message),
+        }
+    }
 }
 
 impl From<waterline_txn::TxnError> for Failure {

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use parking_lot::Mutex;
 
 use crate::client::{AsyncClient, Client, Failure, Outcome, RetryReason};
@@ -243,6 +244,15 @@ impl Tally {
         &self.shards[client % self.shards.len()]
     }
 
+    /// Transactions measured so far (committed or rolled back) and errors.
+    fn so_far(&self) -> (u64, u64) {
+        self.shards.iter().fold((0, 0), |(done, errors), shard| {
+            let m = shard.lock();
+            let kinds: u64 = m.kinds.iter().map(|k| k.committed + k.rolled_back).sum();
+            (done + kinds, errors + m.error_count)
+        })
+    }
+
     /// The shards merged, with the measured time.
     fn total(self, elapsed: Duration) -> Measurement {
         let mut shards = self.shards.into_iter().map(|s| s.into_inner().into_inner());
@@ -353,7 +363,7 @@ impl Attempt {
             }
             Err(Failure::Retry(reason)) if !control.stopped() => {
                 stats.lock().error(format!(
-                    "{}: gave up after {MAX_RETRIES} retries ({reason:?})",
+                    "{}: gave up after {MAX_RETRIES} retries ({reason})",
                     input.kind().name()
                 ));
                 control.stop.store(true, Ordering::Relaxed);
@@ -372,34 +382,76 @@ impl Attempt {
     }
 }
 
-/// Waits out the warm-up and the measured part; returns the measured time.
-fn supervise(control: &Control, options: &DriverOptions, on_measure: &dyn Fn(bool)) -> Duration {
-    sleep_unless_stopped(control, options.warmup);
+/// Waits out the warm-up and the measured part, showing a live line on stderr meanwhile;
+/// returns the measured time.
+fn supervise(
+    control: &Control,
+    options: &DriverOptions,
+    tally: &Tally,
+    on_measure: &dyn Fn(bool),
+) -> Duration {
+    let bar = progress_line();
+    let warmup = options.warmup;
+    let began = Instant::now();
+    wait(control, Some(warmup), &mut || {
+        bar.set_message(format!(
+            "warm-up: {:.1} of {:.1} s",
+            began.elapsed().as_secs_f64(),
+            warmup.as_secs_f64()
+        ));
+    });
     on_measure(true);
     control.measuring.store(true, Ordering::Relaxed);
     let started = Instant::now();
-    match options.limit {
-        Limit::Duration(d) => sleep_unless_stopped(control, d),
-        Limit::Count(_) => {
-            while !control.stopped() {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+    let limit = match options.limit {
+        Limit::Duration(d) => Some(d),
+        Limit::Count(_) => None,
+    };
+    wait(control, limit, &mut || {
+        if bar.is_hidden() {
+            return;
         }
-    }
+        let (done, errors) = tally.so_far();
+        let secs = started.elapsed().as_secs_f64();
+        bar.set_message(format!(
+            "measuring: {secs:.1}{} s, {done} transactions, {:.0} txn/s so far, {errors} error(s)",
+            limit.map_or(String::new(), |d| format!(" of {:.1}", d.as_secs_f64())),
+            done as f64 / secs.max(1e-3)
+        ));
+    });
     control.stop.store(true, Ordering::Relaxed);
     let elapsed = started.elapsed();
+    bar.finish_and_clear();
     on_measure(false);
     elapsed
 }
 
-fn sleep_unless_stopped(control: &Control, d: Duration) {
-    let until = Instant::now() + d;
+/// The live line of a running point on stderr. indicatif draws nothing when stderr is not a
+/// terminal (a log file, a pipe, CI), so reports and logs stay free of it.
+fn progress_line() -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4));
+    bar.set_style(ProgressStyle::with_template("{msg}").expect("a fixed template parses"));
+    bar
+}
+
+/// Sleeps until `control` stops or `limit` (if any) has passed, calling `tick` every quarter
+/// of a second.
+fn wait(control: &Control, limit: Option<Duration>, tick: &mut dyn FnMut()) {
+    let start = Instant::now();
+    let mut next_tick = start;
     while !control.stopped() {
         let now = Instant::now();
-        if now >= until {
+        if limit.is_some_and(|d| now >= start + d) {
             break;
         }
-        std::thread::sleep((until - now).min(Duration::from_millis(10)));
+        if now >= next_tick {
+            tick();
+            next_tick = now + Duration::from_millis(250);
+        }
+        let left = limit.map_or(Duration::from_millis(1), |d| {
+            (start + d).saturating_duration_since(now)
+        });
+        std::thread::sleep(left.min(Duration::from_millis(10)));
     }
 }
 
@@ -437,14 +489,14 @@ where
                         }
                     }
                     Err(e) => {
-                        let message = format!("client {client} could not connect: {e:?}");
+                        let message = format!("client {client} could not connect: {e}");
                         stats.lock().error(message);
                         control.stop.store(true, Ordering::Relaxed);
                     }
                 })
                 .expect("a client thread starts");
         }
-        supervise(&control, options, on_measure)
+        supervise(&control, options, &tally, on_measure)
     });
     tally.total(elapsed)
 }
@@ -539,7 +591,7 @@ where
                         conn.close().await;
                     }
                     Err(e) => {
-                        let message = format!("client {client} could not connect: {e:?}");
+                        let message = format!("client {client} could not connect: {e}");
                         stats.lock().error(message);
                         control.stop.store(true, Ordering::Relaxed);
                     }
@@ -547,7 +599,7 @@ where
             })
         })
         .collect();
-    let elapsed = supervise(&control, options, on_measure);
+    let elapsed = supervise(&control, options, &tally, on_measure);
     runtime.block_on(async {
         for task in tasks {
             task.await.expect("a client task does not panic");

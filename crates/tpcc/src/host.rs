@@ -1,9 +1,12 @@
-//! The machine a run ran on as Linux describes it (`/proc` and `/sys`), so that every report
-//! says where its numbers came from: the CPU model, sockets, physical cores, NUMA nodes,
-//! memory, kernel and the system's transparent huge page mode. This needs no hwloc; with the
-//! `numa` feature, hwloc's topology is reported beside it ([`crate::Topology`]).
+//! The machine a run ran on, so that every report says where its numbers came from: as
+//! Linux describes it (`/proc` and `/sys`: the CPU model, sockets, physical cores, NUMA
+//! nodes, memory, kernel and the system's transparent huge page mode; [`Host`]), as hwloc
+//! does with the `numa` feature ([`Topology`]), and how the run placed its threads
+//! ([`Machine`]).
 
 use serde_json::{Value as Json, json};
+
+use crate::process::transparent_huge_pages;
 
 /// What Linux says about this machine. Fields it does not say are `unknown` (or 0).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,6 +154,89 @@ pub(crate) fn selected_mode(modes: &str) -> String {
         .split_once('[')
         .and_then(|(_, rest)| rest.split_once(']'))
         .map_or_else(|| "unknown".into(), |(mode, _)| mode.to_owned())
+}
+
+/// The machine's topology, as hwloc reports it (the `numa` feature).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Topology {
+    /// Processor packages (sockets).
+    pub packages: usize,
+    /// NUMA nodes.
+    pub numa_nodes: usize,
+    /// Cores.
+    pub cores: usize,
+    /// Processing units (hardware threads).
+    pub pus: usize,
+    /// The hwloc library's version.
+    pub hwloc: String,
+}
+
+/// The machine a run ran on, as far as this build can tell, and how its threads were placed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Machine {
+    /// Logical CPUs this process may use.
+    pub cpus: usize,
+    /// The topology; `None` when built without the `numa` feature.
+    pub topology: Option<Topology>,
+    /// How client threads were pinned and memory bound (`none` when not).
+    pub pinning: String,
+    /// Whether this process's memory may be backed by transparent huge pages, as the
+    /// kernel says (see [`crate::process::transparent_huge_pages`]).
+    pub huge_pages: String,
+    /// What Linux says about the machine.
+    pub host: Host,
+}
+
+impl Machine {
+    /// This machine without a topology: only its CPU count is known.
+    pub fn cpus_only() -> Machine {
+        Machine {
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            topology: None,
+            pinning: "none".into(),
+            huge_pages: transparent_huge_pages(),
+            host: Host::this(),
+        }
+    }
+
+    /// One line: the host (see [`Host::describe`]), then `2 CPUs for this process; hwloc: 1
+    /// package, 1 NUMA node, 2 cores, 2 PUs (API 2.9.0); pinning: none; transparent huge
+    /// pages: off for this process`.
+    pub fn describe(&self) -> String {
+        let topology = match &self.topology {
+            Some(t) => format!(
+                "hwloc: {} package(s), {} NUMA node(s), {} core(s), {} PU(s) ({})",
+                t.packages, t.numa_nodes, t.cores, t.pus, t.hwloc
+            ),
+            None => "no hwloc topology (built without the numa feature)".into(),
+        };
+        format!(
+            "{}; {} CPUs for this process; {topology}; pinning: {}; transparent huge pages: {}",
+            self.host.describe(),
+            self.cpus,
+            self.pinning,
+            self.huge_pages
+        )
+    }
+
+    pub(crate) fn json(&self) -> Json {
+        let topology = self.topology.as_ref().map(|t| {
+            json!({
+                "packages": t.packages,
+                "numa_nodes": t.numa_nodes,
+                "cores": t.cores,
+                "pus": t.pus,
+                "hwloc": t.hwloc,
+            })
+        });
+        json!({
+            "cpus": self.cpus,
+            "topology": topology,
+            "pinning": self.pinning,
+            "transparent_huge_pages": self.huge_pages,
+            "host": self.host.json(),
+        })
+    }
 }
 
 #[cfg(test)]

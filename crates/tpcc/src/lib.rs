@@ -76,7 +76,7 @@ impl From<client::Failure> for Error {
     fn from(f: client::Failure) -> Error {
         match f {
             client::Failure::Fatal(message) => Error::Client(message),
-            client::Failure::Retry(reason) => Error::Client(format!("{reason:?}")),
+            client::Failure::Retry(reason) => Error::Client(reason.to_string()),
         }
     }
 }

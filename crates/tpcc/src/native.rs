@@ -93,6 +93,16 @@ pub enum StepOrder {
     Spec,
 }
 
+impl StepOrder {
+    /// The order's name as the command line (`--step-order`) and the reports say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            StepOrder::HotLast => "hot-last",
+            StepOrder::Spec => "spec",
+        }
+    }
+}
+
 /// How Delivery claims a district's oldest undelivered order: the NEW_ORDER row it locks
 /// and deletes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -104,6 +114,16 @@ pub enum DeliveryClaim {
     /// `FOR UPDATE`: wait for the concurrent Delivery to commit, then pass over the order
     /// it deleted (the baseline; the SQL backend's text does this, as BenchmarkSQL's).
     Wait,
+}
+
+impl DeliveryClaim {
+    /// The claim's name as the command line (`--delivery-claim`) and the reports say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeliveryClaim::SkipLocked => "skip-locked",
+            DeliveryClaim::Wait => "wait",
+        }
+    }
 }
 
 /// A NewOrder line's stock step, for its ORDER_LINE row: the amount in hundredths and

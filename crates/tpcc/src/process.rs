@@ -1,13 +1,14 @@
 //! What this process spent over a measured window: CPU time in user mode and in the kernel,
-//! and the change in its resident memory, read from `/proc/self` (Linux; elsewhere nothing
-//! is read and the report leaves these out). Also whether its memory may be backed by
-//! transparent huge pages, which changes what the kernel's share is.
+//! context switches, and the change in its resident memory, read from `/proc/self` (Linux;
+//! elsewhere nothing is read and the report leaves these out). Also whether its memory may
+//! be backed by transparent huge pages, which changes what the kernel's share is.
 //!
-//! Throughput alone hides where the time goes. On the 2-core VM this engine is developed on,
-//! a sixth to a quarter of the CPU time of a native run was the kernel zeroing the fresh
-//! pages the tables grow into (about 2.6 KiB a transaction), which no profile of the
-//! engine's own code shows. Per transaction, these are the figures to compare builds by when the machine's
-//! speed drifts: a run's CPU time does not count the time it waited for a CPU.
+//! Throughput alone hides where the time goes: the kernel's share includes zeroing the
+//! fresh pages the tables grow into, which no profile of the engine's own code shows, and
+//! the book explains most of chapter 8's effects by context switches (a thread that sleeps
+//! on a latch or a condition variable switches voluntarily; one the scheduler preempts,
+//! involuntarily). Per transaction, these are the figures to compare builds by when the
+//! machine's speed drifts: a run's CPU time does not count the time it waited for a CPU.
 //!
 //! For an in-process backend the process is the engine and the driver; for a `mysql://`
 //! backend it is the driver alone (the server's CPU is its own).
@@ -23,6 +24,17 @@ pub struct Usage {
     pub system: Duration,
     /// Resident memory, bytes.
     pub resident: u64,
+    /// Context switches so far, voluntary and involuntary, of the threads alive now.
+    pub switches: Switches,
+}
+
+/// Context switches (`voluntary_ctxt_switches` and `nonvoluntary_ctxt_switches`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Switches {
+    /// The thread gave up the CPU: it slept, on a lock, a condition variable, I/O.
+    pub voluntary: u64,
+    /// The scheduler took the CPU away: its time slice ended, another thread had to run.
+    pub involuntary: u64,
 }
 
 impl Usage {
@@ -30,7 +42,11 @@ impl Usage {
     pub fn now() -> Option<Usage> {
         let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
         let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-        parse(&stat, &statm, ticks_per_second(), page_size())
+        let usage = parse(&stat, &statm, ticks_per_second(), page_size())?;
+        Some(Usage {
+            switches: thread_switches(),
+            ..usage
+        })
     }
 
     /// What was spent from `before` to this reading.
@@ -39,7 +55,50 @@ impl Usage {
             user: self.user.saturating_sub(before.user),
             system: self.system.saturating_sub(before.system),
             resident_growth: self.resident as i64 - before.resident as i64,
+            switches: Switches {
+                voluntary: self
+                    .switches
+                    .voluntary
+                    .saturating_sub(before.switches.voluntary),
+                involuntary: self
+                    .switches
+                    .involuntary
+                    .saturating_sub(before.switches.involuntary),
+            },
         }
+    }
+}
+
+/// The context switches of every thread of this process alive now, summed over
+/// `/proc/self/task/*/status` (the process's own `status` counts its first thread only). A
+/// thread that ends takes its counts with it, so a window's difference counts the threads
+/// that lived through it: the driver's clients and the engine's threads do.
+fn thread_switches() -> Switches {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Switches::default();
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("status")).ok())
+        .map(|status| switches_in(&status))
+        .fold(Switches::default(), |sum, s| Switches {
+            voluntary: sum.voluntary + s.voluntary,
+            involuntary: sum.involuntary + s.involuntary,
+        })
+}
+
+/// The two counts of one `status` file.
+fn switches_in(status: &str) -> Switches {
+    let count = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    Switches {
+        voluntary: count("voluntary_ctxt_switches:"),
+        involuntary: count("nonvoluntary_ctxt_switches:"),
     }
 }
 
@@ -52,6 +111,8 @@ pub struct Spent {
     pub system: Duration,
     /// Resident memory at the end less at the start, bytes (negative if it shrank).
     pub resident_growth: i64,
+    /// Context switches of the threads that lived through the window.
+    pub switches: Switches,
 }
 
 impl Spent {
@@ -68,6 +129,15 @@ impl Spent {
         } else {
             self.system.as_secs_f64() / total
         }
+    }
+
+    /// Voluntary and involuntary context switches per transaction.
+    pub fn switches_per_txn(&self, transactions: u64) -> (f64, f64) {
+        let n = transactions.max(1) as f64;
+        (
+            self.switches.voluntary as f64 / n,
+            self.switches.involuntary as f64 / n,
+        )
     }
 
     /// Resident memory growth per transaction, bytes.
@@ -96,6 +166,7 @@ fn parse(stat: &str, statm: &str, ticks_per_second: u64, page_size: u64) -> Opti
         user,
         system,
         resident: resident_pages * page_size,
+        switches: Switches::default(),
     })
 }
 
@@ -163,14 +234,23 @@ mod tests {
             user: Duration::from_secs(1),
             system: Duration::from_secs(1),
             resident: 1 << 20,
+            switches: Switches {
+                voluntary: 10,
+                involuntary: 1,
+            },
         };
         let after = Usage {
             user: Duration::from_secs(4),
             system: Duration::from_secs(2),
             resident: 5 << 20,
+            switches: Switches {
+                voluntary: 310,
+                involuntary: 51,
+            },
         };
         let spent = after.since(&before);
         assert_eq!(spent.cpu_us_per_txn(100_000), 40.0);
+        assert_eq!(spent.switches_per_txn(100), (3.0, 0.5));
         assert_eq!(spent.system_share(), 0.25);
         assert_eq!(spent.resident_growth_per_txn(1024), 4096.0);
         assert_eq!(
@@ -178,6 +258,38 @@ mod tests {
             -(4 << 20),
             "memory can shrink"
         );
+    }
+
+    #[test]
+    fn a_threads_switches_are_read_from_its_status() {
+        let status = "Name:\tx\nvoluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n";
+        assert_eq!(
+            switches_in(status),
+            Switches {
+                voluntary: 120,
+                involuntary: 7
+            }
+        );
+        if cfg!(target_os = "linux") {
+            // A thread that sleeps switches voluntarily, and its switches are counted while
+            // it lives.
+            let before = thread_switches();
+            let (tx, rx) = std::sync::mpsc::channel::<()>();
+            let sleeper = std::thread::spawn(move || {
+                for _ in 0..5 {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                rx.recv().ok();
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            let during = thread_switches();
+            tx.send(()).unwrap();
+            sleeper.join().unwrap();
+            assert!(
+                during.voluntary >= before.voluntary + 5,
+                "{before:?} {during:?}"
+            );
+        }
     }
 
     #[test]

@@ -27,10 +27,10 @@ use serde_json::{Value as Json, json};
 use waterline_txn::{Counter, GroupCommitStats, StatsSnapshot};
 
 use crate::driver::{Limit, Measurement, Runtime};
-use crate::host::Host;
+pub use crate::host::{Machine, Topology};
 use crate::input::Kind;
 use crate::plot::{Labels, category_chart, draw_legend, draw_line};
-use crate::process::{Spent, transparent_huge_pages};
+use crate::process::Spent;
 use crate::schema::Scale;
 
 /// The definitions above, as the JSON report carries them.
@@ -132,16 +132,14 @@ impl Point {
         self.violations.is_empty() && self.measurement.error_count == 0
     }
 
-    /// CPU µs per transaction, the kernel's share of it, and resident-memory growth in
-    /// bytes per transaction.
-    fn per_txn(&self) -> Option<(f64, f64, f64)> {
+    /// What the process spent per transaction.
+    fn per_txn(&self) -> Option<PerTxn> {
         let n = self.measurement.completed();
-        self.process.map(|p| {
-            (
-                p.cpu_us_per_txn(n),
-                p.system_share(),
-                p.resident_growth_per_txn(n),
-            )
+        self.process.map(|p| PerTxn {
+            cpu_us: p.cpu_us_per_txn(n),
+            system_share: p.system_share(),
+            resident_growth: p.resident_growth_per_txn(n),
+            switches: p.switches_per_txn(n),
         })
     }
 
@@ -154,87 +152,17 @@ impl Point {
     }
 }
 
-/// The machine's topology, as hwloc reports it (the `numa` feature).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Topology {
-    /// Processor packages (sockets).
-    pub packages: usize,
-    /// NUMA nodes.
-    pub numa_nodes: usize,
-    /// Cores.
-    pub cores: usize,
-    /// Processing units (hardware threads).
-    pub pus: usize,
-    /// The hwloc library's version.
-    pub hwloc: String,
-}
-
-/// The machine a run ran on, as far as this build can tell, and how its threads were placed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Machine {
-    /// Logical CPUs this process may use.
-    pub cpus: usize,
-    /// The topology; `None` when built without the `numa` feature.
-    pub topology: Option<Topology>,
-    /// How client threads were pinned and memory bound (`none` when not).
-    pub pinning: String,
-    /// Whether this process's memory may be backed by transparent huge pages, as the
-    /// kernel says (see [`crate::process::transparent_huge_pages`]).
-    pub huge_pages: String,
-    /// What Linux says about the machine.
-    pub host: Host,
-}
-
-impl Machine {
-    /// This machine without a topology: only its CPU count is known.
-    pub fn cpus_only() -> Machine {
-        Machine {
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            topology: None,
-            pinning: "none".into(),
-            huge_pages: transparent_huge_pages(),
-            host: Host::this(),
-        }
-    }
-
-    /// One line: the host (see [`Host::describe`]), then `2 CPUs for this process; hwloc: 1
-    /// package, 1 NUMA node, 2 cores, 2 PUs (API 2.9.0); pinning: none; transparent huge
-    /// pages: off for this process`.
-    pub fn describe(&self) -> String {
-        let topology = match &self.topology {
-            Some(t) => format!(
-                "hwloc: {} package(s), {} NUMA node(s), {} core(s), {} PU(s) ({})",
-                t.packages, t.numa_nodes, t.cores, t.pus, t.hwloc
-            ),
-            None => "no hwloc topology (built without the numa feature)".into(),
-        };
-        format!(
-            "{}; {} CPUs for this process; {topology}; pinning: {}; transparent huge pages: {}",
-            self.host.describe(),
-            self.cpus,
-            self.pinning,
-            self.huge_pages
-        )
-    }
-
-    fn json(&self) -> Json {
-        let topology = self.topology.as_ref().map(|t| {
-            json!({
-                "packages": t.packages,
-                "numa_nodes": t.numa_nodes,
-                "cores": t.cores,
-                "pus": t.pus,
-                "hwloc": t.hwloc,
-            })
-        });
-        json!({
-            "cpus": self.cpus,
-            "topology": topology,
-            "pinning": self.pinning,
-            "transparent_huge_pages": self.huge_pages,
-            "host": self.host.json(),
-        })
-    }
+/// What the process spent per transaction (see [`crate::process::Spent`]).
+#[derive(Clone, Copy, Debug)]
+struct PerTxn {
+    /// CPU µs, user and kernel.
+    cpu_us: f64,
+    /// The kernel's share of the CPU time, 0 to 1.
+    system_share: f64,
+    /// Resident memory growth, bytes.
+    resident_growth: f64,
+    /// Voluntary and involuntary context switches.
+    switches: (f64, f64),
 }
 
 /// What was run.
@@ -404,13 +332,17 @@ impl Report {
                     "order_lines": p.order_lines,
                     "engine_stats": stats,
                     "group_commit": p.commit.map(|c| commit_json(&c)),
-                    "process": p.process.zip(p.per_txn()).map(|(s, (cpu, share, growth))| json!({
+                    "process": p.process.zip(p.per_txn()).map(|(s, t)| json!({
                         "user_secs": s.user.as_secs_f64(),
                         "system_secs": s.system.as_secs_f64(),
-                        "cpu_us_per_txn": cpu,
-                        "system_share": share,
+                        "cpu_us_per_txn": t.cpu_us,
+                        "system_share": t.system_share,
                         "resident_growth_bytes": s.resident_growth,
-                        "resident_growth_bytes_per_txn": growth,
+                        "resident_growth_bytes_per_txn": t.resident_growth,
+                        "voluntary_switches": s.switches.voluntary,
+                        "involuntary_switches": s.switches.involuntary,
+                        "voluntary_switches_per_txn": t.switches.0,
+                        "involuntary_switches_per_txn": t.switches.1,
                     })),
                 })
             })
@@ -465,6 +397,7 @@ impl Report {
         }
         out.push_str(",deadlock_retries,lock_wait_timeout_retries,errors,consistency,order_lines");
         out.push_str(",cpu_us_per_txn,system_share,resident_growth_bytes_per_txn");
+        out.push_str(",voluntary_switches_per_txn,involuntary_switches_per_txn");
         for c in Counter::ALL {
             let _ = write!(out, ",{}", c.name());
         }
@@ -505,10 +438,14 @@ impl Report {
                 m.deadlock_retries, m.timeout_retries, m.error_count, p.order_lines
             );
             match p.per_txn() {
-                Some((cpu, share, growth)) => {
-                    let _ = write!(out, ",{cpu:.2},{share:.4},{growth:.0}");
+                Some(t) => {
+                    let _ = write!(
+                        out,
+                        ",{:.2},{:.4},{:.0},{:.3},{:.3}",
+                        t.cpu_us, t.system_share, t.resident_growth, t.switches.0, t.switches.1
+                    );
                 }
-                None => out.push_str(",,,"),
+                None => out.push_str(",,,,,"),
             }
             for c in Counter::ALL {
                 match p.stats {
@@ -532,50 +469,62 @@ impl Report {
     }
 
     /// Throughput against clients, one line per configuration (each point the median over
-    /// the rounds), as SVG.
+    /// the rounds), as SVG; with one client count, where there is no line, a bar per
+    /// configuration.
     pub fn svg(&self, path: &Path) -> io::Result<()> {
         let clients = self.client_counts();
         let configs = self.configs();
         let medians = self.medians();
+        let median = |config: &str, clients: usize| {
+            medians
+                .iter()
+                .find(|m| m.config == config && m.clients == clients)
+                .map(|m| m.txn_per_sec)
+        };
         let top = self
             .points
             .iter()
             .map(|p| p.measurement.txn_per_sec())
             .fold(1.0, f64::max)
             * 1.15;
+        let scale = &self.info.scale;
+        let rounds = self.rounds();
+        let caption = format!(
+            "TPC-C-lite, {}: {} warehouse(s){}{}",
+            self.info.backend,
+            scale.warehouses,
+            if scale.is_standard() { "" } else { ", lite" },
+            if rounds > 1 {
+                format!(", median of {rounds} rounds")
+            } else {
+                String::new()
+            }
+        );
+        let categories: Vec<String> = clients.iter().map(usize::to_string).collect();
+        let labels = Labels {
+            caption: &caption,
+            x: "clients",
+            y: "transactions / s (all five types)",
+        };
+        if clients.len() < 2 {
+            let series: Vec<(String, Vec<f64>)> = configs
+                .iter()
+                .map(|config| {
+                    let values = clients.iter().map(|&c| median(config, c).unwrap_or(0.0));
+                    ((*config).to_owned(), values.collect())
+                })
+                .collect();
+            return crate::plot::bars(path, labels, &categories, &series);
+        }
         let plot = || -> Result<(), Box<dyn std::error::Error>> {
             let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
             root.fill(&WHITE)?;
-            let scale = &self.info.scale;
-            let rounds = self.rounds();
-            let caption = format!(
-                "TPC-C-lite, {}: {} warehouse(s){}{}",
-                self.info.backend,
-                scale.warehouses,
-                if scale.is_standard() { "" } else { ", lite" },
-                if rounds > 1 {
-                    format!(", median of {rounds} rounds")
-                } else {
-                    String::new()
-                }
-            );
-            let categories: Vec<String> = clients.iter().map(usize::to_string).collect();
-            let labels = Labels {
-                caption: &caption,
-                x: "clients",
-                y: "transactions / s (all five types)",
-            };
             let mut chart = category_chart(&root, labels, &categories, top)?;
             for (i, config) in configs.iter().enumerate() {
                 let series: Vec<(f64, f64)> = clients
                     .iter()
                     .enumerate()
-                    .filter_map(|(x, c)| {
-                        medians
-                            .iter()
-                            .find(|m| m.config == *config && m.clients == *c)
-                            .map(|m| (x as f64, m.txn_per_sec))
-                    })
+                    .filter_map(|(x, &c)| median(config, c).map(|t| (x as f64, t)))
                     .collect();
                 draw_line(&mut chart, i, config, &series)?;
             }
@@ -636,7 +585,7 @@ impl Report {
             .fold(28, usize::max);
         let _ = writeln!(
             out,
-            "{:<width$} {:>7} {:>11} {:>10} {:>9} {:>9} {:>8} {:>8} {:>10} {:>6} {:>8}  consistency",
+            "{:<width$} {:>7} {:>11} {:>10} {:>9} {:>9} {:>8} {:>8} {:>10} {:>6} {:>8} {:>11}  consistency",
             "config",
             "clients",
             "tpmC",
@@ -647,22 +596,24 @@ impl Report {
             "errors",
             "CPU µs/txn",
             "kernel",
-            "KiB/txn"
+            "KiB/txn",
+            "csw/txn v+i"
         );
         for p in &self.points {
             let m = &p.measurement;
             let no = &m.kinds[Kind::NewOrder.index()];
-            let (cpu, kernel, growth) = match p.per_txn() {
-                Some((cpu, share, growth)) => (
-                    format!("{cpu:.1}"),
-                    format!("{:.0}%", share * 100.0),
-                    format!("{:.1}", growth / 1024.0),
+            let (cpu, kernel, growth, switches) = match p.per_txn() {
+                Some(t) => (
+                    format!("{:.1}", t.cpu_us),
+                    format!("{:.0}%", t.system_share * 100.0),
+                    format!("{:.1}", t.resident_growth / 1024.0),
+                    format!("{:.2}+{:.2}", t.switches.0, t.switches.1),
                 ),
-                None => ("-".into(), "-".into(), "-".into()),
+                None => ("-".into(), "-".into(), "-".into(), "-".into()),
             };
             let _ = writeln!(
                 out,
-                "{:<width$} {:>7} {:>11.0} {:>10.0} {:>9.2} {:>9.2} {:>8} {:>8} {cpu:>10} {kernel:>6} {growth:>8}  {}",
+                "{:<width$} {:>7} {:>11.0} {:>10.0} {:>9.2} {:>9.2} {:>8} {:>8} {cpu:>10} {kernel:>6} {growth:>8} {switches:>11}  {}",
                 label(p),
                 p.clients,
                 m.tpmc(),
@@ -738,13 +689,10 @@ pub const COMMIT_COLUMNS: [&str; 7] = [
     "gc_wake_efficiency",
 ];
 
-/// Wake-up efficiency (book 8.1.2): useful wake-ups / wake-ups; 1 when nobody slept.
-pub fn wake_efficiency(c: &GroupCommitStats) -> f64 {
-    if c.wakeups == 0 {
-        1.0
-    } else {
-        (c.wakeups - c.wasted_wakeups) as f64 / c.wakeups as f64
-    }
+/// Wake-up efficiency (book 8.1.2): useful wake-ups / wake-ups; `None` (n/a in the CSV,
+/// null in the JSON) when no follower slept, so nothing was woken.
+pub fn wake_efficiency(c: &GroupCommitStats) -> Option<f64> {
+    (c.wakeups > 0).then(|| (c.wakeups - c.wasted_wakeups) as f64 / c.wakeups as f64)
 }
 
 fn commit_values(c: &GroupCommitStats) -> [String; 7] {
@@ -755,7 +703,7 @@ fn commit_values(c: &GroupCommitStats) -> [String; 7] {
         c.followers.to_string(),
         c.wakeups.to_string(),
         c.wasted_wakeups.to_string(),
-        format!("{:.4}", wake_efficiency(c)),
+        wake_efficiency(c).map_or_else(|| "n/a".into(), |e| format!("{e:.4}")),
     ]
 }
 

@@ -19,8 +19,12 @@ pub enum Counter {
     /// Acquisitions of the global trx-sys latch (view open, latched view close, trx id
     /// assignment, commit, purge).
     TrxSysLatch,
+    /// Acquisitions of the trx-sys latch that found it held and waited (contention).
+    TrxSysLatchWaits,
     /// Acquisitions of a registry shard's latch.
     RegistryLatch,
+    /// Acquisitions of a registry shard's latch that found it held and waited.
+    RegistryLatchWaits,
     /// Read-write transactions begun (trx ids assigned).
     RwTrxBegun,
     /// Transactions committed.
@@ -61,7 +65,9 @@ impl Counter {
         Counter::ViewsClosed,
         Counter::ViewBytesCopied,
         Counter::TrxSysLatch,
+        Counter::TrxSysLatchWaits,
         Counter::RegistryLatch,
+        Counter::RegistryLatchWaits,
         Counter::RwTrxBegun,
         Counter::Commits,
         Counter::Rollbacks,
@@ -84,7 +90,9 @@ impl Counter {
             Counter::ViewsClosed => "views_closed",
             Counter::ViewBytesCopied => "view_bytes_copied",
             Counter::TrxSysLatch => "trx_sys_latch",
+            Counter::TrxSysLatchWaits => "trx_sys_latch_waits",
             Counter::RegistryLatch => "registry_latch",
+            Counter::RegistryLatchWaits => "registry_latch_waits",
             Counter::RwTrxBegun => "rw_trx_begun",
             Counter::Commits => "commits",
             Counter::Rollbacks => "rollbacks",
