@@ -71,10 +71,10 @@ mod shaped {
         pub fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
             match self.0.try_lock() {
                 Ok(held) => Some(MutexGuard(Some(held))),
-                Err(imp::TryLockError::Poisoned(poisoned)) => {
+                Err(std::sync::TryLockError::Poisoned(poisoned)) => {
                     Some(MutexGuard(Some(poisoned.into_inner())))
                 }
-                Err(imp::TryLockError::WouldBlock) => None,
+                Err(std::sync::TryLockError::WouldBlock) => None,
             }
         }
     }
