@@ -157,23 +157,27 @@ fn a_bad_experiment_or_flag_is_refused_clearly() {
     assert!(!out.status.success());
 }
 
+/// `waterline lab isolation --quick` with `flags` then `dir`, shorter still than `--quick`;
+/// fails the test unless it succeeds.
+fn quick_isolation(flags: &[&str], dir: &Path) {
+    let out = Command::new(BIN)
+        .args(["lab", "isolation", "--quick"])
+        .args(flags)
+        .arg(dir)
+        .args(["--", "--duration", "0.3", "--warmup", "0.1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn results_go_to_a_dated_folder_per_machine_with_the_command_commit_and_machine() {
     let root = tempfile::tempdir().unwrap();
-    let run = || {
-        let out = Command::new(BIN)
-            .args(["lab", "isolation", "--quick", "--machine-name", "test box"])
-            .arg("--results")
-            .arg(root.path())
-            .args(["--", "--duration", "0.3", "--warmup", "0.1"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let run = || quick_isolation(&["--machine-name", "test box", "--results"], root.path());
     run();
     run();
     let days: Vec<_> = std::fs::read_dir(root.path())
@@ -250,18 +254,7 @@ fn pinning_without_the_numa_feature_says_how_to_get_it() {
 #[test]
 fn a_pinned_run_states_the_topology_and_its_bindings() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(BIN)
-        .args(["lab", "isolation", "--quick", "--pin", "compact,node:0"])
-        .arg("--report-dir")
-        .arg(dir.path())
-        .args(["--", "--duration", "0.3", "--warmup", "0.1"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    quick_isolation(&["--pin", "compact,node:0", "--report-dir"], dir.path());
     let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(summary.contains("NUMA node(s)"), "{summary}");
     assert!(summary.contains("pin=compact"), "{summary}");

@@ -6,7 +6,7 @@
 
 use serde_json::{Value as Json, json};
 
-use crate::process::transparent_huge_pages;
+use crate::process::{selected_mode, transparent_huge_pages};
 
 /// What Linux says about this machine. Fields it does not say are `unknown` (or 0).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -148,14 +148,6 @@ fn memory_mib(text: &str) -> u64 {
         .map_or(0, |kib| kib / 1024)
 }
 
-/// The bracketed mode of a `/sys` choice file such as `always [madvise] never`.
-pub(crate) fn selected_mode(modes: &str) -> String {
-    modes
-        .split_once('[')
-        .and_then(|(_, rest)| rest.split_once(']'))
-        .map_or_else(|| "unknown".into(), |(mode, _)| mode.to_owned())
-}
-
 /// The machine's topology, as hwloc reports it (the `numa` feature).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Topology {
@@ -274,13 +266,11 @@ mod tests {
     }
 
     #[test]
-    fn memory_and_modes() {
+    fn memory_is_read_in_mib() {
         assert_eq!(
             memory_mib("MemTotal:       24641536 kB\nMemFree: 1 kB\n"),
             24064
         );
-        assert_eq!(selected_mode("always [madvise] never\n"), "madvise");
-        assert_eq!(selected_mode(""), "unknown");
     }
 
     #[test]

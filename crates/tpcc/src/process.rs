@@ -184,9 +184,17 @@ pub fn transparent_huge_pages() -> String {
         return "off for this process".into();
     }
     // The selected mode is the bracketed one: `always [madvise] never`.
-    crate::host::selected_mode(
+    selected_mode(
         &std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default(),
     )
+}
+
+/// The bracketed mode of a `/sys` choice file such as `always [madvise] never`.
+pub(crate) fn selected_mode(modes: &str) -> String {
+    modes
+        .split_once('[')
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map_or_else(|| "unknown".into(), |(mode, _)| mode.to_owned())
 }
 
 #[cfg(target_os = "linux")]
@@ -258,6 +266,12 @@ mod tests {
             -(4 << 20),
             "memory can shrink"
         );
+    }
+
+    #[test]
+    fn the_selected_mode_is_the_bracketed_one() {
+        assert_eq!(selected_mode("always [madvise] never\n"), "madvise");
+        assert_eq!(selected_mode(""), "unknown");
     }
 
     #[test]
