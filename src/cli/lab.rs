@@ -568,14 +568,10 @@ fn summary(
     for &n in &clients {
         let _ = write!(out, "| {n} |");
         for c in &configs {
-            let spent = find(c, n).and_then(|p| {
-                let done = p.measurement.completed();
-                p.process
-                    .map(|s| (s.cpu_us_per_txn(done), s.switches_per_txn(done)))
-            });
-            match spent {
-                Some((cpu, (v, i))) => {
-                    let _ = write!(out, " {cpu:.1} | {v:.2} + {i:.2} |");
+            match find(c, n).and_then(Point::per_txn) {
+                Some(t) => {
+                    let (v, i) = t.switches;
+                    let _ = write!(out, " {:.1} | {v:.2} + {i:.2} |", t.cpu_us);
                 }
                 None => out.push_str(" - | - |"),
             }

@@ -12,6 +12,8 @@ use waterline::tpcc::{
     run_point_on,
 };
 
+use waterline::EngineConfig;
+
 use super::{DeliveryClaimArg, Knobs, StepOrderArg};
 
 /// What a command of this module returns.
@@ -150,32 +152,45 @@ pub fn configurations(args: &TpccArgs) -> Result<Vec<(String, Knobs)>, String> {
 pub const PRESETS: [&str; 4] = ["baseline", "baseline+limit", "fixed", "fixed+limit"];
 
 /// The flags of a preset: `baseline` is every mechanism as it was before the book's work
-/// (sorted-vector views closed under the trx-sys latch, one registry shard, group-commit
-/// followers woken by broadcast: `EngineConfig::baseline`), `fixed` every fix (the
+/// (`EngineConfig::baseline`: sorted-vector views closed under the trx-sys latch, one
+/// registry shard, group-commit followers woken by broadcast), `fixed` every fix (the
 /// defaults: hybrid views closed without the latch, 256 shards, point-to-point wake-ups);
-/// `+limit` adds an admission limit of four transactions per CPU, as `lab throttle`'s.
+/// `+limit` adds an admission limit of [`admission_limit`] transactions.
 fn preset(name: &str) -> Option<Vec<String>> {
     let (base, limited) = match name.strip_suffix("+limit") {
         Some(base) => (base, true),
         None => (name, false),
     };
-    let knobs = match base {
-        "baseline" => "--snapshot vector --view-close latched --trx-shards 1 --wakeup broadcast",
-        "fixed" => "--snapshot hybrid --view-close latch-free --trx-shards 256 --wakeup parker",
+    let config = match base {
+        "baseline" => EngineConfig::baseline(),
+        "fixed" => EngineConfig::default(),
         _ => return None,
     };
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let admission = if limited {
-        format!("--admission limit:{}", 4 * cpus)
+        format!("limit:{}", admission_limit(cpus))
     } else {
-        "--admission unlimited".into()
+        "unlimited".into()
     };
+    let flags = [
+        ("--snapshot", config.snapshot.name().to_owned()),
+        ("--view-close", config.view_close.name().to_owned()),
+        ("--trx-shards", config.trx_shards.to_string()),
+        ("--wakeup", config.commit.group.wakeup.name().to_owned()),
+        ("--admission", admission),
+    ];
     Some(
-        format!("{knobs} {admission}")
-            .split_whitespace()
-            .map(str::to_owned)
+        flags
+            .into_iter()
+            .flat_map(|(flag, value)| [flag.to_owned(), value])
             .collect(),
     )
+}
+
+/// The admission limit the lab and `preset=...+limit` use on a machine of `cpus` CPUs: four
+/// per CPU (the book's 512 would be a 128-CPU machine's; on a few CPUs it never binds).
+pub fn admission_limit(cpus: usize) -> usize {
+    4 * cpus
 }
 
 fn settings(knobs: &Knobs, data_dir: Option<PathBuf>) -> Settings {

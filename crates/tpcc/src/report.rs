@@ -132,8 +132,8 @@ impl Point {
         self.violations.is_empty() && self.measurement.error_count == 0
     }
 
-    /// What the process spent per transaction.
-    fn per_txn(&self) -> Option<PerTxn> {
+    /// What the process spent per transaction (`None` where `/proc/self` cannot tell).
+    pub fn per_txn(&self) -> Option<PerTxn> {
         let n = self.measurement.completed();
         self.process.map(|p| PerTxn {
             cpu_us: p.cpu_us_per_txn(n),
@@ -154,15 +154,15 @@ impl Point {
 
 /// What the process spent per transaction (see [`crate::process::Spent`]).
 #[derive(Clone, Copy, Debug)]
-struct PerTxn {
+pub struct PerTxn {
     /// CPU µs, user and kernel.
-    cpu_us: f64,
+    pub cpu_us: f64,
     /// The kernel's share of the CPU time, 0 to 1.
-    system_share: f64,
+    pub system_share: f64,
     /// Resident memory growth, bytes.
-    resident_growth: f64,
+    pub resident_growth: f64,
     /// Voluntary and involuntary context switches.
-    switches: (f64, f64),
+    pub switches: (f64, f64),
 }
 
 /// What was run.

@@ -8,6 +8,7 @@ use waterline::tpcc::{Point, report::wake_efficiency};
 use waterline::txn::Counter;
 
 use super::Experiment;
+use crate::cli::tpcc::admission_limit;
 
 /// A value computed from one point for the summary's table.
 pub(super) type Metric = fn(&Point) -> Option<f64>;
@@ -53,12 +54,6 @@ fn few_cores(m: &waterline::tpcc::Machine) -> String {
 }
 
 pub(super) const QUICK: &str = "--items 2000 --customers 100 --duration 1 --warmup 0.2";
-
-/// `lab throttle`'s admission limit on a machine of `cpus` CPUs: four per CPU (the book's 512
-/// would be a 128-CPU machine's; on a few CPUs it never binds).
-pub(super) fn throttle_limit(cpus: usize) -> usize {
-    4 * cpus
-}
 
 pub(super) fn specs(cpus: usize) -> Vec<Spec> {
     vec![
@@ -192,7 +187,7 @@ pub(super) fn specs(cpus: usize) -> Vec<Spec> {
             full: flags(&format!(
                 "--compare admission=unlimited,limit:{},pool:{cpus},adaptive --runtime threads \
                  --clients 1,64,512,2048 --duration 20 --warmup 3",
-                throttle_limit(cpus)
+                admission_limit(cpus)
             )),
             quick: flags("--clients 1,16"),
             metric: Some(("NewOrder p99 (ms)", &["new_order_p99_ms"], |p| {
@@ -209,7 +204,7 @@ pub(super) fn specs(cpus: usize) -> Vec<Spec> {
                              CPUs (on the 2-CPU machine this was written on, between 64 and 512 \
                              threads). The thread pool runs one transaction per pool thread \
                              (one per CPU).",
-                            throttle_limit(m.cpus)
+                            admission_limit(m.cpus)
                         )
                 })
             },
