@@ -9,7 +9,9 @@ use clap::Args;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::time::MissedTickBehavior;
 use waterline::txn::Engine;
-use waterline_server::{MAX_CONNECTIONS_DEFAULT, Server, SessionConfig, Shared, Timeouts, User};
+use waterline_server::{
+    HighPrioMode, MAX_CONNECTIONS_DEFAULT, PoolConfig, Server, SessionConfig, Shared, Timeouts, User,
+};
 
 use super::Knobs;
 
@@ -74,9 +76,58 @@ pub struct ServeArgs {
     /// `innodb_redo_log_capacity` (100 MiB); 0 checkpoints only at shutdown.
     #[arg(long, value_name = "BYTES", default_value_t = 100 << 20)]
     pub checkpoint_log_bytes: u64,
+    /// How connections get threads (MySQL's `thread_handling`): one each, or
+    /// `pool-of-threads`, MariaDB's and Percona Server's thread pool, which runs the
+    /// statements of all connections on a few threads per group (the book's Fig 8-33).
+    #[arg(long, value_enum, default_value_t = ThreadHandling::OneThreadPerConnection)]
+    pub thread_handling: ThreadHandling,
+    /// The pool's groups: about one statement runs per group at a time (default: the
+    /// CPUs).
+    #[arg(long, value_name = "N")]
+    pub thread_pool_size: Option<u32>,
+    /// Statements a group may run at once beyond one, when the one waits or stalls.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub thread_pool_oversubscribe: u32,
+    /// Milliseconds a group's queue may stand still before the group is stalled and gets
+    /// another thread.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    pub thread_pool_stall_limit: u64,
+    /// The pool's threads in all, at most.
+    #[arg(long, value_name = "N", default_value_t = 65_536)]
+    pub thread_pool_max_threads: u32,
+    /// Seconds a pool thread with nothing to do waits before it ends.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub thread_pool_idle_timeout: u64,
+    /// Which connections the pool takes first: those inside a transaction, while they
+    /// have tickets (Percona's default), all, or none.
+    #[arg(long, value_enum, default_value_t = HighPrio::Transactions)]
+    pub thread_pool_high_prio_mode: HighPrio,
+    /// Times in a row a connection inside a transaction may go first.
+    #[arg(long, value_name = "N", default_value_t = u32::MAX)]
+    pub thread_pool_high_prio_tickets: u32,
     /// Isolation, planner and engine.
     #[command(flatten)]
     pub knobs: Knobs,
+}
+
+/// `--thread-handling`, MySQL's names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ThreadHandling {
+    /// A thread of its own for every connection (MySQL's default).
+    OneThreadPerConnection,
+    /// The thread pool.
+    PoolOfThreads,
+}
+
+/// `--thread-pool-high-prio-mode`, Percona's names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HighPrio {
+    /// Statements of connections inside a transaction.
+    Transactions,
+    /// Every statement.
+    Statements,
+    /// None.
+    None,
 }
 
 /// A timeout of `n` seconds, at least one (as MySQL's lower bound).
@@ -85,6 +136,27 @@ fn secs(n: u64) -> std::time::Duration {
 }
 
 impl ServeArgs {
+    /// The thread pool the flags describe, if `--thread-handling pool-of-threads`.
+    pub fn pool_config(&self) -> Option<PoolConfig> {
+        if self.thread_handling != ThreadHandling::PoolOfThreads {
+            return None;
+        }
+        let defaults = PoolConfig::default();
+        Some(PoolConfig {
+            size: self.thread_pool_size.unwrap_or(defaults.size).max(1),
+            oversubscribe: self.thread_pool_oversubscribe,
+            stall_limit: Duration::from_millis(self.thread_pool_stall_limit.max(1)),
+            max_threads: self.thread_pool_max_threads.max(1),
+            idle_timeout: secs(self.thread_pool_idle_timeout),
+            high_prio_mode: match self.thread_pool_high_prio_mode {
+                HighPrio::Transactions => HighPrioMode::Transactions,
+                HighPrio::Statements => HighPrioMode::Statements,
+                HighPrio::None => HighPrioMode::None,
+            },
+            high_prio_tickets: self.thread_pool_high_prio_tickets,
+        })
+    }
+
     /// The session settings the flags describe.
     pub fn session_config(&self) -> SessionConfig {
         let defaults = SessionConfig::default();
@@ -128,14 +200,14 @@ impl ServeArgs {
     }
 }
 
-/// Raises this process's limit on open files (each connection holds one) towards what
-/// `max_connections` needs, as far as the hard limit allows, as mysqld sizes its
-/// `open_files_limit`; a limit that stays too low is said.
-fn raise_open_files_limit(max_connections: u64) {
+/// Raises this process's limit on open files (each connection holds `per_connection`)
+/// towards what `max_connections` needs, as far as the hard limit allows, as mysqld sizes
+/// its `open_files_limit`; a limit that stays too low is said.
+fn raise_open_files_limit(max_connections: u64, per_connection: u64) {
     #[cfg(target_os = "linux")]
     {
         use rustix::process::{Resource, getrlimit, setrlimit};
-        let wanted = max_connections + 256;
+        let wanted = max_connections * per_connection + 256;
         let mut limit = getrlimit(Resource::Nofile);
         let current = limit.current.unwrap_or(u64::MAX);
         if current >= wanted {
@@ -152,7 +224,7 @@ fn raise_open_files_limit(max_connections: u64) {
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = max_connections;
+    let _ = (max_connections, per_connection);
 }
 
 /// Runs the server until it fails or is told to stop (SIGINT or SIGTERM, as `mysqld`, or
@@ -166,18 +238,25 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         waterline::throttle::Policy::ThreadPool(_)
     ) {
         return Err(
-            "--admission pool:N is the tpcc native backend's baseline; the server runs \
-                    one thread per connection (use limit:N or adaptive)"
+            "--admission pool:N is the tpcc native backend's baseline, a pool of whole \
+             transactions; the server's thread pool is --thread-handling pool-of-threads \
+             (or limit transactions with --admission limit:N or adaptive)"
                 .into(),
         );
     }
-    raise_open_files_limit(u64::from(args.max_connections));
+    let pool = args.pool_config();
+    // A pooled connection holds a second descriptor of its socket, for the event loop.
+    let per_connection = if pool.is_some() { 2 } else { 1 };
+    raise_open_files_limit(u64::from(args.max_connections), per_connection);
     let (engine, recovery) = args.knobs.engine.open()?;
     if let Some(recovery) = recovery {
         eprintln!("recovered: {recovery}");
     }
     let shared = Shared::new(Arc::clone(&engine), args.session_config());
-    let server = Server::new(Arc::clone(&shared), args.max_connections as usize);
+    let mut server = Server::new(Arc::clone(&shared), args.max_connections as usize);
+    if let Some(pool) = pool {
+        server = server.thread_pool(pool);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

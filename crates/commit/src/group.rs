@@ -397,6 +397,7 @@ impl<T> GroupCommit<T> {
             return Ok(());
         };
         self.counters.fsync();
+        let _waiting = crate::sync::wait::begin(crate::sync::wait::Kind::Sync);
         segment.sync().map_err(|error| {
             let error = Arc::new(error);
             *self.sync_failed.lock() = Some(Arc::clone(&error));
@@ -447,6 +448,7 @@ impl<T> GroupCommit<T> {
 
     /// A follower's wait until its leader signals it done; counts its wake-ups.
     fn wait(&self, me: &Waiter) -> Outcome {
+        let _waiting = crate::sync::wait::begin(crate::sync::wait::Kind::GroupCommit);
         let mut wakeups = 0;
         let outcome = match self.config.wakeup {
             Wakeup::Parker => {

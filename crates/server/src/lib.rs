@@ -12,6 +12,7 @@
 
 mod binary;
 mod packet;
+mod pool;
 pub mod protocol;
 mod server;
 mod socket;
@@ -20,6 +21,7 @@ mod status;
 pub mod wire;
 mod writer;
 
+pub use pool::{HighPrioMode, PoolConfig};
 pub use server::Server;
 pub use socket::Socket;
 pub use waterline_sql::{

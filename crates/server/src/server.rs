@@ -1,6 +1,6 @@
 //! The listeners: TCP and, optionally, a Unix-domain socket. Accepts connections up to
 //! `max_connections` (error 1040 beyond), and runs each through opensrv-mysql on a thread of
-//! its own.
+//! its own, or in the thread pool (`pool.rs`).
 
 use std::future::Future;
 use std::io;
@@ -8,15 +8,17 @@ use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpSocket, UnixListener, UnixStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream, UnixListener, UnixStream};
 
+use crate::pool::{POOL_THREAD, Pool, PoolConfig};
 use crate::protocol::Backend;
 use crate::socket::Socket;
-use crate::wire::Connection;
+use crate::wire::{Connection, Registered};
 use waterline_sql::Shared;
+use waterline_txn::Value;
 
 /// The name of every connection's thread.
 const CONNECTION_THREAD: &str = "waterline-conn";
@@ -34,7 +36,8 @@ fn quiet_connection_panics() {
     ONCE.call_once(|| {
         let before = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if std::thread::current().name() == Some(CONNECTION_THREAD) {
+            let name = std::thread::current().name().map(str::to_owned);
+            if matches!(name.as_deref(), Some(CONNECTION_THREAD | POOL_THREAD)) {
                 let at = info.location().map(ToString::to_string);
                 PANIC_AT.with(|a| a.set(at));
             } else {
@@ -44,11 +47,38 @@ fn quiet_connection_panics() {
     });
 }
 
-/// The server: shared state and its connection limit.
+/// Reports a panic caught on connection `id`'s thread (or pool worker), in one line.
+pub(crate) fn report_panic(id: u32, panic: &(dyn std::any::Any + Send)) {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    let at = PANIC_AT.with(|a| a.take()).unwrap_or_default();
+    eprintln!("waterline: connection {id} closed by an internal error at {at}: {what}");
+}
+
+/// The server: shared state, its connection limit, and how connections get threads.
 #[derive(Clone, Debug)]
 pub struct Server {
     shared: Arc<Shared>,
     max_connections: usize,
+    /// `pool-of-threads`: the pool; `None` for one thread per connection.
+    pool: Option<Arc<Pool>>,
+}
+
+/// `@@thread_pool_*`: `config` as MariaDB names its settings (times in its units).
+fn pool_settings(config: &PoolConfig) -> Vec<(&'static str, Value)> {
+    let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+    vec![
+        ("high_prio_mode", Value::from(config.high_prio_mode.name())),
+        ("high_prio_tickets", int(u64::from(config.high_prio_tickets))),
+        ("idle_timeout", int(config.idle_timeout.as_secs())),
+        ("max_threads", int(u64::from(config.max_threads))),
+        ("oversubscribe", int(u64::from(config.oversubscribe))),
+        ("size", int(u64::from(config.size))),
+        ("stall_limit", int(config.stall_limit.as_millis() as u64)),
+    ]
 }
 
 /// The error packet MySQL sends instead of the handshake when it is full (1040).
@@ -68,11 +98,26 @@ impl Server {
     pub fn new(shared: Arc<Shared>, max_connections: usize) -> Server {
         shared.update_listening(|l| {
             l.max_connections = u32::try_from(max_connections).unwrap_or(u32::MAX);
+            l.thread_handling = "one-thread-per-connection";
+            l.thread_pool = pool_settings(&PoolConfig::default());
         });
         Server {
             shared,
             max_connections,
+            pool: None,
         }
+    }
+
+    /// The same server with MariaDB's and Percona's thread pool (`thread_handling =
+    /// pool-of-threads`, see `pool.rs`): statements of all connections run on a few
+    /// threads per group, instead of each connection on a thread of its own.
+    pub fn thread_pool(mut self, config: PoolConfig) -> Server {
+        self.shared.update_listening(|l| {
+            l.thread_handling = "pool-of-threads";
+            l.thread_pool = pool_settings(&config);
+        });
+        self.pool = Some(Arc::new(Pool::new(config, Arc::clone(&self.shared))));
+        self
     }
 
     /// The shared state.
@@ -143,7 +188,9 @@ impl Server {
             let (stream, _) = listener.accept().await?;
             // Replies are whole (see `wire.rs`): Nagle would only delay them.
             let _ = stream.set_nodelay(true);
-            self.accept(stream, |s| s.into_std());
+            self.accept(stream, |s| s.into_std(), |s: &std::net::TcpStream| {
+                Ok(Box::new(TcpStream::from_std(s.try_clone()?)?))
+            });
         }
     }
 
@@ -151,14 +198,21 @@ impl Server {
     pub async fn serve_unix(&self, listener: UnixListener) -> io::Result<()> {
         loop {
             let (stream, _) = listener.accept().await?;
-            self.accept(stream, UnixStream::into_std);
+            self.accept(stream, UnixStream::into_std, |s: &std::os::unix::net::UnixStream| {
+                Ok(Box::new(UnixStream::from_std(s.try_clone()?)?))
+            });
         }
     }
 
     /// Starts connection `stream` on a thread of its own, as the blocking socket
-    /// `into_std` makes of it, or turns it away with error 1040.
-    fn accept<T, S>(&self, mut stream: T, into_std: impl FnOnce(T) -> io::Result<S>)
-    where
+    /// `into_std` makes of it, or in the pool, which waits for its commands on what
+    /// `register` makes of it; or turns it away with error 1040.
+    fn accept<T, S>(
+        &self,
+        mut stream: T,
+        into_std: impl FnOnce(T) -> io::Result<S>,
+        register: impl FnOnce(&S) -> io::Result<Box<dyn Registered>>,
+    ) where
         T: AsyncWrite + Unpin + Send + 'static,
         S: Socket,
     {
@@ -186,6 +240,23 @@ impl Server {
         };
         let id = backend.session().lock().connection_id();
         let limits = (max_packet, connect_timeout);
+        if let Some(pool) = &self.pool {
+            // Its thread is the pool's, one statement at a time.
+            let in_transaction = Arc::new(AtomicBool::new(false));
+            let hint = Arc::clone(&in_transaction);
+            // Registered while still non-blocking, as tokio wants.
+            let Ok(registered) = register(&std_stream) else {
+                return;
+            };
+            let state = (backend, statements);
+            let Ok(connection) = Connection::pooled(std_stream, registered, state, limits, hint)
+            else {
+                return;
+            };
+            quiet_connection_panics();
+            pool.start(id, Box::pin(connection.into_job()), in_transaction);
+            return;
+        }
         let Ok(connection) = Connection::new(std_stream, backend, statements, limits) else {
             return;
         };
@@ -202,15 +273,7 @@ impl Server {
                     connection.serve();
                 }));
                 if let Err(panic) = served {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| (*s).to_owned())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_default();
-                    let at = PANIC_AT.with(|a| a.take()).unwrap_or_default();
-                    eprintln!(
-                        "waterline: connection {id} closed by an internal error at {at}: {what}"
-                    );
+                    report_panic(id, &*panic);
                 }
             });
     }

@@ -27,10 +27,12 @@
 //! Why one file of this length: the filter reads and writes the same packets in both
 //! directions; each packet it fixes is a row of the table above and an arm of one match.
 
+use std::future::Future;
 use std::io::{self, BufReader, Read, Write};
+use std::os::fd::AsFd;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -48,6 +50,9 @@ use crate::statements::Statements;
 use crate::writer::Out;
 use crate::writer::{KEEP_BYTES, Login};
 use waterline_sql::Session;
+
+/// The server status flag of a session inside a transaction.
+const SERVER_STATUS_IN_TRANS: u16 = 0x0001;
 
 enum Verdict {
     /// For opensrv: the packet as it came.
@@ -295,7 +300,47 @@ struct Filter<S> {
     write_timeout: Option<Duration>,
     /// The first command has been waited for (the login is done).
     logged_in: bool,
+    /// In a thread pool: how the connection waits for its next command without a thread.
+    readiness: Option<Readiness>,
 }
+
+/// A pooled connection's wait for its next command: its socket registered with the
+/// server's event loop, and a timer for `wait_timeout`.
+struct Readiness {
+    socket: Box<dyn Registered>,
+    timer: Pin<Box<tokio::time::Sleep>>,
+    /// The timer is set for the current wait.
+    armed: bool,
+    /// Told to the pool before each wait: the session is inside a transaction.
+    in_transaction: Arc<AtomicBool>,
+}
+
+/// A connection's socket as the server's event loop knows it: a second descriptor of it
+/// (`dup`), registered while it was non-blocking (the connection then reads and writes
+/// the first with blocking calls; the event loop only says when there is something to
+/// read).
+pub(crate) trait Registered: Send + Sync {
+    /// Ready when the socket has something to read (or has ended).
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+    /// Runs `peek`; a `WouldBlock` from it clears the readiness, so that the next poll
+    /// waits.
+    fn try_peek(&self, peek: &mut dyn FnMut() -> io::Result<()>) -> io::Result<()>;
+}
+
+macro_rules! registered {
+    ($t:ty) => {
+        impl Registered for $t {
+            fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                <$t>::poll_read_ready(self, cx)
+            }
+            fn try_peek(&self, peek: &mut dyn FnMut() -> io::Result<()>) -> io::Result<()> {
+                self.try_io(tokio::io::Interest::READABLE, peek)
+            }
+        }
+    };
+}
+registered!(tokio::net::TcpStream);
+registered!(tokio::net::UnixStream);
 
 impl<S: Socket> Filter<S> {
     /// Reads the client's packets until one is for opensrv (or the connection ends).
@@ -304,7 +349,14 @@ impl<S: Socket> Filter<S> {
         self.pending.clear();
         self.pending.shrink_to(KEEP_BYTES);
         self.at = 0;
+        let mut answered = false;
         while !self.closed {
+            // In a thread pool, a packet answered here gives the thread back unless the
+            // next one is here already.
+            if answered && self.readiness.is_some() && self.client.buffer().is_empty() {
+                break;
+            }
+            answered = true;
             let net_read = if self.first {
                 None
             } else {
@@ -324,14 +376,7 @@ impl<S: Socket> Filter<S> {
                             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                         ) =>
                 {
-                    // Idle past wait_timeout: MySQL 8.0 says why before it closes.
-                    self.closed = true;
-                    let message = "The client was disconnected by the server because of \
-                                   inactivity. See wait_timeout and interactive_timeout for \
-                                   configuring this behavior.";
-                    let _ = self
-                        .reply
-                        .write_all(&error_packet(0, 4031, "HY000", message));
+                    self.inactive();
                     break;
                 }
                 read => read?,
@@ -405,6 +450,76 @@ impl<S: Socket> Filter<S> {
 }
 
 impl<S: Socket> Filter<S> {
+    /// Idle past `wait_timeout` (or, before the login, `connect_timeout`): MySQL 8.0 says
+    /// why before it closes a logged-in connection.
+    fn inactive(&mut self) {
+        self.closed = true;
+        if self.first {
+            return;
+        }
+        let message = "The client was disconnected by the server because of inactivity. \
+                       See wait_timeout and interactive_timeout for configuring this behavior.";
+        let _ = self
+            .reply
+            .write_all(&error_packet(0, 4031, "HY000", message));
+    }
+
+    /// In a thread pool, before the next command is read: `Some(Pending)` while the client
+    /// has sent nothing (the connection's thread goes back to the pool; the event loop
+    /// wakes it when a byte or the end comes), `None` once there is something to read or
+    /// the wait timed out (then the connection is closed).
+    fn poll_command(&mut self, cx: &mut Context<'_>) -> Option<Poll<io::Result<()>>> {
+        if self.readiness.is_none() || self.closed || !self.client.buffer().is_empty() {
+            return None;
+        }
+        if !self.readiness.as_ref().is_some_and(|r| r.armed) {
+            if !self.first
+                && let Err(e) = self.idle_timeouts()
+            {
+                return Some(Poll::Ready(Err(e)));
+            }
+            let timeout = self.read_timeout.unwrap_or(Duration::from_secs(365 * 86_400));
+            let in_transaction = self.session.lock().server_status() & SERVER_STATUS_IN_TRANS != 0;
+            let ready = self.readiness.as_mut()?;
+            ready.in_transaction.store(in_transaction, Ordering::Relaxed);
+            ready
+                .timer
+                .as_mut()
+                .reset(tokio::time::Instant::now() + timeout);
+            ready.armed = true;
+        }
+        let ready = self.readiness.as_mut()?;
+        let fd = self.reply.0.as_fd();
+        let mut peek = || {
+            let mut byte = [0u8; 1];
+            let flags = rustix::net::RecvFlags::PEEK | rustix::net::RecvFlags::DONTWAIT;
+            match rustix::net::recv(fd, &mut byte[..], flags) {
+                Err(rustix::io::Errno::AGAIN) => Err(io::ErrorKind::WouldBlock.into()),
+                // A byte, the end, or an error the read will meet.
+                _ => Ok(()),
+            }
+        };
+        loop {
+            match ready.socket.poll_read_ready(cx) {
+                Poll::Ready(Ok(())) => match ready.socket.try_peek(&mut peek) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    _ => {
+                        ready.armed = false;
+                        return None;
+                    }
+                },
+                Poll::Ready(Err(e)) => return Some(Poll::Ready(Err(e))),
+                Poll::Pending => break,
+            }
+        }
+        if ready.timer.as_mut().poll(cx).is_ready() {
+            ready.armed = false;
+            self.inactive();
+            return None;
+        }
+        Some(Poll::Pending)
+    }
+
     /// Sets the socket's timeouts for the wait for the next command, from the session:
     /// `wait_timeout` to read (`interactive_timeout` for a client that said it is
     /// interactive, as MySQL sets at login) and `net_write_timeout` to write. Returns
@@ -526,14 +641,20 @@ impl<S> Filter<S> {
 impl<S: Socket> AsyncRead for Filter<S> {
     fn poll_read(
         self: Pin<&mut Self>,
-        _: &mut Context<'_>,
+        cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if this.at == this.pending.len()
-            && let Err(e) = this.next_packet()
-        {
-            return Poll::Ready(Err(e));
+        while this.at == this.pending.len() && !this.closed {
+            if let Some(wait) = this.poll_command(cx) {
+                return wait;
+            }
+            if let Err(e) = this.next_packet() {
+                return Poll::Ready(Err(e));
+            }
+            if this.readiness.is_none() {
+                break;
+            }
         }
         // Nothing pending now means the connection ended: zero bytes is end of stream.
         let rest = this.pending.get(this.at..).unwrap_or_default();
@@ -553,7 +674,8 @@ impl<S: Socket> AsyncRead for Filter<S> {
 /// connection's; the allocator gives each thread pages of its own for every size it
 /// allocates, and an idle connection's thread keeps them.
 pub struct Connection<S> {
-    runtime: tokio::runtime::Runtime,
+    /// Its own runtime, to serve on a thread of its own (none in a thread pool).
+    runtime: Option<tokio::runtime::Runtime>,
     backend: Backend,
     filter: Filter<S>,
     out: Out<S>,
@@ -576,7 +698,36 @@ impl<S: Socket> Connection<S> {
         // No I/O driver: nothing here waits on an event loop.
         let runtime = tokio::runtime::Builder::new_current_thread().build()?;
         Ok(Connection {
-            runtime,
+            runtime: Some(runtime),
+            backend,
+            filter,
+            out,
+        })
+    }
+
+    /// A connection over `stream` for a thread pool: between commands it waits for
+    /// `registered` (the same socket, registered with the server's event loop) and a
+    /// timer of the runtime this is called in (see [`Connection::into_job`]), and tells
+    /// `in_transaction` whether its session is inside a transaction.
+    pub(crate) fn pooled(
+        stream: S,
+        registered: Box<dyn Registered>,
+        (backend, statements): (Backend, Arc<Statements>),
+        (max_packet, connect_timeout): (usize, Duration),
+        in_transaction: Arc<AtomicBool>,
+    ) -> io::Result<Connection<S>> {
+        stream.set_blocking()?;
+        stream.set_read_timeout(Some(connect_timeout))?;
+        let (mut filter, out) =
+            adapters(stream, &backend, statements, (max_packet, connect_timeout));
+        filter.readiness = Some(Readiness {
+            socket: registered,
+            timer: Box::pin(tokio::time::sleep(connect_timeout)),
+            armed: false,
+            in_transaction,
+        });
+        Ok(Connection {
+            runtime: None,
             backend,
             filter,
             out,
@@ -592,7 +743,24 @@ impl<S: Socket> Connection<S> {
             filter,
             out,
         } = self;
+        let Some(runtime) = runtime else {
+            return;
+        };
         let _ = runtime.block_on(AsyncMysqlIntermediary::run_on(backend, filter, out));
+    }
+
+    /// The connection as a future a thread pool polls: it returns `Pending` while the
+    /// client has not sent its next command, and ends when the client goes.
+    pub(crate) fn into_job(self) -> impl Future<Output = ()> + Send + 'static {
+        let Connection {
+            backend,
+            filter,
+            out,
+            ..
+        } = self;
+        async move {
+            let _ = AsyncMysqlIntermediary::run_on(backend, filter, out).await;
+        }
     }
 }
 
@@ -631,6 +799,7 @@ fn adapters<S: Socket>(
         read_timeout: Some(connect_timeout),
         write_timeout: None,
         logged_in: false,
+        readiness: None,
     };
     let out = Out {
         client: out,

@@ -13,6 +13,11 @@ use waterline_server::{Server, SessionConfig, Shared};
 use waterline_txn::{Engine, EngineConfig};
 
 fn start(max_allowed_packet: usize) -> u16 {
+    start_with(max_allowed_packet, false)
+}
+
+/// A server with one thread per connection, or (`pooled`) a thread pool of two groups.
+fn start_with(max_allowed_packet: usize, pooled: bool) -> u16 {
     let engine = Arc::new(
         Engine::open(EngineConfig {
             lock_wait_timeout: Duration::from_millis(200),
@@ -27,7 +32,14 @@ fn start(max_allowed_packet: usize) -> u16 {
             ..SessionConfig::default()
         },
     );
-    let port = Server::new(shared, 64)
+    let mut server = Server::new(shared, 64);
+    if pooled {
+        server = server.thread_pool(waterline_server::PoolConfig {
+            size: 2,
+            ..waterline_server::PoolConfig::default()
+        });
+    }
+    let port = server
         .spawn("127.0.0.1:0".parse().unwrap())
         .unwrap()
         .port();
@@ -281,13 +293,14 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     /// Random command packets (commands that get no reply left out): an answer, then a ping
-    /// still works.
+    /// still works; with one thread per connection and in the thread pool.
     #[test]
     fn random_packets_get_an_answer(command in prop_oneof![Just(0x03u8), Just(0x16), Just(0x17), Just(0x0e), Just(0x04), Just(0x1a), Just(0x22), any::<u8>()],
-                                    body in prop::collection::vec(any::<u8>(), 0..64)) {
+                                    body in prop::collection::vec(any::<u8>(), 0..64),
+                                    pooled in any::<bool>()) {
         prop_assume!(![0x01, 0x18, 0x19].contains(&command)); // QUIT, SEND_LONG_DATA, STMT_CLOSE
-        static PORT: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
-        let port = *PORT.get_or_init(|| start(1 << 20));
+        static PORTS: [std::sync::OnceLock<u16>; 2] = [const { std::sync::OnceLock::new() }; 2];
+        let port = *PORTS[usize::from(pooled)].get_or_init(|| start_with(1 << 20, pooled));
         let mut raw = Raw::connect(port);
         let mut packet = vec![command];
         packet.extend_from_slice(&body);

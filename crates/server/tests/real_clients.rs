@@ -1,6 +1,6 @@
 //! Clients written by others, from Debian's packages: sysbench 1.0.20 (prepare, then
 //! oltp_read_write for 10 s at 8 threads with and without prepared statements, and
-//! oltp_point_select) and the mariadb command-line client (batch, and interactive with its
+//! oltp_point_select; oltp_read_write at 64 threads in the thread pool) and the mariadb command-line client (batch, and interactive with its
 //! table-name completion, which sends COM_FIELD_LIST), over TCP and through the
 //! Unix-domain socket.
 //!
@@ -121,6 +121,34 @@ fn sysbench_oltp_runs_clean() {
         &["--threads=8", "--time=5", "run"],
     );
     assert!(figure(&report, "queries:") > 0.0);
+    sysbench(port, "oltp_read_write", &["cleanup"]);
+}
+
+/// The same load through the thread pool (two groups): prepared and text statements,
+/// transactions that wait for each other's row locks, 64 connections.
+#[test]
+fn sysbench_oltp_runs_clean_in_the_thread_pool() {
+    if !have("sysbench") {
+        return;
+    }
+    let pool = waterline_server::PoolConfig {
+        size: 2,
+        ..waterline_server::PoolConfig::default()
+    };
+    let port = server()
+        .thread_pool(pool)
+        .spawn("127.0.0.1:0".parse().unwrap())
+        .unwrap()
+        .port();
+    sysbench(port, "oltp_read_write", &["prepare"]);
+    for mode in [&[][..], &["--db-ps-mode=disable"][..]] {
+        let mut args = vec!["--threads=64", "--time=5", "run"];
+        args.extend_from_slice(mode);
+        let report = sysbench(port, "oltp_read_write", &args);
+        let trx = figure(&report, "transactions:");
+        eprintln!("pooled oltp_read_write {mode:?}: {trx} transactions");
+        assert!(trx > 0.0);
+    }
     sysbench(port, "oltp_read_write", &["cleanup"]);
 }
 

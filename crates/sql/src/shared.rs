@@ -188,6 +188,10 @@ pub struct Counters {
     pub rows_sent: AtomicU64,
     /// Transactions the server rolled back itself after a deadlock or lock wait timeout.
     pub implicit_rollbacks: AtomicU64,
+    /// The thread pool's workers (`--thread-handling pool-of-threads`).
+    pub threadpool_threads: AtomicU64,
+    /// Those of them waiting for work.
+    pub threadpool_idle_threads: AtomicU64,
 }
 
 /// Where the server listens, as `@@port`, `@@socket` and `@@max_connections` report it
@@ -201,6 +205,12 @@ pub struct Listening {
     pub socket: String,
     /// The most connections at a time.
     pub max_connections: u32,
+    /// How connections get threads (`@@thread_handling`): `one-thread-per-connection` or
+    /// `pool-of-threads`.
+    pub thread_handling: &'static str,
+    /// The thread pool's settings, as `@@thread_pool_*` shows them (name without the
+    /// prefix, value), whether or not the pool is used, as MariaDB shows them.
+    pub thread_pool: Vec<(&'static str, Value)>,
 }
 
 impl Default for Listening {
@@ -209,6 +219,8 @@ impl Default for Listening {
             port: 0,
             socket: String::new(),
             max_connections: crate::MAX_CONNECTIONS_DEFAULT,
+            thread_handling: "one-thread-per-connection",
+            thread_pool: Vec::new(),
         }
     }
 }

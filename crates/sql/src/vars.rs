@@ -25,7 +25,7 @@ use crate::settings::{
 use crate::shared::Timeouts;
 
 /// Names the server answers for, in SHOW VARIABLES order.
-const NAMES: [&str; 35] = [
+const NAMES: [&str; 36] = [
     "auto_increment_increment",
     "autocommit",
     "character_set_client",
@@ -52,6 +52,7 @@ const NAMES: [&str; 35] = [
     "sql_notes",
     "sql_quote_show_create",
     "system_time_zone",
+    "thread_handling",
     "time_zone",
     "transaction_isolation",
     "tx_isolation",
@@ -177,7 +178,18 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
         }
         "port" => Value::Int(i64::from(s.shared().listening.lock().port)),
         "hostname" => Value::Str("localhost".into()),
-        _ => return Err(SqlError::unknown_variable(name)),
+        "thread_handling" => Value::from(s.shared().listening.lock().thread_handling),
+        _ => {
+            let listening = s.shared().listening.lock();
+            let pool = name.strip_prefix("thread_pool_").and_then(|setting| {
+                let mut settings = listening.thread_pool.iter();
+                settings.find(|(n, _)| *n == setting)
+            });
+            match pool {
+                Some((_, value)) => value.clone(),
+                None => return Err(SqlError::unknown_variable(name)),
+            }
+        }
     })
 }
 
@@ -476,10 +488,17 @@ pub(crate) fn show_variables(
         }
         (_, v) => v,
     };
-    let rows = NAMES
+    let mut rows = NAMES
         .iter()
         .map(|n| Ok(((*n).to_owned(), shown(n, get(s, n)?))))
         .collect::<Result<Vec<_>, SqlError>>()?;
+    // A server's thread pool settings (none for embedded sessions), in name order.
+    let pool = s.shared().listening.lock().thread_pool.clone();
+    rows.extend(
+        pool.into_iter()
+            .map(|(name, value)| (format!("thread_pool_{name}"), value)),
+    );
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(Response::text(
         &["Variable_name", "Value"],
         filtered(rows, filter)?,
@@ -504,6 +523,8 @@ pub(crate) fn show_status(
         ("Connections".to_owned(), load(&c.connections)),
         ("Questions".into(), load(&c.questions)),
         ("Threads_connected".into(), load(&c.threads_connected)),
+        ("Threadpool_idle_threads".into(), load(&c.threadpool_idle_threads)),
+        ("Threadpool_threads".into(), load(&c.threadpool_threads)),
         ("Rows_examined".into(), load(&c.rows_examined)),
         ("Rows_sent".into(), load(&c.rows_sent)),
         (

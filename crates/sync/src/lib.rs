@@ -17,6 +17,8 @@
 //! The manual's chapter on how it is tested (the loom models): `docs/src/testing.md` in the repository (an mdBook:
 //! `mdbook serve docs`).
 
+pub mod wait;
+
 #[cfg(not(loom))]
 use std::sync as imp;
 

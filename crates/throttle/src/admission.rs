@@ -344,11 +344,16 @@ fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut cx = Context::from_waker(&waker);
+    if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
+        return value;
+    }
+    // A thread pool's worker says it sleeps, so that the pool runs another statement.
+    let _waiting = waterline_sync::wait::begin(waterline_sync::wait::Kind::Admission);
     loop {
+        std::thread::park();
         if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
             return value;
         }
-        std::thread::park();
     }
 }
 

@@ -581,6 +581,13 @@ impl LockManager {
                     self.stats.incr(Counter::LockSpinGrants);
                 }
             }
+            // A thread pool's worker says it sleeps, so that the pool runs another statement
+            // meanwhile (perhaps the holder's COMMIT); told outside the latch.
+            let waiting = crate::sync::wait::observed().then(|| {
+                MutexGuard::unlocked(&mut locks, || {
+                    crate::sync::wait::begin(crate::sync::wait::Kind::RowLock)
+                })
+            });
             // Under the latch again: a wake-up is either in the flag already or still to come.
             if !waiter.woken.swap(false, Ordering::Acquire) {
                 let until = match interrupt {
@@ -589,6 +596,9 @@ impl LockManager {
                 };
                 waiter.condvar.wait_until(&mut locks, until);
                 waiter.woken.store(false, Ordering::Relaxed);
+            }
+            if let Some(waiting) = waiting {
+                MutexGuard::unlocked(&mut locks, || drop(waiting));
             }
         };
         if queued.is_some() {
