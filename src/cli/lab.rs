@@ -557,7 +557,7 @@ fn summary(
     }
     // Where the time went: CPU and context switches per transaction, from /proc/self.
     out.push_str(
-        "\nPer transaction, this process (the engine and the driver in-process; the driver \
+        "\nPer transaction, the engine's process (with the driver in-process; the server \
          alone over mysql://): CPU µs, and context switches voluntary + involuntary.\n\n| \
          clients |",
     );

@@ -36,6 +36,7 @@ mod functions;
 mod information_schema;
 mod names;
 mod parse;
+pub mod process;
 mod select;
 mod session;
 mod settings;

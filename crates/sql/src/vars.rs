@@ -25,7 +25,7 @@ use crate::settings::{
 use crate::shared::Timeouts;
 
 /// Names the server answers for, in SHOW VARIABLES order.
-const NAMES: [&str; 36] = [
+const NAMES: [&str; 37] = [
     "auto_increment_increment",
     "autocommit",
     "character_set_client",
@@ -60,6 +60,7 @@ const NAMES: [&str; 36] = [
     "version",
     "version_comment",
     "wait_timeout",
+    "waterline_admission",
     "waterline_durability",
     "waterline_planner_mode",
 ];
@@ -140,6 +141,8 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
             _ => 0,
         }),
         "waterline_durability" => Value::from(durability(s)),
+        // Transactions admitted at once: `unlimited`, `limit:N`, `adaptive`.
+        "waterline_admission" => Value::from(engine.admission.name()),
         "sql_quote_show_create" => Value::Int(1),
         "sql_notes" => Value::Int(i64::from(s.settings().sql_notes)),
         "unique_checks" => Value::Int(i64::from(s.settings().unique_checks)),
@@ -585,6 +588,30 @@ pub(crate) fn show_status(
             counter(Counter::VersionsPurged),
         ),
     ];
+    // What this process spent so far (from /proc/self): `waterline tpcc` over mysql://
+    // reads it around its measured window, as it reads its own in process.
+    if let Some(usage) = crate::process::Usage::now() {
+        let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        rows.extend([
+            (
+                "Waterline_cpu_user_us".to_owned(),
+                int(usage.user.as_micros() as u64),
+            ),
+            (
+                "Waterline_cpu_system_us".to_owned(),
+                int(usage.system.as_micros() as u64),
+            ),
+            ("Waterline_resident_bytes".to_owned(), int(usage.resident)),
+            (
+                "Waterline_voluntary_context_switches".to_owned(),
+                int(usage.switches.voluntary),
+            ),
+            (
+                "Waterline_involuntary_context_switches".to_owned(),
+                int(usage.switches.involuntary),
+            ),
+        ]);
+    }
     if let Some(g) = s.shared().engine.commit_stats() {
         rows.push((
             "Waterline_group_commits".into(),

@@ -15,6 +15,8 @@ use waterline_planner::PlannerMode;
 use waterline_sql::{SessionConfig, Shared};
 use waterline_txn::{Admission, Engine, EngineConfig, Isolation, Policy, StatsSnapshot};
 
+use crate::process::{Switches, Usage};
+
 use crate::Error;
 use crate::check::Facts;
 use crate::client::{Client, Failure, OnThread};
@@ -331,15 +333,64 @@ impl Target {
                 ))
             }
             Target::Mysql { url, isolation } => {
-                let session =
+                let (session, server) =
                     OnThread::open(async || MysqlConn::connect(url))?.run(async |conn| {
                         conn.text(isolation_sql(*isolation)).await?;
                         // MariaDB 10.11 has no @@transaction_isolation; both have @@tx_isolation.
-                        conn.query("SELECT @@tx_isolation, @@version", &[]).await
+                        let session = conn.query("SELECT @@tx_isolation, @@version", &[]).await?;
+                        // A waterline server's threads and admission; other servers may
+                        // have no such variables.
+                        let server = conn
+                            .query(
+                                "SELECT @@thread_handling, @@thread_pool_size, \
+                                 @@thread_pool_oversubscribe, @@waterline_admission",
+                                &[],
+                            )
+                            .await
+                            .ok();
+                        Ok::<_, Failure>((session, server))
                     })?;
-                Ok(describe_session(&session))
+                let mut described = describe_session(&session);
+                if let Some(row) = server.as_ref().and_then(|rows| rows.first()) {
+                    let text = |i: usize| {
+                        row.get(i)
+                            .and_then(waterline_sql::types::text)
+                            .unwrap_or_else(|| "?".into())
+                    };
+                    described.push_str(&format!(", thread_handling={}", text(0)));
+                    if text(0) == "pool-of-threads" {
+                        described.push_str(&format!(
+                            " (thread_pool_size={}, thread_pool_oversubscribe={})",
+                            text(1),
+                            text(2)
+                        ));
+                    }
+                    described.push_str(&format!(", admission={}", text(3)));
+                }
+                Ok(described)
             }
         }
+    }
+
+    /// What the engine's process has spent so far: this process's for the in-process
+    /// backends; over `mysql://`, the server's, as a waterline server reports it in SHOW
+    /// STATUS (`None` from a server that does not).
+    pub fn usage(&self) -> Option<Usage> {
+        let Target::Mysql { url, .. } = self else {
+            return Usage::now();
+        };
+        let status = MysqlConn::connect(url).ok()?.status("Waterline").ok()?;
+        let status = |name: &str| status.get(name).and_then(|v| v.parse::<u64>().ok());
+        let us = |name: &str| status(name).map(std::time::Duration::from_micros);
+        Some(Usage {
+            user: us("Waterline_cpu_user_us")?,
+            system: us("Waterline_cpu_system_us")?,
+            resident: status("Waterline_resident_bytes")?,
+            switches: Switches {
+                voluntary: status("Waterline_voluntary_context_switches")?,
+                involuntary: status("Waterline_involuntary_context_switches")?,
+            },
+        })
     }
 }
 

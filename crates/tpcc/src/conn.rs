@@ -204,6 +204,16 @@ impl MysqlConn {
         })
     }
 
+    /// The server's status variables whose names begin with `prefix` (SHOW STATUS, in
+    /// the text protocol: MySQL prepares it, waterline does not), by name.
+    pub fn status(&mut self, prefix: &str) -> Result<HashMap<String, String>, Failure> {
+        let rows: Vec<(String, String)> = self
+            .conn
+            .query(format!("SHOW STATUS LIKE '{prefix}%'"))
+            .map_err(mysql_failure)?;
+        Ok(rows.into_iter().collect())
+    }
+
     fn statement(&mut self, sql: &'static str) -> Result<mysql::Statement, Failure> {
         if let Some(statement) = self.prepared.get(sql) {
             return Ok(statement.clone());

@@ -39,7 +39,7 @@ pub mod input;
 pub mod load;
 pub mod native;
 pub mod plot;
-pub mod process;
+pub use waterline_sql::process;
 pub use waterline_tpcc_data::random;
 pub mod report;
 pub mod run;

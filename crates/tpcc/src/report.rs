@@ -7,8 +7,9 @@
 //!   not a TPC-C result and not comparable with published tpmC figures.
 //! - `txn_per_sec`: transactions of all five types completed per second of measured time.
 //! - latencies: from the first try to the end, retries included, in milliseconds.
-//! - `process`: this process's CPU time (user and kernel) and resident-memory growth over
-//!   the measured time, per transaction (see [`crate::process`]).
+//! - `process`: the engine process's CPU time (user and kernel), context switches and
+//!   resident-memory growth over the measured time, per transaction (see
+//!   [`crate::process`]; the server's over `mysql://`).
 //! - `medians`: each configuration's throughput at each client count over the sweep's
 //!   rounds (see [`Median`]): the median, the lowest and highest, and against the first
 //!   configuration the median of the rounds' ratios. On a noisy machine one run says
@@ -50,9 +51,10 @@ pub const DEFINITIONS: [(&str, &str); 5] = [
     ),
     (
         "process",
-        "this process's CPU time in user mode and in the kernel, and its resident memory's \
-         growth, over the measured time, from /proc/self: the engine's and the driver's for \
-         an in-process backend, the driver's alone for mysql://",
+        "the engine process's CPU time in user mode and in the kernel, context switches and \
+         resident memory's growth, over the measured time, from /proc: this process (the \
+         engine and the driver) for an in-process backend; over mysql://, the server's, as \
+         a waterline server reports them in SHOW STATUS (absent for other servers)",
     ),
     (
         "medians",
@@ -117,8 +119,9 @@ pub struct Point {
     /// The group-commit pipeline's counters over the measured time (in-process backends
     /// with `--data-dir`: an in-memory engine has no pipeline).
     pub commit: Option<GroupCommitStats>,
-    /// What the process spent over the measured time (`None` where `/proc/self` cannot
-    /// tell).
+    /// What the engine's process spent over the measured time: this one in-process, the
+    /// server's over `mysql://` (`None` where `/proc` cannot tell, or the server does not
+    /// say).
     pub process: Option<Spent>,
     /// ORDER_LINE rows after the run (from the consistency check's count).
     pub order_lines: i64,
@@ -632,8 +635,8 @@ impl Report {
                 let _ = writeln!(out, "    error: {e}");
             }
         }
-        // Over mysql:// the process is the driver alone: its CPU and memory say nothing of
-        // the server's, which a reader of the columns would otherwise assume.
+        // Over mysql:// the columns are the server's, which a reader might take for the
+        // driver's.
         if self
             .points
             .iter()
@@ -641,8 +644,8 @@ impl Report {
         {
             let _ = writeln!(
                 out,
-                "(CPU µs/txn, kernel and KiB/txn are this driver process's; the server's are \
-                 not measured over mysql://)"
+                "(CPU µs/txn, kernel, switches and KiB/txn are the server's, from its SHOW \
+                 STATUS, over mysql://)"
             );
         }
         if rounds > 1 {

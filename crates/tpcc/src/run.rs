@@ -1,6 +1,7 @@
 //! One measured point: run the driver against a loaded [`Target`], read the engine's
-//! counters (and the group-commit pipeline's) and the process's CPU time and memory over the
-//! measured time, then check consistency.
+//! counters (and the group-commit pipeline's) and the engine process's CPU time, context
+//! switches and memory over the measured time (the server's over `mysql://`), then check
+//! consistency.
 
 use parking_lot::Mutex;
 use waterline_txn::{GroupCommitStats, StatsSnapshot};
@@ -35,7 +36,7 @@ pub fn run_point_on(
         let now = (
             target.stats(),
             target.engine().and_then(|e| e.commit_stats()),
-            Usage::now(),
+            target.usage(),
         );
         let mut w = window.lock();
         if starting { w.0 = now } else { w.1 = now }

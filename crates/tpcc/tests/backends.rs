@@ -64,13 +64,13 @@ fn native_threads() {
         .as_ref()
         .expect("in process, the engine's counters are read");
     assert!(stats.get(waterline_txn::Counter::Commits) >= 400);
-    // In process, the CPU and memory columns are the engine's too: no note on the driver.
+    // In process, the CPU and memory columns are this process's: no note on a server.
     let summary = report("native", vec![point], (0, 0.0)).summary();
-    assert!(!summary.contains(DRIVER_ONLY), "{summary}");
+    assert!(!summary.contains(SERVERS), "{summary}");
 }
 
-/// What the summary says under a run whose process columns are the driver's alone.
-const DRIVER_ONLY: &str = "are this driver process's";
+/// What the summary says under a run whose process columns are the server's.
+const SERVERS: &str = "are the server's, from its SHOW STATUS";
 
 #[test]
 fn native_tasks() {
@@ -131,10 +131,39 @@ fn mysql_protocol_against_waterline_serve() {
         point.stats.is_none(),
         "a remote server's counters are not read"
     );
-    // The process columns are the driver's alone, and the summary says so.
-    let measured = point.process.is_some();
+    // The process columns are the server's, from its status, and the summary says so.
+    assert!(point.process.is_some(), "a waterline server reports its CPU");
+    assert!(
+        point
+            .effective
+            .ends_with("thread_handling=one-thread-per-connection, admission=unlimited"),
+        "{}",
+        point.effective
+    );
     let summary = report(&url, vec![point], (0, 0.0)).summary();
-    assert_eq!(summary.contains(DRIVER_ONLY), measured, "{summary}");
+    assert!(summary.contains(SERVERS), "{summary}");
+
+    // Through the thread pool, which the point's configuration says.
+    let engine = Arc::new(Engine::open(EngineConfig::default()).unwrap());
+    let config = SessionConfig {
+        databases: vec!["tpcc".into()],
+        ..SessionConfig::default()
+    };
+    let pool = waterline_server::PoolConfig {
+        size: 2,
+        ..waterline_server::PoolConfig::default()
+    };
+    let pooled = Server::new(Shared::new(engine, config), 64).thread_pool(pool);
+    let addr = pooled.spawn("127.0.0.1:0".parse().unwrap()).unwrap();
+    let url = format!("mysql://root@{addr}/tpcc");
+    let point = short_run(&url.parse().unwrap(), Runtime::Threads);
+    assert!(
+        point.effective.contains(
+            "thread_handling=pool-of-threads (thread_pool_size=2, thread_pool_oversubscribe=3)"
+        ),
+        "{}",
+        point.effective
+    );
 
     // The same server on a Unix-domain socket too (the database is loaded again).
     let dir = tempfile::tempdir().unwrap();

@@ -10,8 +10,10 @@
 //! involuntarily). Per transaction, these are the figures to compare builds by when the
 //! machine's speed drifts: a run's CPU time does not count the time it waited for a CPU.
 //!
-//! For an in-process backend the process is the engine and the driver; for a `mysql://`
-//! backend it is the driver alone (the server's CPU is its own).
+//! `waterline tpcc` reads it around its measured window: in-process the process is the
+//! engine and the driver. A `waterline serve` reports its own in SHOW STATUS
+//! (`Waterline_cpu_user_us`, `Waterline_voluntary_context_switches`, ...), which the
+//! driver reads over `mysql://`.
 
 use std::time::Duration;
 
@@ -190,7 +192,7 @@ pub fn transparent_huge_pages() -> String {
 }
 
 /// The bracketed mode of a `/sys` choice file such as `always [madvise] never`.
-pub(crate) fn selected_mode(modes: &str) -> String {
+pub fn selected_mode(modes: &str) -> String {
     modes
         .split_once('[')
         .and_then(|(_, rest)| rest.split_once(']'))
