@@ -42,8 +42,7 @@ impl Pooled {
 
     /// The server's threads now, from `/proc`.
     fn threads(&self) -> usize {
-        std::fs::read_dir(format!("/proc/{}/task", self.child.id()))
-            .map_or(0, Iterator::count)
+        std::fs::read_dir(format!("/proc/{}/task", self.child.id())).map_or(0, Iterator::count)
     }
 }
 
@@ -153,8 +152,14 @@ fn two_thousand_connections_run_on_a_few_threads_and_every_statement_completes()
         began.elapsed().as_secs_f64()
     );
     assert_eq!(done.load(Ordering::Relaxed), CONNECTIONS);
-    let own: i64 = admin.query_first("SELECT SUM(n) FROM own").unwrap().unwrap();
-    let hot: i64 = admin.query_first("SELECT SUM(n) FROM hot").unwrap().unwrap();
+    let own: i64 = admin
+        .query_first("SELECT SUM(n) FROM own")
+        .unwrap()
+        .unwrap();
+    let hot: i64 = admin
+        .query_first("SELECT SUM(n) FROM hot")
+        .unwrap()
+        .unwrap();
     assert_eq!((own, hot), (CONNECTIONS as i64, CONNECTIONS as i64));
     assert_eq!(
         status(&mut admin, "Threads_connected"),
@@ -188,13 +193,16 @@ fn a_statement_waiting_for_a_row_lock_lets_the_holders_commit_run_at_once() {
         .unwrap();
     holder.query_drop("INSERT INTO t VALUES (1, 0)").unwrap();
     holder.query_drop("BEGIN").unwrap();
-    holder.query_drop("UPDATE t SET n = 1 WHERE id = 1").unwrap();
+    holder
+        .query_drop("UPDATE t SET n = 1 WHERE id = 1")
+        .unwrap();
     let port = server.port;
     let waiter = std::thread::spawn(move || {
         let mut c = connect_to(port, Some("waterline"));
         c.query_drop("SET innodb_lock_wait_timeout = 60").unwrap();
         let began = Instant::now();
-        c.query_drop("UPDATE t SET n = n + 10 WHERE id = 1").unwrap();
+        c.query_drop("UPDATE t SET n = n + 10 WHERE id = 1")
+            .unwrap();
         began.elapsed()
     });
     std::thread::sleep(Duration::from_millis(500));
@@ -208,7 +216,10 @@ fn a_statement_waiting_for_a_row_lock_lets_the_holders_commit_run_at_once() {
         .unwrap();
     assert_eq!(n, 11);
     assert!(commit < Duration::from_secs(5), "COMMIT took {commit:?}");
-    assert!(waited < Duration::from_secs(10), "the waiter took {waited:?}");
+    assert!(
+        waited < Duration::from_secs(10),
+        "the waiter took {waited:?}"
+    );
 }
 
 #[test]

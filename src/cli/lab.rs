@@ -33,6 +33,7 @@ use waterline::tpcc::{Point, Report};
 use super::tpcc::{CliResult, TpccParser, absolute, configurations, finish, load, sweep};
 
 mod files;
+mod served;
 mod specs;
 
 use files::{report_root, utc_now, write_index, write_run};
@@ -59,6 +60,9 @@ pub enum Experiment {
     /// Every baseline against every fix, each with and without an admission limit, durable
     /// (Fig 8-25).
     AllFixes,
+    /// Over the MySQL protocol, one `waterline serve` each: a thread per connection vs the
+    /// thread pool vs an admission limit (Fig 8-33/35).
+    ThreadPool,
     /// Every experiment, with an index.
     All,
 }
@@ -212,8 +216,15 @@ fn run_one(
         .map_err(|e| format!("{}: flags {flags:?}: {e}", spec.name))?
         .args;
     let configs = configurations(&tpcc)?;
-    let pins = pins(args, spec, machine);
+    let pins = if spec.servers.is_empty() {
+        pins(args, spec, machine)
+    } else {
+        Vec::new()
+    };
     let mut reports = Vec::new();
+    if !spec.servers.is_empty() {
+        reports.push(served::sweep_servers(&tpcc, &spec.servers, dir)?);
+    }
     for pin in &pins {
         let placement = Placement::new(*pin)?;
         let labelled: Vec<_> = configs
@@ -467,6 +478,19 @@ fn summary(
         if args.quick { " --quick" } else { "" },
         flags.join(" ")
     );
+    if !spec.servers.is_empty() {
+        let most = report.points.iter().map(|p| p.clients).max().unwrap_or(1);
+        let common = served::common_flags(most).join(" ");
+        for (label, flags) in &spec.servers {
+            let _ = writeln!(
+                out,
+                "- Server for `{label}`: `waterline serve {common}{}{}` (one process per \
+                 configuration, started and stopped by the lab)",
+                if flags.is_empty() { "" } else { " " },
+                flags.join(" ")
+            );
+        }
+    }
     let _ = writeln!(
         out,
         "- Workload: TPC-C-lite on {}, {} warehouse(s), {} items, {} customers/district{}; \

@@ -10,7 +10,8 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::time::MissedTickBehavior;
 use waterline::txn::Engine;
 use waterline_server::{
-    HighPrioMode, MAX_CONNECTIONS_DEFAULT, PoolConfig, Server, SessionConfig, Shared, Timeouts, User,
+    HighPrioMode, MAX_CONNECTIONS_DEFAULT, PoolConfig, Server, SessionConfig, Shared, Timeouts,
+    User,
 };
 
 use super::Knobs;
@@ -200,14 +201,14 @@ impl ServeArgs {
     }
 }
 
-/// Raises this process's limit on open files (each connection holds `per_connection`)
-/// towards what `max_connections` needs, as far as the hard limit allows, as mysqld sizes
-/// its `open_files_limit`; a limit that stays too low is said.
-fn raise_open_files_limit(max_connections: u64, per_connection: u64) {
+/// Raises this process's limit on open files (each connection holds one) towards what
+/// `max_connections` needs, as far as the hard limit allows, as mysqld sizes its
+/// `open_files_limit`; a limit that stays too low is said.
+fn raise_open_files_limit(max_connections: u64) {
     #[cfg(target_os = "linux")]
     {
         use rustix::process::{Resource, getrlimit, setrlimit};
-        let wanted = max_connections * per_connection + 256;
+        let wanted = max_connections + 256;
         let mut limit = getrlimit(Resource::Nofile);
         let current = limit.current.unwrap_or(u64::MAX);
         if current >= wanted {
@@ -224,7 +225,7 @@ fn raise_open_files_limit(max_connections: u64, per_connection: u64) {
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (max_connections, per_connection);
+    let _ = max_connections;
 }
 
 /// Runs the server until it fails or is told to stop (SIGINT or SIGTERM, as `mysqld`, or
@@ -245,9 +246,7 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     let pool = args.pool_config();
-    // A pooled connection holds a second descriptor of its socket, for the event loop.
-    let per_connection = if pool.is_some() { 2 } else { 1 };
-    raise_open_files_limit(u64::from(args.max_connections), per_connection);
+    raise_open_files_limit(u64::from(args.max_connections));
     let (engine, recovery) = args.knobs.engine.open()?;
     if let Some(recovery) = recovery {
         eprintln!("recovered: {recovery}");
@@ -255,7 +254,7 @@ pub fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let shared = Shared::new(Arc::clone(&engine), args.session_config());
     let mut server = Server::new(Arc::clone(&shared), args.max_connections as usize);
     if let Some(pool) = pool {
-        server = server.thread_pool(pool);
+        server = server.thread_pool(pool)?;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

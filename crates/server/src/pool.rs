@@ -8,12 +8,16 @@
 //! next.
 //!
 //! - **Groups.** Connection `id` belongs to group `id % thread_pool_size`. A connection
-//!   waiting for its next command holds no thread: its socket is registered with the
-//!   server's event loop (tokio's), which queues it in its group when the command comes.
+//!   waiting for its next command holds no thread: its socket is in its group's epoll set
+//!   (one-shot), and one of the group's idle workers, the *listener*, waits in
+//!   `epoll_wait`. When commands come, the listener queues their connections and then runs
+//!   the first itself, so that on a group that is not busy a statement costs no hand-off
+//!   between threads (MariaDB's design).
 //! - **Workers.** A group's worker takes a connection from the group's queue and runs it
 //!   until it waits for its next command (one statement, or one packet the server answers
 //!   itself). A group runs at most `1 + thread_pool_oversubscribe` statements at once; a
-//!   queued connection is woken a new worker only when none of the group's is running.
+//!   worker is woken (or made) for a queued connection only when none of the group's runs
+//!   or listens.
 //! - **Waits.** A statement that waits (a row lock, its group commit, the log's fdatasync,
 //!   an admission permit) says so (`waterline_sync::wait`, MySQL's `thd_wait_begin`): it no
 //!   longer counts as running, and if nothing else runs, another worker takes the queue.
@@ -31,11 +35,13 @@
 //! - **Threads** idle for `thread_pool_idle_timeout` end (one per group stays); there are
 //!   never more than `thread_pool_max_threads`.
 //!
-//! Not here: MariaDB's listener thread (tokio's event loop listens instead) and its
-//! `thread_pool_prio_kickup_timer`.
+//! A connection's `wait_timeout` is a timer on the server's tokio runtime, which queues
+//! the connection when it fires. Not here: MariaDB's `thread_pool_prio_kickup_timer`.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -43,8 +49,11 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
+use rustix::event::epoll;
 use waterline_sql::Shared;
 use waterline_sync::wait;
+
+use crate::wire::Registered;
 
 /// The name of every worker's thread.
 pub(crate) const POOL_THREAD: &str = "waterline-pool";
@@ -148,6 +157,10 @@ struct Group {
     state: Mutex<State>,
     /// Idle workers wait here.
     work: Condvar,
+    /// The sockets of the group's connections that wait for a command (one-shot).
+    epoll: OwnedFd,
+    /// Their wakers, by connection id (the epoll event's data).
+    wakers: Mutex<HashMap<u64, Waker>>,
 }
 
 #[derive(Debug, Default)]
@@ -167,11 +180,19 @@ struct State {
     taken: u64,
     /// The queue stood still for a stall limit: the oversubscription limit is lifted.
     stalled: bool,
+    /// A worker waits in `epoll_wait`.
+    listening: bool,
 }
 
 impl State {
     fn is_empty(&self) -> bool {
         self.high.is_empty() && self.low.is_empty()
+    }
+
+    /// Nobody runs a statement or will look at the queue, and there is a queue, or
+    /// nobody listens: a worker must be woken or made.
+    fn unattended(&self) -> bool {
+        self.active == 0 && self.pending == 0 && (!self.is_empty() || !self.listening)
     }
 }
 
@@ -202,7 +223,7 @@ impl Wake for Task {
 
 impl Pool {
     /// A pool with `config`'s groups; its workers start with the first connections.
-    pub(crate) fn new(config: PoolConfig, shared: Arc<Shared>) -> Pool {
+    pub(crate) fn new(config: PoolConfig, shared: Arc<Shared>) -> io::Result<Pool> {
         let size = config.size.max(1);
         let common = Arc::new(Common {
             config,
@@ -212,18 +233,35 @@ impl Pool {
         });
         let groups = (0..size)
             .map(|_| {
-                Arc::new(Group {
+                Ok(Arc::new(Group {
                     common: Arc::clone(&common),
                     state: Mutex::new(State::default()),
                     work: Condvar::new(),
-                })
+                    epoll: epoll::create(epoll::CreateFlags::CLOEXEC)?,
+                    wakers: Mutex::new(HashMap::new()),
+                }))
             })
-            .collect();
-        Pool {
+            .collect::<io::Result<_>>()?;
+        Ok(Pool {
             common,
             groups,
             stall_timer: std::sync::Once::new(),
-        }
+        })
+    }
+
+    /// Connection `id`'s `socket` in its group's epoll set, for the connection's waits.
+    pub(crate) fn register(
+        &self,
+        id: u32,
+        socket: Arc<dyn AsFd + Send + Sync>,
+    ) -> Box<dyn Registered> {
+        let group = &self.groups[id as usize % self.groups.len()];
+        Box::new(Registration {
+            group: Arc::clone(group),
+            key: u64::from(id),
+            socket,
+            added: AtomicBool::new(false),
+        })
     }
 
     /// Hands connection `id`'s `job` to its group, to run when its socket has something;
@@ -273,6 +311,9 @@ fn stall_timer(groups: &Weak<[Arc<Group>]>, every: Duration) {
                 group.wake_or_create(&mut state);
             } else if state.taken > 0 {
                 state.stalled = false;
+            } else if state.unattended() {
+                // A listener that thread creation's throttle held back.
+                group.wake_or_create(&mut state);
             }
             state.taken = 0;
         }
@@ -281,7 +322,7 @@ fn stall_timer(groups: &Weak<[Arc<Group>]>, every: Duration) {
 
 impl Group {
     /// Queues `task` (a connection with something to read); wakes a worker if none of
-    /// the group's runs.
+    /// the group's runs or is about to.
     fn put(self: &Arc<Group>, task: Arc<Task>) {
         if task.queued.swap(true, Ordering::AcqRel) {
             return;
@@ -307,7 +348,7 @@ impl Group {
         } else {
             state.low.push_back(task);
         }
-        if state.active == 0 && state.pending == 0 {
+        if state.unattended() {
             self.wake_or_create(&mut state);
         }
     }
@@ -366,7 +407,8 @@ impl Group {
     }
 
     /// A worker: takes connections from the queue and runs each until it waits for its
-    /// next command; ends after an idle timeout (unless it is the group's last).
+    /// next command; with nothing to run, listens if nobody does, or sleeps; ends after an
+    /// idle timeout (unless it is the group's last).
     fn work(self: Arc<Group>) {
         let _runtime = self.common.runtime.get().map(tokio::runtime::Handle::enter);
         wait::observe(Some(Arc::new(Observer(Arc::clone(&self)))));
@@ -383,13 +425,31 @@ impl Group {
                 state.active -= 1;
                 continue;
             }
+            if !state.listening {
+                state.listening = true;
+                let heard = MutexGuard::unlocked(&mut state, || self.listen());
+                state.listening = false;
+                // A listener that heard something runs the first connection itself.
+                state.pending = state.pending.saturating_sub(usize::from(heard > 0));
+                if heard == 0 && state.is_empty() && state.threads > 1 {
+                    state.threads -= 1;
+                    self.common.threads.fetch_sub(1, Ordering::Relaxed);
+                    counters.threadpool_threads.fetch_sub(1, Ordering::Relaxed);
+                    return;
+                }
+                continue;
+            }
             state.idle += 1;
-            counters.threadpool_idle_threads.fetch_add(1, Ordering::Relaxed);
+            counters
+                .threadpool_idle_threads
+                .fetch_add(1, Ordering::Relaxed);
             let timed_out = self
                 .work
                 .wait_for(&mut state, self.common.config.idle_timeout)
                 .timed_out();
-            counters.threadpool_idle_threads.fetch_sub(1, Ordering::Relaxed);
+            counters
+                .threadpool_idle_threads
+                .fetch_sub(1, Ordering::Relaxed);
             state.idle -= 1;
             state.pending = state.pending.saturating_sub(1);
             if timed_out && state.is_empty() && state.threads > 1 {
@@ -399,6 +459,79 @@ impl Group {
                 return;
             }
         }
+    }
+}
+
+impl Group {
+    /// The listener's wait: for the group's sockets (up to an idle timeout), then the
+    /// connections with a command are queued. Counts itself as pending while it queues
+    /// them, so that no other worker is woken for the first. How many it heard.
+    fn listen(&self) -> usize {
+        let timeout = self.common.config.idle_timeout;
+        let timeout = rustix::event::Timespec {
+            tv_sec: timeout.as_secs() as i64,
+            tv_nsec: i64::from(timeout.subsec_nanos()),
+        };
+        let mut events: Vec<epoll::Event> = Vec::with_capacity(64);
+        let heard = epoll::wait(
+            &self.epoll,
+            rustix::buffer::spare_capacity(&mut events),
+            Some(&timeout),
+        );
+        if heard.is_err() || events.is_empty() {
+            return 0;
+        }
+        let wakers: Vec<Waker> = {
+            let mut waiting = self.wakers.lock();
+            events
+                .iter()
+                .filter_map(|e| waiting.remove(&e.data.u64()))
+                .collect()
+        };
+        if wakers.is_empty() {
+            return 0;
+        }
+        self.state.lock().pending += 1;
+        let heard = wakers.len();
+        for waker in wakers {
+            waker.wake();
+        }
+        heard
+    }
+}
+
+/// A pooled connection's socket in its group's epoll set.
+struct Registration {
+    group: Arc<Group>,
+    key: u64,
+    socket: Arc<dyn AsFd + Send + Sync>,
+    /// In the set (later waits modify the entry).
+    added: AtomicBool,
+}
+
+impl Registered for Registration {
+    fn arm(&self, waker: &Waker) -> io::Result<()> {
+        self.group.wakers.lock().insert(self.key, waker.clone());
+        let flags = epoll::EventFlags::IN | epoll::EventFlags::RDHUP | epoll::EventFlags::ONESHOT;
+        let data = epoll::EventData::new_u64(self.key);
+        // A socket that has something to read already is reported at once (both add and
+        // modify look), so a command that came before this is not missed.
+        let socket = self.socket.as_fd();
+        if self.added.swap(true, Ordering::Relaxed) {
+            epoll::modify(&self.group.epoll, socket, data, flags)?;
+        } else {
+            epoll::add(&self.group.epoll, socket, data, flags)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if self.added.load(Ordering::Relaxed) {
+            let _ = epoll::delete(&self.group.epoll, self.socket.as_fd());
+        }
+        self.group.wakers.lock().remove(&self.key);
     }
 }
 
@@ -432,7 +565,7 @@ impl wait::Observer for Observer {
         let group = &self.0;
         let mut state = group.state.lock();
         state.active -= 1;
-        if state.active == 0 && state.pending == 0 && !state.is_empty() {
+        if state.unattended() {
             group.wake_or_create(&mut state);
         }
     }

@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpSocket, TcpStream, UnixListener, UnixStream};
+use tokio::net::{TcpListener, TcpSocket, UnixListener, UnixStream};
 
 use crate::pool::{POOL_THREAD, Pool, PoolConfig};
 use crate::protocol::Backend;
 use crate::socket::Socket;
-use crate::wire::{Connection, Registered};
+use crate::wire::Connection;
 use waterline_sql::Shared;
 use waterline_txn::Value;
 
@@ -72,7 +72,10 @@ fn pool_settings(config: &PoolConfig) -> Vec<(&'static str, Value)> {
     let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
     vec![
         ("high_prio_mode", Value::from(config.high_prio_mode.name())),
-        ("high_prio_tickets", int(u64::from(config.high_prio_tickets))),
+        (
+            "high_prio_tickets",
+            int(u64::from(config.high_prio_tickets)),
+        ),
         ("idle_timeout", int(config.idle_timeout.as_secs())),
         ("max_threads", int(u64::from(config.max_threads))),
         ("oversubscribe", int(u64::from(config.oversubscribe))),
@@ -110,14 +113,15 @@ impl Server {
 
     /// The same server with MariaDB's and Percona's thread pool (`thread_handling =
     /// pool-of-threads`, see `pool.rs`): statements of all connections run on a few
-    /// threads per group, instead of each connection on a thread of its own.
-    pub fn thread_pool(mut self, config: PoolConfig) -> Server {
+    /// threads per group, instead of each connection on a thread of its own. Fails if the
+    /// groups' epoll sets cannot be made.
+    pub fn thread_pool(mut self, config: PoolConfig) -> io::Result<Server> {
         self.shared.update_listening(|l| {
             l.thread_handling = "pool-of-threads";
             l.thread_pool = pool_settings(&config);
         });
-        self.pool = Some(Arc::new(Pool::new(config, Arc::clone(&self.shared))));
-        self
+        self.pool = Some(Arc::new(Pool::new(config, Arc::clone(&self.shared))?));
+        Ok(self)
     }
 
     /// The shared state.
@@ -188,9 +192,7 @@ impl Server {
             let (stream, _) = listener.accept().await?;
             // Replies are whole (see `wire.rs`): Nagle would only delay them.
             let _ = stream.set_nodelay(true);
-            self.accept(stream, |s| s.into_std(), |s: &std::net::TcpStream| {
-                Ok(Box::new(TcpStream::from_std(s.try_clone()?)?))
-            });
+            self.accept(stream, |s| s.into_std());
         }
     }
 
@@ -198,21 +200,14 @@ impl Server {
     pub async fn serve_unix(&self, listener: UnixListener) -> io::Result<()> {
         loop {
             let (stream, _) = listener.accept().await?;
-            self.accept(stream, UnixStream::into_std, |s: &std::os::unix::net::UnixStream| {
-                Ok(Box::new(UnixStream::from_std(s.try_clone()?)?))
-            });
+            self.accept(stream, UnixStream::into_std);
         }
     }
 
-    /// Starts connection `stream` on a thread of its own, as the blocking socket
-    /// `into_std` makes of it, or in the pool, which waits for its commands on what
-    /// `register` makes of it; or turns it away with error 1040.
-    fn accept<T, S>(
-        &self,
-        mut stream: T,
-        into_std: impl FnOnce(T) -> io::Result<S>,
-        register: impl FnOnce(&S) -> io::Result<Box<dyn Registered>>,
-    ) where
+    /// Starts connection `stream`, as the blocking socket `into_std` makes of it, on a
+    /// thread of its own or in the pool; or turns it away with error 1040.
+    fn accept<T, S>(&self, mut stream: T, into_std: impl FnOnce(T) -> io::Result<S>)
+    where
         T: AsyncWrite + Unpin + Send + 'static,
         S: Socket,
     {
@@ -244,12 +239,9 @@ impl Server {
             // Its thread is the pool's, one statement at a time.
             let in_transaction = Arc::new(AtomicBool::new(false));
             let hint = Arc::clone(&in_transaction);
-            // Registered while still non-blocking, as tokio wants.
-            let Ok(registered) = register(&std_stream) else {
-                return;
-            };
+            let register = |socket| pool.register(id, socket);
             let state = (backend, statements);
-            let Ok(connection) = Connection::pooled(std_stream, registered, state, limits, hint)
+            let Ok(connection) = Connection::pooled(std_stream, register, state, limits, hint)
             else {
                 return;
             };

@@ -304,8 +304,8 @@ struct Filter<S> {
     readiness: Option<Readiness>,
 }
 
-/// A pooled connection's wait for its next command: its socket registered with the
-/// server's event loop, and a timer for `wait_timeout`.
+/// A pooled connection's wait for its next command: its socket in the pool's epoll set,
+/// and a timer for `wait_timeout`.
 struct Readiness {
     socket: Box<dyn Registered>,
     timer: Pin<Box<tokio::time::Sleep>>,
@@ -315,32 +315,11 @@ struct Readiness {
     in_transaction: Arc<AtomicBool>,
 }
 
-/// A connection's socket as the server's event loop knows it: a second descriptor of it
-/// (`dup`), registered while it was non-blocking (the connection then reads and writes
-/// the first with blocking calls; the event loop only says when there is something to
-/// read).
+/// A pooled connection's socket as its pool listens to it (see `pool.rs`).
 pub(crate) trait Registered: Send + Sync {
-    /// Ready when the socket has something to read (or has ended).
-    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
-    /// Runs `peek`; a `WouldBlock` from it clears the readiness, so that the next poll
-    /// waits.
-    fn try_peek(&self, peek: &mut dyn FnMut() -> io::Result<()>) -> io::Result<()>;
+    /// Wake `waker` once the socket has something to read (or has ended); once only.
+    fn arm(&self, waker: &std::task::Waker) -> io::Result<()>;
 }
-
-macro_rules! registered {
-    ($t:ty) => {
-        impl Registered for $t {
-            fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                <$t>::poll_read_ready(self, cx)
-            }
-            fn try_peek(&self, peek: &mut dyn FnMut() -> io::Result<()>) -> io::Result<()> {
-                self.try_io(tokio::io::Interest::READABLE, peek)
-            }
-        }
-    };
-}
-registered!(tokio::net::TcpStream);
-registered!(tokio::net::UnixStream);
 
 impl<S: Socket> Filter<S> {
     /// Reads the client's packets until one is for opensrv (or the connection ends).
@@ -478,10 +457,14 @@ impl<S: Socket> Filter<S> {
             {
                 return Some(Poll::Ready(Err(e)));
             }
-            let timeout = self.read_timeout.unwrap_or(Duration::from_secs(365 * 86_400));
+            let timeout = self
+                .read_timeout
+                .unwrap_or(Duration::from_secs(365 * 86_400));
             let in_transaction = self.session.lock().server_status() & SERVER_STATUS_IN_TRANS != 0;
             let ready = self.readiness.as_mut()?;
-            ready.in_transaction.store(in_transaction, Ordering::Relaxed);
+            ready
+                .in_transaction
+                .store(in_transaction, Ordering::Relaxed);
             ready
                 .timer
                 .as_mut()
@@ -489,27 +472,19 @@ impl<S: Socket> Filter<S> {
             ready.armed = true;
         }
         let ready = self.readiness.as_mut()?;
-        let fd = self.reply.0.as_fd();
-        let mut peek = || {
-            let mut byte = [0u8; 1];
-            let flags = rustix::net::RecvFlags::PEEK | rustix::net::RecvFlags::DONTWAIT;
-            match rustix::net::recv(fd, &mut byte[..], flags) {
-                Err(rustix::io::Errno::AGAIN) => Err(io::ErrorKind::WouldBlock.into()),
-                // A byte, the end, or an error the read will meet.
-                _ => Ok(()),
+        let mut byte = [0u8; 1];
+        let flags = rustix::net::RecvFlags::PEEK | rustix::net::RecvFlags::DONTWAIT;
+        match rustix::net::recv(self.reply.0.as_fd(), &mut byte[..], flags) {
+            Err(rustix::io::Errno::AGAIN) => {
+                // Nothing yet: the pool's listener wakes this connection when it comes.
+                if let Err(e) = ready.socket.arm(cx.waker()) {
+                    return Some(Poll::Ready(Err(e)));
+                }
             }
-        };
-        loop {
-            match ready.socket.poll_read_ready(cx) {
-                Poll::Ready(Ok(())) => match ready.socket.try_peek(&mut peek) {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    _ => {
-                        ready.armed = false;
-                        return None;
-                    }
-                },
-                Poll::Ready(Err(e)) => return Some(Poll::Ready(Err(e))),
-                Poll::Pending => break,
+            // A byte, the end, or an error the read will meet.
+            _ => {
+                ready.armed = false;
+                return None;
             }
         }
         if ready.timer.as_mut().poll(cx).is_ready() {
@@ -705,13 +680,13 @@ impl<S: Socket> Connection<S> {
         })
     }
 
-    /// A connection over `stream` for a thread pool: between commands it waits for
-    /// `registered` (the same socket, registered with the server's event loop) and a
-    /// timer of the runtime this is called in (see [`Connection::into_job`]), and tells
-    /// `in_transaction` whether its session is inside a transaction.
+    /// A connection over `stream` for a thread pool: between commands it waits for what
+    /// `register` makes of its socket (the pool's listener) and a timer of the runtime
+    /// this is called in (see [`Connection::into_job`]), and tells `in_transaction` whether
+    /// its session is inside a transaction.
     pub(crate) fn pooled(
         stream: S,
-        registered: Box<dyn Registered>,
+        register: impl FnOnce(Arc<dyn AsFd + Send + Sync>) -> Box<dyn Registered>,
         (backend, statements): (Backend, Arc<Statements>),
         (max_packet, connect_timeout): (usize, Duration),
         in_transaction: Arc<AtomicBool>,
@@ -720,8 +695,9 @@ impl<S: Socket> Connection<S> {
         stream.set_read_timeout(Some(connect_timeout))?;
         let (mut filter, out) =
             adapters(stream, &backend, statements, (max_packet, connect_timeout));
+        let socket: Arc<dyn AsFd + Send + Sync> = filter.reply.0.clone();
         filter.readiness = Some(Readiness {
-            socket: registered,
+            socket: register(socket),
             timer: Box::pin(tokio::time::sleep(connect_timeout)),
             armed: false,
             in_transaction,

@@ -34,15 +34,14 @@ fn start_with(max_allowed_packet: usize, pooled: bool) -> u16 {
     );
     let mut server = Server::new(shared, 64);
     if pooled {
-        server = server.thread_pool(waterline_server::PoolConfig {
-            size: 2,
-            ..waterline_server::PoolConfig::default()
-        });
+        server = server
+            .thread_pool(waterline_server::PoolConfig {
+                size: 2,
+                ..waterline_server::PoolConfig::default()
+            })
+            .unwrap();
     }
-    let port = server
-        .spawn("127.0.0.1:0".parse().unwrap())
-        .unwrap()
-        .port();
+    let port = server.spawn("127.0.0.1:0".parse().unwrap()).unwrap().port();
     let mut c = mysql::Conn::new(
         mysql::Opts::from_url(&format!("mysql://root@127.0.0.1:{port}/waterline")).unwrap(),
     )

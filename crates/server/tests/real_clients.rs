@@ -137,6 +137,7 @@ fn sysbench_oltp_runs_clean_in_the_thread_pool() {
     };
     let port = server()
         .thread_pool(pool)
+        .unwrap()
         .spawn("127.0.0.1:0".parse().unwrap())
         .unwrap()
         .port();

@@ -526,7 +526,10 @@ pub(crate) fn show_status(
         ("Connections".to_owned(), load(&c.connections)),
         ("Questions".into(), load(&c.questions)),
         ("Threads_connected".into(), load(&c.threads_connected)),
-        ("Threadpool_idle_threads".into(), load(&c.threadpool_idle_threads)),
+        (
+            "Threadpool_idle_threads".into(),
+            load(&c.threadpool_idle_threads),
+        ),
         ("Threadpool_threads".into(), load(&c.threadpool_threads)),
         ("Rows_examined".into(), load(&c.rows_examined)),
         ("Rows_sent".into(), load(&c.rows_sent)),

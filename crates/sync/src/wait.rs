@@ -117,12 +117,19 @@ mod tests {
             let _lock = begin(Kind::RowLock);
         }
         drop(begin(Kind::GroupCommit));
-        std::thread::spawn(|| drop(begin(Kind::Sync))).join().unwrap();
+        std::thread::spawn(|| drop(begin(Kind::Sync)))
+            .join()
+            .unwrap();
         observe(None);
         drop(begin(Kind::RowLock));
         assert_eq!(
             *log.0.lock().unwrap(),
-            ["begin Admission", "end Admission", "begin GroupCommit", "end GroupCommit"]
+            [
+                "begin Admission",
+                "end Admission",
+                "begin GroupCommit",
+                "end GroupCommit"
+            ]
         );
     }
 }

@@ -132,7 +132,10 @@ fn mysql_protocol_against_waterline_serve() {
         "a remote server's counters are not read"
     );
     // The process columns are the server's, from its status, and the summary says so.
-    assert!(point.process.is_some(), "a waterline server reports its CPU");
+    assert!(
+        point.process.is_some(),
+        "a waterline server reports its CPU"
+    );
     assert!(
         point
             .effective
@@ -153,7 +156,9 @@ fn mysql_protocol_against_waterline_serve() {
         size: 2,
         ..waterline_server::PoolConfig::default()
     };
-    let pooled = Server::new(Shared::new(engine, config), 64).thread_pool(pool);
+    let pooled = Server::new(Shared::new(engine, config), 64)
+        .thread_pool(pool)
+        .unwrap();
     let addr = pooled.spawn("127.0.0.1:0".parse().unwrap()).unwrap();
     let url = format!("mysql://root@{addr}/tpcc");
     let point = short_run(&url.parse().unwrap(), Runtime::Threads);

@@ -27,6 +27,9 @@ pub(super) struct Spec {
     pub(super) metric: Option<(&'static str, &'static [&'static str], Metric)>,
     /// What this experiment needs that a small machine does not have, and why that matters.
     pub(super) limits: fn(&waterline::tpcc::Machine) -> Option<String>,
+    /// Over the protocol: one `waterline serve` per configuration (label, its flags), which
+    /// the driver loads and measures over `mysql://`. Empty: in process.
+    pub(super) servers: Vec<(String, Vec<String>)>,
 }
 
 pub(super) fn flags(s: &str) -> Vec<String> {
@@ -87,6 +90,7 @@ pub(super) fn specs(cpus: usize) -> Vec<Spec> {
                            commit show whether the one latch is contended at all."
                 })
             },
+            servers: Vec::new(),
         },
         Spec {
             experiment: Experiment::Readview,
@@ -121,6 +125,7 @@ pub(super) fn specs(cpus: usize) -> Vec<Spec> {
                            the mechanism."
                 })
             },
+            servers: Vec::new(),
         },
         Spec {
             experiment: Experiment::DoubleLatch,
@@ -147,6 +152,7 @@ pub(super) fn specs(cpus: usize) -> Vec<Spec> {
                            commit show what the change removes."
                 })
             },
+            servers: Vec::new(),
         },
         Spec {
             experiment: Experiment::GroupCommit,
@@ -174,6 +180,7 @@ pub(super) fn specs(cpus: usize) -> Vec<Spec> {
                            machine's disk, which bounds both."
                 })
             },
+            servers: Vec::new(),
         },
         Spec {
             experiment: Experiment::Throttle,
@@ -208,6 +215,7 @@ pub(super) fn specs(cpus: usize) -> Vec<Spec> {
                         )
                 })
             },
+            servers: Vec::new(),
         },
         Spec {
             experiment: Experiment::Planner,
@@ -223,6 +231,7 @@ pub(super) fn specs(cpus: usize) -> Vec<Spec> {
                 Some(p.order_lines as f64)
             })),
             limits: |_| None,
+            servers: Vec::new(),
         },
         Spec {
             experiment: Experiment::Isolation,
@@ -245,6 +254,7 @@ pub(super) fn specs(cpus: usize) -> Vec<Spec> {
                 },
             )),
             limits: |_| None,
+            servers: Vec::new(),
         },
         Spec {
             experiment: Experiment::AllFixes,
@@ -278,6 +288,53 @@ pub(super) fn specs(cpus: usize) -> Vec<Spec> {
                            this machine's disk, which bounds all four."
                 })
             },
+            servers: Vec::new(),
+        },
+        Spec {
+            experiment: Experiment::ThreadPool,
+            name: "thread-pool",
+            title: "Over the MySQL protocol: a thread per connection, the thread pool, or an \
+                    admission limit",
+            book: "Fig 8-33, 8-35 (Percona Server's thread pool against one thread per \
+                   connection, and against the transaction throttle)",
+            // The driver's clients are tokio tasks, so that the threads that differ are the
+            // server's.
+            full: flags(
+                "--runtime tasks --isolation read-committed --clients 16,256,1024 \
+                 --duration 20 --warmup 3",
+            ),
+            quick: flags("--clients 2,16"),
+            metric: Some((
+                "server context switches per transaction",
+                &["voluntary_switches_per_txn", "involuntary_switches_per_txn"],
+                |p| {
+                    let t = p.per_txn()?;
+                    Some(t.switches.0 + t.switches.1)
+                },
+            )),
+            limits: |m| {
+                (m.cpus < 32).then(|| {
+                    few_cores(m)
+                        + "The book's server ran hundreds of connections' statements on dozens \
+                           of cores; the pool kept one statement running per group (one group \
+                           per CPU) where a thread per connection let them all contend. Here \
+                           the driver runs on the same CPUs as the server, and every \
+                           statement crosses the loopback; the pool's own cost (a hand-off \
+                           from the event loop to a worker per statement) shows at low \
+                           client counts, its gain only when connections far outnumber CPUs."
+                })
+            },
+            servers: vec![
+                ("one-thread-per-connection".into(), Vec::new()),
+                (
+                    "pool-of-threads".into(),
+                    flags("--thread-handling pool-of-threads"),
+                ),
+                (
+                    format!("limit:{}", admission_limit(cpus)),
+                    flags(&format!("--admission limit:{}", admission_limit(cpus))),
+                ),
+            ],
         },
     ]
 }
