@@ -6,7 +6,7 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_waterline");
 
-const EXPERIMENTS: [&str; 8] = [
+const EXPERIMENTS: [&str; 9] = [
     "trx-shards",
     "readview",
     "double-latch",
@@ -15,6 +15,7 @@ const EXPERIMENTS: [&str; 8] = [
     "planner",
     "isolation",
     "all-fixes",
+    "thread-pool",
 ];
 
 fn header(csv: &Path) -> Vec<String> {
@@ -80,6 +81,23 @@ fn every_experiment_runs_quick_and_writes_what_its_summary_claims() {
     ] {
         assert!(fixes.contains(wanted), "{wanted}: {fixes}");
     }
+    // Three servers, read back: a thread per connection, the pool, an admission limit; and
+    // the CPU and context switches are theirs.
+    let served = effective("thread-pool");
+    for wanted in [
+        "thread_handling=one-thread-per-connection, admission=unlimited",
+        "thread_handling=pool-of-threads (thread_pool_size=",
+        "thread_handling=one-thread-per-connection, admission=limit-",
+    ] {
+        assert!(served.contains(wanted), "{wanted}: {served}");
+    }
+    let summary =
+        std::fs::read_to_string(dir.path().join("thread-pool").join("summary.md")).unwrap();
+    assert!(
+        summary.contains("`waterline serve --database tpcc --max-connections ")
+            && summary.contains("--thread-handling pool-of-threads`"),
+        "{summary}"
+    );
     for name in EXPERIMENTS {
         let exp = dir.path().join(name);
         for file in [

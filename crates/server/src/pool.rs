@@ -574,3 +574,79 @@ impl wait::Observer for Observer {
         self.0.state.lock().active += 1;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(mode: HighPrioMode, tickets: u32) -> Pool {
+        let engine = Arc::new(waterline_txn::Engine::open(Default::default()).unwrap());
+        let shared = Shared::new(engine, waterline_sql::SessionConfig::default());
+        let config = PoolConfig {
+            size: 1,
+            high_prio_mode: mode,
+            high_prio_tickets: tickets,
+            ..PoolConfig::default()
+        };
+        Pool::new(config, shared).unwrap()
+    }
+
+    /// A task that never runs (its group is marked busy, so no worker starts).
+    fn task(pool: &Pool, id: u32, in_transaction: bool) -> Arc<Task> {
+        let group = &pool.groups[0];
+        group.state.lock().active = 1;
+        Arc::new(Task {
+            id,
+            job: Mutex::new(None),
+            group: Arc::clone(group),
+            queued: AtomicBool::new(false),
+            in_transaction: Arc::new(AtomicBool::new(in_transaction)),
+            tickets: AtomicU32::new(pool.common.config.high_prio_tickets),
+        })
+    }
+
+    fn queues(pool: &Pool) -> (Vec<u32>, Vec<u32>) {
+        let state = pool.groups[0].state.lock();
+        let ids = |q: &VecDeque<Arc<Task>>| q.iter().map(|t| t.id).collect();
+        (ids(&state.high), ids(&state.low))
+    }
+
+    #[test]
+    fn transactions_go_first_while_their_tickets_last() {
+        let p = pool(HighPrioMode::Transactions, 2);
+        let (idle, busy) = (task(&p, 1, false), task(&p, 2, true));
+        for _ in 0..3 {
+            Arc::clone(&idle).wake();
+            Arc::clone(&busy).wake();
+            // Taken off the queue, as a worker would.
+            let mut state = p.groups[0].state.lock();
+            state.high.clear();
+            state.low.clear();
+            drop(state);
+            idle.queued.store(false, Ordering::Relaxed);
+            busy.queued.store(false, Ordering::Relaxed);
+        }
+        // Two tickets: twice in the high queue, then low, which gives the tickets back.
+        assert_eq!(busy.tickets.load(Ordering::Relaxed), 2);
+        Arc::clone(&busy).wake();
+        assert_eq!(queues(&p), (vec![2], vec![]));
+    }
+
+    #[test]
+    fn a_second_wake_up_queues_nothing_more_and_the_modes_choose_the_queue() {
+        let p = pool(HighPrioMode::Transactions, u32::MAX);
+        let (idle, busy) = (task(&p, 1, false), task(&p, 2, true));
+        Arc::clone(&idle).wake();
+        Arc::clone(&busy).wake();
+        Arc::clone(&busy).wake();
+        assert_eq!(queues(&p), (vec![2], vec![1]));
+
+        let p = pool(HighPrioMode::Statements, u32::MAX);
+        Arc::clone(&task(&p, 1, false)).wake();
+        assert_eq!(queues(&p), (vec![1], vec![]));
+
+        let p = pool(HighPrioMode::None, u32::MAX);
+        Arc::clone(&task(&p, 2, true)).wake();
+        assert_eq!(queues(&p), (vec![], vec![2]));
+    }
+}

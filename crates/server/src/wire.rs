@@ -13,16 +13,20 @@
 //! | any command opensrv does not know (COM_RESET_CONNECTION, COM_STATISTICS, COM_SET_OPTION, COM_STMT_RESET, COM_SHUTDOWN, COM_CHANGE_USER, COM_PROCESS_KILL, ...) | an OK, whatever it asked | done here (the session reset, the statistics line, the EOF, the shutdown, the kill), or error 1047 / 1235 / 1227 / 1094 / 1095 |
 //! | `SELECT @@...` starting the text | answered by opensrv itself for `max_allowed_packet` (a constant) | passed on with a leading space, so that the session answers |
 //!
-//! A connection has a thread of its own (see `server.rs`), so its socket is read and written
-//! with blocking calls, and opensrv runs over two adapters: `Filter`, the `AsyncRead` it
-//! reads commands from, which reads the client's packets and lets through what opensrv may
-//! see; and `Out` (`writer.rs`), the `AsyncWrite` it writes to, which sends each reply with one `send` when
+//! A connection's socket is read and written with blocking calls (see `server.rs`), and
+//! opensrv runs over two adapters: `Filter`, the `AsyncRead` it reads commands from, which
+//! reads the client's packets and lets through what opensrv may see; and `Out`
+//! (`writer.rs`), the `AsyncWrite` it writes to, which sends each reply with one `send` when
 //! opensrv flushes. The filter runs COM_STMT_EXECUTE itself, on the session it shares with
 //! opensrv's backend (see `binary.rs`): the statement the protocol is busiest with skips
-//! opensrv's copies and async writers. A poll never returns `Pending`: the thread waits in
-//! `recv` as MySQL's one-thread-per-connection does, with no event loop or in-memory pipe
-//! between client and opensrv. The filter's own replies go straight to the socket: opensrv has flushed its last
-//! reply before it asks for the next command, so the two never interleave.
+//! opensrv's copies and async writers. With one thread per connection a poll never returns
+//! `Pending`: the thread waits in `recv` as MySQL's one-thread-per-connection does, with no
+//! event loop or in-memory pipe between client and opensrv. In the thread pool
+//! (`pool.rs`) the filter returns `Pending` when the client has sent nothing more (it peeks),
+//! its socket armed in the pool's epoll set, and the worker thread goes back to the pool; a
+//! command once begun is still read, run and answered with blocking calls. The filter's own
+//! replies go straight to the socket: opensrv has flushed its last reply before it asks for
+//! the next command, so the two never interleave.
 //!
 //! Why one file of this length: the filter reads and writes the same packets in both
 //! directions; each packet it fixes is a row of the table above and an arm of one match.
