@@ -6,7 +6,7 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_waterline");
 
-const EXPERIMENTS: [&str; 9] = [
+const EXPERIMENTS: [&str; 10] = [
     "trx-shards",
     "readview",
     "double-latch",
@@ -16,6 +16,7 @@ const EXPERIMENTS: [&str; 9] = [
     "isolation",
     "all-fixes",
     "thread-pool",
+    "instances",
 ];
 
 fn header(csv: &Path) -> Vec<String> {
@@ -98,6 +99,17 @@ fn every_experiment_runs_quick_and_writes_what_its_summary_claims() {
             && summary.contains("--thread-handling pool-of-threads`"),
         "{summary}"
     );
+    // Two instances, each on its own CPUs, apart then together, and the total.
+    let instances =
+        std::fs::read_to_string(dir.path().join("instances").join("summary.md")).unwrap();
+    for wanted in [
+        "instance-1 apart",
+        "instance-2 together",
+        "Fig 8-32, the total",
+        "`taskset -c ",
+    ] {
+        assert!(instances.contains(wanted), "{wanted}: {instances}");
+    }
     for name in EXPERIMENTS {
         let exp = dir.path().join(name);
         for file in [

@@ -63,6 +63,9 @@ pub enum Experiment {
     /// Over the MySQL protocol, one `waterline serve` each: a thread per connection vs the
     /// thread pool vs an admission limit (Fig 8-33/35).
     ThreadPool,
+    /// Two `waterline serve` instances on half the CPUs each, run apart, then together
+    /// (Fig 8-30/31/32).
+    Instances,
     /// Every experiment, with an index.
     All,
 }
@@ -216,13 +219,15 @@ fn run_one(
         .map_err(|e| format!("{}: flags {flags:?}: {e}", spec.name))?
         .args;
     let configs = configurations(&tpcc)?;
-    let pins = if spec.servers.is_empty() {
+    let pins = if spec.servers.is_empty() && spec.experiment != Experiment::Instances {
         pins(args, spec, machine)
     } else {
         Vec::new()
     };
     let mut reports = Vec::new();
-    if !spec.servers.is_empty() {
+    if spec.experiment == Experiment::Instances {
+        reports.push(served::instances(&tpcc, machine.cpus, dir)?);
+    } else if !spec.servers.is_empty() {
         reports.push(served::sweep_servers(&tpcc, &spec.servers, dir)?);
     }
     for pin in &pins {
@@ -263,6 +268,10 @@ fn run_one(
     let extra = match spec.experiment {
         Experiment::GroupCommit => wakes(&report, dir)?,
         Experiment::Planner => planner_files(&report, dir)?,
+        Experiment::Instances => Extra {
+            section: served::totals(&report),
+            files: "- `serve-instance-1.log`, `serve-instance-2.log`: the servers' logs.\n".into(),
+        },
         _ => Extra::default(),
     };
     let (summary, headline) = summary(args, spec, &report, &flags, &extra);
@@ -482,12 +491,17 @@ fn summary(
         let most = report.points.iter().map(|p| p.clients).max().unwrap_or(1);
         let common = served::common_flags(most).join(" ");
         for (label, flags) in &spec.servers {
+            // The instances' flags are the taskset that places them.
+            let command = if spec.experiment == Experiment::Instances {
+                format!("{} waterline serve {common}", flags.join(" "))
+            } else {
+                format!("waterline serve {common} {}", flags.join(" "))
+            };
             let _ = writeln!(
                 out,
-                "- Server for `{label}`: `waterline serve {common}{}{}` (one process per \
-                 configuration, started and stopped by the lab)",
-                if flags.is_empty() { "" } else { " " },
-                flags.join(" ")
+                "- Server for `{label}`: `{}` (one process per configuration, started and \
+                 stopped by the lab)",
+                command.trim_end()
             );
         }
     }

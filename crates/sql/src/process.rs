@@ -26,7 +26,7 @@ pub struct Usage {
     pub system: Duration,
     /// Resident memory, bytes.
     pub resident: u64,
-    /// Context switches so far, voluntary and involuntary, of the threads alive now.
+    /// Context switches so far, voluntary and involuntary, of all its threads (ended ones too).
     pub switches: Switches,
 }
 
@@ -46,7 +46,7 @@ impl Usage {
         let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
         let usage = parse(&stat, &statm, ticks_per_second(), page_size())?;
         Some(Usage {
-            switches: thread_switches(),
+            switches: process_switches(),
             ..usage
         })
     }
@@ -71,37 +71,16 @@ impl Usage {
     }
 }
 
-/// The context switches of every thread of this process alive now, summed over
-/// `/proc/self/task/*/status` (the process's own `status` counts its first thread only). A
-/// thread that ends takes its counts with it, so a window's difference counts the threads
-/// that lived through it: the driver's clients and the engine's threads do.
-fn thread_switches() -> Switches {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return Switches::default();
-    };
-    tasks
-        .filter_map(Result::ok)
-        .filter_map(|task| std::fs::read_to_string(task.path().join("status")).ok())
-        .map(|status| switches_in(&status))
-        .fold(Switches::default(), |sum, s| Switches {
-            voluntary: sum.voluntary + s.voluntary,
-            involuntary: sum.involuntary + s.involuntary,
-        })
-}
-
-/// The two counts of one `status` file.
-fn switches_in(status: &str) -> Switches {
-    let count = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
-    };
-    Switches {
-        voluntary: count("voluntary_ctxt_switches:"),
-        involuntary: count("nonvoluntary_ctxt_switches:"),
-    }
+/// The context switches of every thread of this process so far, those that ended too
+/// (`getrusage(RUSAGE_SELF)`; a thread's own `/proc` status counts that thread alone, and
+/// a sum over the live ones loses the counts of a connection thread that ends within the
+/// window). Zero where the system cannot tell.
+fn process_switches() -> Switches {
+    use nix::sys::resource::{UsageWho, getrusage};
+    getrusage(UsageWho::RUSAGE_SELF).map_or(Switches::default(), |u| Switches {
+        voluntary: u64::try_from(u.voluntary_context_switches()).unwrap_or(0),
+        involuntary: u64::try_from(u.involuntary_context_switches()).unwrap_or(0),
+    })
 }
 
 /// What the process spent over a window (see [`Usage::since`]).
@@ -277,33 +256,22 @@ mod tests {
     }
 
     #[test]
-    fn a_threads_switches_are_read_from_its_status() {
-        let status = "Name:\tx\nvoluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n";
-        assert_eq!(
-            switches_in(status),
-            Switches {
-                voluntary: 120,
-                involuntary: 7
-            }
-        );
+    fn a_threads_switches_are_counted_after_it_ends() {
         if cfg!(target_os = "linux") {
-            // A thread that sleeps switches voluntarily, and its switches are counted while
-            // it lives.
-            let before = thread_switches();
-            let (tx, rx) = std::sync::mpsc::channel::<()>();
-            let sleeper = std::thread::spawn(move || {
+            // A thread that sleeps switches voluntarily, and its switches stay counted once
+            // it has ended.
+            let before = process_switches();
+            std::thread::spawn(|| {
                 for _ in 0..5 {
                     std::thread::sleep(Duration::from_millis(1));
                 }
-                rx.recv().ok();
-            });
-            std::thread::sleep(Duration::from_millis(50));
-            let during = thread_switches();
-            tx.send(()).unwrap();
-            sleeper.join().unwrap();
+            })
+            .join()
+            .unwrap();
+            let after = process_switches();
             assert!(
-                during.voluntary >= before.voluntary + 5,
-                "{before:?} {during:?}"
+                after.voluntary >= before.voluntary + 5,
+                "{before:?} {after:?}"
             );
         }
     }

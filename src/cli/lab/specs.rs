@@ -28,7 +28,8 @@ pub(super) struct Spec {
     /// What this experiment needs that a small machine does not have, and why that matters.
     pub(super) limits: fn(&waterline::tpcc::Machine) -> Option<String>,
     /// Over the protocol: one `waterline serve` per configuration (label, its flags), which
-    /// the driver loads and measures over `mysql://`. Empty: in process.
+    /// the driver loads and measures over `mysql://`; for `instances`, the `taskset` that
+    /// places each instance. Empty: in process.
     pub(super) servers: Vec<(String, Vec<String>)>,
 }
 
@@ -333,6 +334,43 @@ pub(super) fn specs(cpus: usize) -> Vec<Spec> {
                 (
                     format!("limit:{}", admission_limit(cpus)),
                     flags(&format!("--admission limit:{}", admission_limit(cpus))),
+                ),
+            ],
+        },
+        Spec {
+            experiment: Experiment::Instances,
+            name: "instances",
+            title: "Two server instances on half the CPUs each, run apart, then together",
+            book: "Fig 8-30, 8-31, 8-32 (two MySQL instances apart and together: the total, \
+                   after the MVCC fixes)",
+            full: flags(
+                "--runtime tasks --isolation read-committed --clients 16,64,256 \
+                 --duration 20 --warmup 3",
+            ),
+            quick: flags("--clients 2,8"),
+            metric: Some(("server CPU µs per transaction", &["cpu_us_per_txn"], |p| {
+                p.per_txn().map(|t| t.cpu_us)
+            })),
+            limits: |m| {
+                Some(
+                    few_cores(m)
+                        + "The book ran two instances on one NUMA server, one per node, and \
+                           found that together they reached about what each reached alone \
+                           (the total halved) once the MVCC fixes had removed the super-linear \
+                           effect of its section 2.1. Here each instance gets half the CPUs \
+                           (taskset), the driver runs unpinned on all of them, and both \
+                           share the same memory node and caches; on a machine of one NUMA \
+                           node nothing NUMA can show.",
+                )
+            },
+            servers: vec![
+                (
+                    "instance-1".into(),
+                    flags(&format!("taskset -c {}", super::served::half(0, cpus))),
+                ),
+                (
+                    "instance-2".into(),
+                    flags(&format!("taskset -c {}", super::served::half(1, cpus))),
                 ),
             ],
         },
