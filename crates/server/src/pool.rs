@@ -33,7 +33,9 @@
 //!   `thread_pool_high_prio_tickets` bounds how many times in a row. `statements` puts every
 //!   connection there, `none` none.
 //! - **Threads** idle for `thread_pool_idle_timeout` end (one per group stays); there are
-//!   never more than `thread_pool_max_threads`.
+//!   never more than `thread_pool_max_threads`. A group whose workers all wait gets a new
+//!   one at once (so under heavy row-lock contention there are about as many threads as
+//!   waiting statements, as in MariaDB); otherwise creation is throttled.
 //!
 //! A connection's `wait_timeout` is a timer on the server's tokio runtime, which queues
 //! the connection when it fires. Not here: MariaDB's `thread_pool_prio_kickup_timer`.
@@ -182,6 +184,8 @@ struct State {
     stalled: bool,
     /// A worker waits in `epoll_wait`.
     listening: bool,
+    /// Commands the listener heard since the stall timer last looked.
+    heard: u64,
 }
 
 impl State {
@@ -311,11 +315,13 @@ fn stall_timer(groups: &Weak<[Arc<Group>]>, every: Duration) {
                 group.wake_or_create(&mut state);
             } else if state.taken > 0 {
                 state.stalled = false;
-            } else if state.unattended() {
-                // A listener that thread creation's throttle held back.
+            } else if state.unattended() || (!state.listening && state.heard == 0) {
+                // Nobody listens and nothing was heard since the last look (every worker
+                // busy with long statements): as MariaDB's timer, wake or make a listener.
                 group.wake_or_create(&mut state);
             }
             state.taken = 0;
+            state.heard = 0;
         }
     }
 }
@@ -359,9 +365,11 @@ impl Group {
     }
 
     /// Tells an idle worker to look at the queue, or starts a new one if there is none
-    /// (and the pool may have more). As MariaDB's, a group that has four workers or more
-    /// makes another only 50 ms after the last (100 ms from eight, 200 ms from sixteen):
-    /// a burst of waits must not become a burst of threads. The stall timer tries again.
+    /// (and the pool may have more). As MariaDB's: when every worker of the group waits
+    /// (none runs), at once, since the statements queued may be what the waits wait for
+    /// (a lock holder's COMMIT); otherwise a group that has four workers or more makes
+    /// another only 50 ms after the last (100 ms from eight, 200 ms from sixteen), and the
+    /// stall timer tries again.
     fn wake_or_create(self: &Arc<Group>, state: &mut MutexGuard<'_, State>) {
         if state.idle > state.pending {
             state.pending += 1;
@@ -374,7 +382,7 @@ impl Group {
             8..16 => Duration::from_millis(100),
             _ => Duration::from_millis(200),
         };
-        if state.last_created.is_some_and(|t| t.elapsed() < throttle) {
+        if state.active > 0 && state.last_created.is_some_and(|t| t.elapsed() < throttle) {
             return;
         }
         let common = &self.common;
@@ -491,8 +499,12 @@ impl Group {
         if wakers.is_empty() {
             return 0;
         }
-        self.state.lock().pending += 1;
         let heard = wakers.len();
+        {
+            let mut state = self.state.lock();
+            state.pending += 1;
+            state.heard += heard as u64;
+        }
         for waker in wakers {
             waker.wake();
         }

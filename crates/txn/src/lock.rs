@@ -469,6 +469,8 @@ impl LockManager {
         let deadline = Instant::now() + timeout;
         // Set once queued: this request's own waiter.
         let mut queued: Option<Arc<Waiter>> = None;
+        // Set at the first sleep in a thread pool's worker; told its end after the latch.
+        let mut waiting = None;
         let outcome = loop {
             if locks.get_mut(hash, &key).is_none() {
                 locks.insert(hash, key.clone(), Lock::default());
@@ -582,12 +584,14 @@ impl LockManager {
                 }
             }
             // A thread pool's worker says it sleeps, so that the pool runs another statement
-            // meanwhile (perhaps the holder's COMMIT); told outside the latch.
-            let waiting = crate::sync::wait::observed().then(|| {
-                MutexGuard::unlocked(&mut locks, || {
+            // meanwhile (perhaps the holder's COMMIT): once for the whole wait, not per
+            // slice (hundreds of waiters waking every slice would count as running), and
+            // outside the latch.
+            if waiting.is_none() && crate::sync::wait::observed() {
+                waiting = Some(MutexGuard::unlocked(&mut locks, || {
                     crate::sync::wait::begin(crate::sync::wait::Kind::RowLock)
-                })
-            });
+                }));
+            }
             // Under the latch again: a wake-up is either in the flag already or still to come.
             if !waiter.woken.swap(false, Ordering::Acquire) {
                 let until = match interrupt {
@@ -596,9 +600,6 @@ impl LockManager {
                 };
                 waiter.condvar.wait_until(&mut locks, until);
                 waiter.woken.store(false, Ordering::Relaxed);
-            }
-            if let Some(waiting) = waiting {
-                MutexGuard::unlocked(&mut locks, || drop(waiting));
             }
         };
         if queued.is_some() {
@@ -612,6 +613,7 @@ impl LockManager {
         }
         locks.remove_if(hash, &key, Lock::unused);
         drop(locks);
+        drop(waiting);
         if let (Ok((true, _)), Some(boost)) = (&outcome, &self.boost) {
             boost.holding(trx);
         }
@@ -678,6 +680,7 @@ impl LockManager {
         }
         let spin_until = Instant::now() + self.spin;
         let mut pause = Duration::from_micros(20);
+        let _waiting = crate::sync::wait::begin(crate::sync::wait::Kind::RowLock);
         let outcome = loop {
             if !pending() {
                 break Ok(());
