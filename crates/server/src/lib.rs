@@ -12,6 +12,7 @@
 
 mod binary;
 mod packet;
+mod panics;
 mod pool;
 pub mod protocol;
 mod server;

@@ -55,10 +55,8 @@ use rustix::event::epoll;
 use waterline_sql::Shared;
 use waterline_sync::wait;
 
+use crate::panics::POOL_THREAD;
 use crate::wire::Registered;
-
-/// The name of every worker's thread.
-pub(crate) const POOL_THREAD: &str = "waterline-pool";
 
 /// Which connections go to the high-priority queue (Percona's `thread_pool_high_prio_mode`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -564,7 +562,7 @@ fn run(task: &Arc<Task>) {
         Ok(Poll::Ready(())) => *job = None,
         Err(panic) => {
             *job = None;
-            crate::server::report_panic(task.id, &*panic);
+            crate::panics::report_panic(task.id, &*panic);
         }
     }
 }

@@ -13,50 +13,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpSocket, UnixListener, UnixStream};
 
-use crate::pool::{POOL_THREAD, Pool, PoolConfig};
+use crate::panics::{CONNECTION_THREAD, quiet_connection_panics, report_panic};
+use crate::pool::{Pool, PoolConfig};
 use crate::protocol::Backend;
 use crate::socket::Socket;
 use crate::wire::Connection;
 use waterline_sql::Shared;
 use waterline_txn::Value;
-
-/// The name of every connection's thread.
-const CONNECTION_THREAD: &str = "waterline-conn";
-
-thread_local! {
-    /// Where the last panic on this thread happened, for the one line that reports it.
-    static PANIC_AT: std::cell::Cell<Option<String>> = const { std::cell::Cell::new(None) };
-}
-
-/// Installs (once) a panic hook that keeps a connection thread's panic to the one line its
-/// thread prints when it catches it (no message and backtrace from the default hook); other
-/// threads' panics go to the hook that was there before.
-fn quiet_connection_panics() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let before = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let name = std::thread::current().name().map(str::to_owned);
-            if matches!(name.as_deref(), Some(CONNECTION_THREAD | POOL_THREAD)) {
-                let at = info.location().map(ToString::to_string);
-                PANIC_AT.with(|a| a.set(at));
-            } else {
-                before(info);
-            }
-        }));
-    });
-}
-
-/// Reports a panic caught on connection `id`'s thread (or pool worker), in one line.
-pub(crate) fn report_panic(id: u32, panic: &(dyn std::any::Any + Send)) {
-    let what = panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_default();
-    let at = PANIC_AT.with(|a| a.take()).unwrap_or_default();
-    eprintln!("waterline: connection {id} closed by an internal error at {at}: {what}");
-}
 
 /// The server: shared state, its connection limit, and how connections get threads.
 #[derive(Clone, Debug)]
