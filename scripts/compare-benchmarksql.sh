@@ -17,6 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/run-info.sh
+. scripts/benchmarksql-out.sh
 binary=$(realpath "$1") name=$2 runs=$3 durability=$4 minutes=$5 terminals=$6
 case "$durability" in
   durable) flush=1 ;;
@@ -88,15 +89,7 @@ for pair in $(seq 1 "$runs"); do
     kill -CONT $run
     out=$(cd "$work/kit/run" && ./runBenchmark.sh "props.$port" 2>&1)
     kill -CONT $idle
-    tpmc=$(echo "$out" | awk -F'= ' '/Measured tpmC/ {print $2}' | tr -d ' ')
-    total=$(echo "$out" | awk -F'= ' '/Measured tpmTOTAL/ {print $2}' | tr -d ' ')
-    if [ -z "$tpmc" ]; then
-      echo "$out" | tail -30 >&2
-      exit 1
-    fi
-    # A transaction BenchmarkSQL saw fail (a deadlock's victim, which it rolls back and
-    # goes on from, or anything else), as it logs them.
-    errors=$(echo "$out" | grep -c "Unexpected SQLException" || true)
+    measured "$out" || exit 1
     echo "$pair,$build,$server,$tpmc,$total,$errors,$f,$i" >> "$dir/runs.csv"
     echo "run $pair $server: tpmC $tpmc"
   done

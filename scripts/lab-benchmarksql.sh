@@ -18,6 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/run-info.sh
+. scripts/benchmarksql-out.sh
 command="$*"
 binary=$(realpath "$1") name=$2 minutes=$3 warehouses=$4
 shift 4
@@ -73,13 +74,7 @@ for config in "${configs[@]}"; do
     after=($(status Waterline_cpu_user_us) $(status Waterline_cpu_system_us) \
       $(status Waterline_voluntary_context_switches) $(status Waterline_involuntary_context_switches) \
       $(status Waterline_commits))
-    tpmc=$(echo "$out" | awk -F'= ' '/Measured tpmC/ {print $2}' | tr -d ' ')
-    total=$(echo "$out" | awk -F'= ' '/Measured tpmTOTAL/ {print $2}' | tr -d ' ')
-    if [ -z "$tpmc" ]; then
-      echo "$out" | tail -30 >&2
-      exit 1
-    fi
-    errors=$(echo "$out" | grep -c "Unexpected SQLException" || true)
+    measured "$out" || exit 1
     # Per 1,000 commits over the run (BenchmarkSQL's ramp-up included, as the server sees it).
     per=$(python3 -c "
 b=[int(x) for x in '${before[*]}'.split()]; a=[int(x) for x in '${after[*]}'.split()]
