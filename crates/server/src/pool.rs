@@ -1,5 +1,5 @@
 //! `--thread-handling pool-of-threads`: the thread pool of MariaDB and Percona Server, which
-//! runs statements, not connections, on a few threads (the book's section 8.6, Fig 8-33).
+//! runs statements, not connections, on a few threads (the book's section 8.3.1, Fig 8-33).
 //!
 //! With one thread per connection, 2,000 connections are 2,000 threads, and when they all
 //! have a statement to run the CPUs switch between them: each switch costs the cache the

@@ -448,7 +448,7 @@ impl<S: Socket> Filter<S> {
     }
 
     /// In a thread pool, before the next command is read: `Some(Pending)` while the client
-    /// has sent nothing (the connection's thread goes back to the pool; the event loop
+    /// has sent nothing (the connection's thread goes back to the pool; the pool's listener
     /// wakes it when a byte or the end comes), `None` once there is something to read or
     /// the wait timed out (then the connection is closed).
     fn poll_command(&mut self, cx: &mut Context<'_>) -> Option<Poll<io::Result<()>>> {

@@ -316,13 +316,14 @@ pub(super) fn specs(cpus: usize) -> Vec<Spec> {
             limits: |m| {
                 (m.cpus < 32).then(|| {
                     few_cores(m)
-                        + "The book's server ran hundreds of connections' statements on dozens \
-                           of cores; the pool kept one statement running per group (one group \
-                           per CPU) where a thread per connection let them all contend. Here \
-                           the driver runs on the same CPUs as the server, and every \
-                           statement crosses the loopback; the pool's own cost (a hand-off \
-                           from the event loop to a worker per statement) shows at low \
-                           client counts, its gain only when connections far outnumber CPUs."
+                        + "On the book's server Percona's pool lost throughput against a \
+                           thread per connection (Fig 8-33) and the transaction throttle won \
+                           (Fig 8-35): the pool runs about one statement per group (one group \
+                           per CPU), so a transaction's statements queue behind other \
+                           connections', while the throttle lets a bounded number of whole \
+                           transactions run. Here the driver runs on the same CPUs as the \
+                           server and every statement crosses the loopback; the collapse the \
+                           limit prevents starts only when connections far outnumber CPUs."
                 })
             },
             servers: vec![
