@@ -60,11 +60,11 @@ sed -e "s#localhost:4000/tpcc#127.0.0.1:$port/tpcc#" -e "s/^warehouses=.*/wareho
 echo "config,terminals,tpmC,tpmTOTAL,errors,cpu_ms_per_1000_txn,voluntary_switches_per_1000_txn,involuntary_switches_per_1000_txn,reported" > "$dir/runs.csv"
 for config in "${configs[@]}"; do
   # shellcheck disable=SC2046
-  "$binary" "${common[@]}" $(flags_of "$config") > "$work/serve-$config.log" 2>&1 &
+  "$binary" "${common[@]}" $(flags_of "$config") > "$work/serve-${config//:/-}.log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do ask "SELECT 1" > /dev/null 2>&1 && break; sleep 0.2; done
   reported=$(ask "SELECT CONCAT('thread_handling=', @@thread_handling, ' thread_pool_size=', @@thread_pool_size, ' admission=', @@waterline_admission)")
-  (cd "$work/kit/run" && ./runDatabaseBuild.sh props.base > "$work/build-$config.log" 2>&1)
+  (cd "$work/kit/run" && ./runDatabaseBuild.sh props.base > "$work/build-${config//:/-}.log" 2>&1)
   for t in "${terminals[@]}"; do
     sed -e "s/^terminals=.*/terminals=$t/" "$work/kit/run/props.base" > "$work/kit/run/props.run"
     before=($(status Waterline_cpu_user_us) $(status Waterline_cpu_system_us) \
@@ -86,7 +86,7 @@ print(f'{((a[0]-b[0])+(a[1]-b[1]))/n:.1f},{(a[2]-b[2])*1000/n:.0f},{(a[3]-b[3])*
   kill $pid
   wait $pid 2>/dev/null || true
   pid=""
-  cp "$work/serve-$config.log" "$dir/"
+  cp "$work/serve-${config//:/-}.log" "$dir/"
 done
 
 python3 - "$dir/runs.csv" > "$dir/summary.md" <<'EOF'

@@ -436,11 +436,11 @@ impl Group {
                 let heard = MutexGuard::unlocked(&mut state, || self.listen());
                 state.listening = false;
                 // A listener that heard something runs the first connection itself.
-                state.pending = state.pending.saturating_sub(usize::from(heard > 0));
-                if heard == 0 && state.is_empty() && state.threads > 1 {
-                    state.threads -= 1;
-                    self.common.threads.fetch_sub(1, Ordering::Relaxed);
-                    counters.threadpool_threads.fetch_sub(1, Ordering::Relaxed);
+                if heard == Heard::Queued {
+                    state.pending = state.pending.saturating_sub(1);
+                }
+                if heard == Heard::TimedOut && state.is_empty() && state.threads > 1 {
+                    self.retire(&mut state);
                     return;
                 }
                 continue;
@@ -459,9 +459,7 @@ impl Group {
             state.idle -= 1;
             state.pending = state.pending.saturating_sub(1);
             if timed_out && state.is_empty() && state.threads > 1 {
-                state.threads -= 1;
-                self.common.threads.fetch_sub(1, Ordering::Relaxed);
-                counters.threadpool_threads.fetch_sub(1, Ordering::Relaxed);
+                self.retire(&mut state);
                 return;
             }
         }
@@ -471,8 +469,8 @@ impl Group {
 impl Group {
     /// The listener's wait: for the group's sockets (up to an idle timeout), then the
     /// connections with a command are queued. Counts itself as pending while it queues
-    /// them, so that no other worker is woken for the first. How many it heard.
-    fn listen(&self) -> usize {
+    /// them, so that no other worker is woken for the first. What it came to.
+    fn listen(&self) -> Heard {
         let timeout = self.common.config.idle_timeout;
         let timeout = rustix::event::Timespec {
             tv_sec: timeout.as_secs() as i64,
@@ -484,8 +482,10 @@ impl Group {
             rustix::buffer::spare_capacity(&mut events),
             Some(&timeout),
         );
-        if heard.is_err() || events.is_empty() {
-            return 0;
+        match heard {
+            Ok(_) if events.is_empty() => return Heard::TimedOut,
+            Err(_) => return Heard::Nothing,
+            Ok(_) => {}
         }
         let wakers: Vec<Waker> = {
             let mut waiting = self.wakers.lock();
@@ -494,20 +494,39 @@ impl Group {
                 .filter_map(|e| waiting.remove(&e.data.u64()))
                 .collect()
         };
+        // Events of connections gone meanwhile (their registration dropped) wake nobody.
         if wakers.is_empty() {
-            return 0;
+            return Heard::Nothing;
         }
-        let heard = wakers.len();
         {
             let mut state = self.state.lock();
             state.pending += 1;
-            state.heard += heard as u64;
+            state.heard += wakers.len() as u64;
         }
         for waker in wakers {
             waker.wake();
         }
-        heard
+        Heard::Queued
     }
+
+    /// A worker ends: counted out of its group, the pool and SHOW STATUS.
+    fn retire(&self, state: &mut State) {
+        state.threads -= 1;
+        self.common.threads.fetch_sub(1, Ordering::Relaxed);
+        let counters = &self.common.shared.counters;
+        counters.threadpool_threads.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// What the listener's wait came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Heard {
+    /// Nothing for an idle timeout.
+    TimedOut,
+    /// Woken, but no connection to queue (an interrupted wait, a connection gone).
+    Nothing,
+    /// Connections queued; the listener runs the first (it counts itself as pending).
+    Queued,
 }
 
 /// A pooled connection's socket in its group's epoll set.

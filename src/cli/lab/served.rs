@@ -94,7 +94,11 @@ pub(super) fn sweep_servers(
     for (label, flags) in servers {
         let mut all = common_flags(most);
         all.extend(flags.iter().cloned());
-        let (server, url) = start(&all, None, &dir.join(format!("serve-{label}.log")))?;
+        let (server, url) = start(
+            &all,
+            None,
+            &dir.join(format!("serve-{}.log", label.replace(':', "-"))),
+        )?;
         let mut args = tpcc.clone();
         args.backend = BackendKind::Mysql(url);
         let report = sweep(
