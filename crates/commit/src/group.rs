@@ -31,10 +31,18 @@
 //! Durable before visible: the commit stage runs only after the sync stage has synced the
 //! group (under `EveryCommit`), and the publish callback is what makes a commit visible.
 //!
-//! A log failure (a write or an fdatasync that fails) fails the group and stops the pipeline:
-//! every later commit fails at once with [`CommitError::Stopped`], as PostgreSQL panics on a
-//! failed fsync. The failed group's records may or may not be on disk: its outcome is in
-//! doubt, and recovery decides it.
+//! A [`Written`] hook ([`GroupCommit::on_written`]) is told about each item, in log order,
+//! as soon as the flush leader has written the group's records, before the sync: the engine
+//! releases a committing transaction's row locks there (early lock release). Whatever a
+//! later committer does after that point, its own record is written later, so it is synced
+//! and published no earlier.
+//!
+//! A failure (a write or an fdatasync that fails, a publish callback that fails) fails the
+//! group and stops the pipeline: every later commit fails at once with
+//! [`CommitError::Stopped`], as PostgreSQL panics on a failed fsync. So a commit that built
+//! on an earlier one whose locks went early can never succeed without it. The failed
+//! group's records may or may not be on disk: its outcome is in doubt, and recovery decides
+//! it.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -121,6 +129,11 @@ pub type Outcome = Result<Lsn, CommitError>;
 /// "leave the active set, assign the CSN, release locks".
 pub type Publish<T> = Box<dyn Fn(Vec<T>) -> Result<(), String> + Send + Sync>;
 
+/// Told about one item once its record is written to the log (not yet synced), with the
+/// time of the write; called by the flush leader for the group's items in log order. The
+/// engine's early lock release.
+pub type Written<T> = Box<dyn Fn(&mut T, Instant) + Send + Sync>;
+
 /// Where one committer waits, and where its leader leaves its outcome.
 #[derive(Debug, Default)]
 struct Waiter {
@@ -197,9 +210,13 @@ pub struct GroupCommit<T> {
     commit: Stage<T, CommitState>,
     /// `Broadcast`: the one mutex and condition variable every follower waits on.
     broadcast: (Mutex<()>, Condvar),
-    /// Set by a failed sync, read by the flush leader (which owns `FlushState::stopped`).
-    sync_failed: Mutex<Option<Arc<WalError>>>,
+    /// Set by a failed sync, publish or written hook, with where the failed group's
+    /// records begin: that group and every later one fail. Read by the flush leader (which
+    /// owns `FlushState::stopped`) and by the sync and commit stages, where a group ahead
+    /// of the failed one still goes through.
+    failed: Mutex<Option<(Arc<WalError>, Lsn)>>,
     publish: Publish<T>,
+    written: Option<Written<T>>,
     counters: Counters,
 }
 
@@ -225,10 +242,18 @@ impl<T> GroupCommit<T> {
             sync: Stage::new(()),
             commit: Stage::new(CommitState { published }),
             broadcast: (Mutex::new(()), Condvar::default()),
-            sync_failed: Mutex::new(None),
+            failed: Mutex::new(None),
             publish,
+            written: None,
             counters: Counters::default(),
         }
+    }
+
+    /// Calls `hook` for each item once its record is written, before the sync (see
+    /// [`Written`]).
+    pub fn on_written(mut self, hook: Written<T>) -> Self {
+        self.written = Some(hook);
+        self
     }
 
     /// The knobs.
@@ -276,7 +301,10 @@ impl<T> GroupCommit<T> {
         let mut flush = self.flush.lock.lock();
         let mut group = self.flush.fetch();
         self.counters.group(group.len());
-        if let Err(error) = self.write(&mut flush, &mut group) {
+        if let Err(error) = self
+            .write(&mut flush, &mut group)
+            .and_then(|()| self.tell_written(&mut group))
+        {
             drop(flush);
             return self.fail(group, error, me);
         }
@@ -303,15 +331,27 @@ impl<T> GroupCommit<T> {
         // Commit: publish in order, then release every follower.
         let mut commit = self.commit.lock.lock();
         let mut group = self.commit.fetch();
+        // A group before this one failed to publish after this one was synced: this one may
+        // have built on it, so it fails too.
+        if let Some(error) = self.failed_at_or_before(&group) {
+            drop(commit);
+            return self.fail(group, CommitError::Stopped(error), me);
+        }
         let items: Vec<T> = group.iter_mut().filter_map(|e| e.item.take()).collect();
         let end = group.last().map(|e| e.end);
         // A panicking callback must not leave the followers asleep forever.
         let published = std::panic::catch_unwind(AssertUnwindSafe(|| (self.publish)(items)))
             .unwrap_or_else(|_| Err("the publish callback panicked".to_owned()));
-        if published.is_ok()
-            && let Some(end) = end.filter(|_| self.policy != FlushPolicy::None)
-        {
-            commit.published = end;
+        match &published {
+            Ok(()) => {
+                if let Some(end) = end.filter(|_| self.policy != FlushPolicy::None) {
+                    commit.published = end;
+                }
+            }
+            // Later commits may have built on this group's (early released) changes.
+            Err(message) => {
+                self.stop(WalError::Unpublished(message.clone()), &group);
+            }
         }
         // As MySQL's `ordered_commit`: release the commit stage, then signal the followers,
         // so the next group's leader need not wait for the wake-ups.
@@ -332,11 +372,48 @@ impl<T> GroupCommit<T> {
             .expect("the leader's own entry is in the group it signalled")
     }
 
+    /// Stops the pipeline at `group`, which failed: every later commit fails with
+    /// [`CommitError::Stopped`]. Returns the error as recorded (an earlier one stays).
+    fn stop(&self, error: WalError, group: &[Entry<T>]) -> Arc<WalError> {
+        let from = group.first().map_or(Lsn::START, |e| e.lsn);
+        let mut failed = self.failed.lock();
+        Arc::clone(&failed.get_or_insert_with(|| (Arc::new(error), from)).0)
+    }
+
+    /// The failure that stopped the pipeline, if it stopped at or before `group` (whose
+    /// records were written before a failure of a later group go through).
+    fn failed_at_or_before(&self, group: &[Entry<T>]) -> Option<Arc<WalError>> {
+        let at = group.first().map_or(Lsn::START, |e| e.lsn);
+        let failed = self.failed.lock();
+        failed
+            .as_ref()
+            .filter(|(_, from)| *from <= at)
+            .map(|(error, _)| Arc::clone(error))
+    }
+
+    /// The [`Written`] hook for each of the group's items, in log order. A panicking hook
+    /// fails the group and stops the pipeline, as a failed write would.
+    fn tell_written(&self, group: &mut [Entry<T>]) -> Result<(), CommitError> {
+        let Some(hook) = &self.written else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        let told = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            for item in group.iter_mut().filter_map(|e| e.item.as_mut()) {
+                hook(item, now);
+            }
+        }));
+        told.map_err(|_| {
+            let error = WalError::Unpublished("the written hook panicked".to_owned());
+            CommitError::Log(self.stop(error, group))
+        })
+    }
+
     /// The flush stage's work: writes the group's records, or fails them if the pipeline is
     /// stopped.
     fn write(&self, flush: &mut FlushState, group: &mut [Entry<T>]) -> Result<(), CommitError> {
         if flush.stopped.is_none() {
-            flush.stopped = self.sync_failed.lock().clone();
+            flush.stopped = self.failed.lock().as_ref().map(|(e, _)| Arc::clone(e));
         }
         if let Some(error) = &flush.stopped {
             return Err(CommitError::Stopped(Arc::clone(error)));
@@ -387,7 +464,7 @@ impl<T> GroupCommit<T> {
     /// The sync stage's work: one fdatasync of the segment the group's last record went to
     /// (a batch that opened a new segment synced the previous one itself).
     fn sync_group(&self, group: &[Entry<T>]) -> Result<(), CommitError> {
-        if let Some(error) = self.sync_failed.lock().clone() {
+        if let Some(error) = self.failed_at_or_before(group) {
             return Err(CommitError::Stopped(error));
         }
         if self.policy != FlushPolicy::EveryCommit {
@@ -396,13 +473,11 @@ impl<T> GroupCommit<T> {
         let Some(segment) = group.last().and_then(|e| e.segment.as_ref()) else {
             return Ok(());
         };
-        self.counters.fsync();
         let _waiting = crate::sync::wait::begin(crate::sync::wait::Kind::Sync);
-        segment.sync().map_err(|error| {
-            let error = Arc::new(error);
-            *self.sync_failed.lock() = Some(Arc::clone(&error));
-            CommitError::Log(error)
-        })
+        let started = Instant::now();
+        let synced = segment.sync();
+        self.counters.fsync(started.elapsed());
+        synced.map_err(|error| CommitError::Log(self.stop(error, group)))
     }
 
     /// Fails a whole group (its items are dropped unpublished) and releases its followers.

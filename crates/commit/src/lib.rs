@@ -28,6 +28,10 @@
 //! 5. Opening never panics on damaged files and never loses an acknowledged record on its
 //!    own: it cuts only a torn tail (nothing valid after the damage); other damage refuses
 //!    the open with every byte unchanged, and a forced open keeps what it cuts aside.
+//! 6. The [`Written`] hook (the engine's early lock release) sees each item after its record
+//!    is written and before it is published, in log order, so whatever another committer
+//!    does after seeing it is logged, synced and published after it; and after any failure
+//!    (write, sync, publish) every later commit fails, so none can outlive one it built on.
 //!
 //! This crate knows nothing of the engine: a record's payload is bytes, its owner a
 //! [`TrxTag`], and what a commit publishes is any `T`.
@@ -41,7 +45,7 @@ mod stats;
 use waterline_sync as sync;
 mod wal;
 
-pub use group::{CommitError, GroupCommit, GroupCommitConfig, Outcome, Publish, Wakeup};
+pub use group::{CommitError, GroupCommit, GroupCommitConfig, Outcome, Publish, Wakeup, Written};
 pub use record::{Damage, HEADER_BYTES, Lsn, MAX_PAYLOAD_BYTES, Record, TrxTag};
 pub use stats::{GROUP_SIZE_BUCKETS, GroupCommitStats, WAKES_PER_FOLLOWER_BUCKETS};
 pub use wal::{FlushPolicy, Scan, Syncer, Tail, Wal, WalConfig, WalError, record_bytes, scan};

@@ -33,6 +33,7 @@ pub(crate) struct Counters {
     groups: AtomicU64,
     group_sizes: [AtomicU64; GROUP_SIZE_BUCKETS.len()],
     fsyncs: AtomicU64,
+    sync_micros: AtomicU64,
     bytes: AtomicU64,
     followers: AtomicU64,
     wakeups: AtomicU64,
@@ -57,8 +58,13 @@ impl Counters {
         );
     }
 
-    pub(crate) fn fsync(&self) {
+    /// One `fdatasync`, which took `took`.
+    pub(crate) fn fsync(&self, took: std::time::Duration) {
         Self::add(&self.fsyncs, 1);
+        Self::add(
+            &self.sync_micros,
+            u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
+        );
     }
 
     pub(crate) fn outcome(&self, committed: usize, failed: usize) {
@@ -86,6 +92,7 @@ impl Counters {
             groups: get(&self.groups),
             group_sizes: self.group_sizes.each_ref().map(get),
             fsyncs: get(&self.fsyncs),
+            sync_micros: get(&self.sync_micros),
             bytes: get(&self.bytes),
             followers: get(&self.followers),
             wakeups: get(&self.wakeups),
@@ -109,6 +116,10 @@ pub struct GroupCommitStats {
     pub group_sizes: [u64; GROUP_SIZE_BUCKETS.len()],
     /// `fdatasync` calls by the sync stage.
     pub fsyncs: u64,
+    /// Microseconds the sync stage spent in `fdatasync`: over a measured window's length,
+    /// how busy the log's disk kept the pipeline (what is left, the sync leader's idle
+    /// time, is when no group was being synced).
+    pub sync_micros: u64,
     /// Log bytes written.
     pub bytes: u64,
     /// Committers that waited for a leader.
@@ -137,6 +148,7 @@ impl GroupCommitStats {
                 .try_into()
                 .unwrap_or_default(),
             fsyncs: sub(self.fsyncs, earlier.fsyncs),
+            sync_micros: sub(self.sync_micros, earlier.sync_micros),
             bytes: sub(self.bytes, earlier.bytes),
             followers: sub(self.followers, earlier.followers),
             wakeups: sub(self.wakeups, earlier.wakeups),

@@ -100,6 +100,10 @@ pub enum WalError {
     /// [`FlushPolicy::None`] keeps no log, so there is none to open.
     #[error("flush policy None keeps no log; there is nothing to open")]
     NoLog,
+    /// A group's records were written but the group could not be published: later commits
+    /// may depend on it, so the pipeline stops.
+    #[error("a commit group was logged but could not be published: {0}")]
+    Unpublished(String),
     /// The log is damaged other than at its torn tail (or does not reach where recovery must
     /// start): opening it would lose what follows the damage, so nothing was changed.
     #[error(

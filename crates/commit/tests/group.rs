@@ -174,8 +174,11 @@ fn the_sync_delay_ends_once_enough_commits_are_queued() {
     );
 }
 
+/// A group logged but not published: the log has records the engine's state lacks, and a
+/// later commit might have built on the group (early lock release). Going on would commit
+/// what a restart, replaying the log, would not reproduce; so the pipeline stops.
 #[test]
-fn a_failed_publish_fails_its_group_and_later_commits_go_on() {
+fn a_failed_publish_fails_its_group_and_stops_the_pipeline() {
     let pipeline = GroupCommit::new(
         GroupCommitConfig::default(),
         None,
@@ -184,11 +187,11 @@ fn a_failed_publish_fails_its_group_and_later_commits_go_on() {
             false => Ok(()),
         }),
     );
-    let error = pipeline.commit(TrxTag(13), Vec::new(), 13).unwrap_err();
+    let (error, later) = fails_then_stops(&pipeline, 13);
     assert!(matches!(error, CommitError::Publish(ref m) if m == "13 is unlucky"));
-    pipeline.commit(TrxTag(14), Vec::new(), 14).unwrap();
+    assert!(later.to_string().contains("13 is unlucky"), "{later}");
     let stats = pipeline.stats();
-    assert_eq!((stats.commits, stats.failed), (1, 1));
+    assert_eq!((stats.commits, stats.failed), (0, 2));
 }
 
 #[test]
@@ -201,11 +204,90 @@ fn a_panicking_publish_fails_the_group_instead_of_stranding_it() {
             false => Ok(()),
         }),
     );
-    assert!(matches!(
-        pipeline.commit(TrxTag(7), Vec::new(), 7),
-        Err(CommitError::Publish(_))
-    ));
-    pipeline.commit(TrxTag(8), Vec::new(), 8).unwrap();
+    let (error, _) = fails_then_stops(&pipeline, 7);
+    assert!(matches!(error, CommitError::Publish(_)), "{error}");
+}
+
+/// Commits `bad`, which fails, then `bad + 1`, which must fail as stopped: both errors.
+fn fails_then_stops(pipeline: &GroupCommit<u64>, bad: u64) -> (CommitError, CommitError) {
+    let error = pipeline.commit(TrxTag(bad), Vec::new(), bad).unwrap_err();
+    let later = pipeline
+        .commit(TrxTag(bad + 1), Vec::new(), bad + 1)
+        .unwrap_err();
+    assert!(matches!(later, CommitError::Stopped(_)), "{later}");
+    (error, later)
+}
+
+/// The written hook (early lock release) sees every item once its record is written,
+/// before the sync and before the item is published, in log order; a panicking hook fails
+/// its group and stops the pipeline.
+#[test]
+fn the_written_hook_runs_for_each_item_in_log_order_before_its_publish() {
+    let dir = temp_dir();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let (written, published) = (Arc::clone(&events), Arc::clone(&events));
+    let wal = Wal::open(
+        dir.path(),
+        WalConfig {
+            segment_bytes: 1 << 20,
+            flush: FlushPolicy::EveryCommit,
+        },
+    )
+    .unwrap()
+    .0;
+    let pipeline = GroupCommit::new(
+        GroupCommitConfig::default(),
+        Some(wal),
+        Box::new(move |group: Vec<(u64, Lsn)>| {
+            let mut events = published.lock().unwrap();
+            events.extend(group.into_iter().map(|(item, _)| ("published", item)));
+            Ok(())
+        }),
+    )
+    .on_written(Box::new(move |item: &mut (u64, Lsn), _| {
+        written.lock().unwrap().push(("written", item.0));
+    }));
+    let lsns: Vec<(u64, Lsn)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4u64)
+            .map(|t| {
+                let pipeline = &pipeline;
+                s.spawn(move || {
+                    (0..50)
+                        .map(|i| {
+                            let item = t * 1000 + i;
+                            let lsn = pipeline
+                                .commit(TrxTag(item), vec![1; 16], (item, Lsn::START))
+                                .unwrap();
+                            (item, lsn)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let events = events.lock().unwrap().clone();
+    let mut by_lsn = lsns.clone();
+    by_lsn.sort_by_key(|&(_, lsn)| lsn);
+    let in_log_order: Vec<u64> = by_lsn.iter().map(|&(item, _)| item).collect();
+    let of = |kind: &str| -> Vec<u64> {
+        events.iter().filter(|e| e.0 == kind).map(|e| e.1).collect()
+    };
+    assert_eq!(of("written"), in_log_order, "written in log order");
+    assert_eq!(of("published"), in_log_order, "published in log order");
+    for (item, _) in &lsns {
+        let at = |kind: &str| events.iter().position(|e| *e == (kind, *item)).unwrap();
+        assert!(at("written") < at("published"), "{item} published before written");
+    }
+
+    let failing: GroupCommit<u64> = GroupCommit::new(
+        GroupCommitConfig::default(),
+        None,
+        Box::new(|_: Vec<u64>| Ok(())),
+    )
+    .on_written(Box::new(|item: &mut u64, _| assert_ne!(*item, 5, "hook bug")));
+    let (error, _) = fails_then_stops(&failing, 5);
+    assert!(matches!(error, CommitError::Log(_)), "{error}");
 }
 
 #[test]

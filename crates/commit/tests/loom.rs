@@ -80,3 +80,60 @@ fn parker_wakes_each_follower_at_most_once_and_never_in_vain() {
 fn broadcast_never_loses_a_wake_up() {
     model(Wakeup::Broadcast);
 }
+
+/// Early lock release's hand-off: the written hook "releases" item 1 (sets a flag) once its
+/// record is written; a second committer waits for that flag, as a lock waiter would, and
+/// only then commits item 2, which built on 1. In every interleaving: 2 is published after
+/// 1 (a commit that built on a released one is never visible before it), each item is
+/// released before it is published, and a commit returns only once published.
+#[test]
+fn a_commit_that_waited_for_a_release_is_published_after_the_released_one() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(|| {
+        use loom::sync::atomic::{AtomicBool, Ordering};
+        let events = Arc::new(StdMutex::new(Vec::new()));
+        let released = Arc::new(AtomicBool::new(false));
+        let (sink, log, flag) = (
+            Arc::clone(&events),
+            Arc::clone(&events),
+            Arc::clone(&released),
+        );
+        let pipeline = Arc::new(
+            GroupCommit::new(
+                GroupCommitConfig::default(),
+                None,
+                Box::new(move |group: Vec<u64>| {
+                    sink.lock()
+                        .unwrap()
+                        .extend(group.into_iter().map(|i| ("published", i)));
+                    Ok(())
+                }),
+            )
+            .on_written(Box::new(move |item: &mut u64, _| {
+                log.lock().unwrap().push(("released", *item));
+                if *item == 1 {
+                    flag.store(true, Ordering::Release);
+                }
+            })),
+        );
+        let waiter = {
+            let (pipeline, released) = (Arc::clone(&pipeline), Arc::clone(&released));
+            loom::thread::spawn(move || {
+                while !released.load(Ordering::Acquire) {
+                    loom::thread::yield_now();
+                }
+                pipeline.commit(TrxTag(2), Vec::new(), 2).unwrap();
+            })
+        };
+        pipeline.commit(TrxTag(1), Vec::new(), 1).unwrap();
+        assert!(events.lock().unwrap().contains(&("published", 1)));
+        waiter.join().unwrap();
+        let events = events.lock().unwrap().clone();
+        let at = |e: (&str, u64)| events.iter().position(|x| *x == e).unwrap();
+        assert!(at(("published", 1)) < at(("published", 2)), "{events:?}");
+        for item in [1, 2] {
+            assert!(at(("released", item)) < at(("published", item)), "{events:?}");
+        }
+    });
+}
