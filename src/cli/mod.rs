@@ -15,7 +15,7 @@ use clap::{Args, ValueEnum};
 use waterline::planner::PlannerMode;
 use waterline::throttle::{AdaptiveConfig, Policy};
 use waterline::tpcc::native::{DeliveryClaim, StepOrder};
-use waterline::txn::{CommitConfig, FlushPolicy, GroupCommitConfig, Recovery, Wakeup};
+use waterline::txn::{CommitConfig, FlushPolicy, GroupCommitConfig, LockRelease, Recovery, Wakeup};
 use waterline::{Engine, EngineConfig, Isolation, SnapshotKind, ViewClose};
 
 /// ReadView kinds (book 8.2).
@@ -54,6 +54,16 @@ pub enum WakeupArg {
     Broadcast,
     /// One parker per follower (point to point).
     Parker,
+}
+
+/// When a durable commit's row locks go.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum LockReleaseArg {
+    /// After the group's fdatasync, when the commit becomes visible (the baseline).
+    AfterSync,
+    /// Once the commit record is written to the log, before the sync; the commit still
+    /// becomes visible only once durable.
+    Early,
 }
 
 /// Isolation levels.
@@ -212,6 +222,10 @@ pub struct EngineArgs {
     /// How group-commit followers are woken.
     #[arg(long, value_enum, default_value = "parker")]
     pub wakeup: WakeupArg,
+    /// When a commit's row locks go (with --data-dir): after its group's sync, or as soon
+    /// as its record is in the log (early lock release; visible still only once durable).
+    #[arg(long, value_enum, default_value = "after-sync")]
+    pub lock_release: LockReleaseArg,
     /// Group commit's sync delay, in microseconds (binlog_group_commit_sync_delay).
     #[arg(long, default_value_t = 0)]
     pub sync_delay_us: u64,
@@ -275,6 +289,10 @@ impl EngineArgs {
                     },
                     sync_delay: Duration::from_micros(self.sync_delay_us),
                     sync_no_delay_count: self.sync_no_delay_count,
+                },
+                lock_release: match self.lock_release {
+                    LockReleaseArg::AfterSync => LockRelease::AfterSync,
+                    LockReleaseArg::Early => LockRelease::Early,
                 },
                 segment_bytes: self.segment_bytes,
                 force_recovery: self.force_recovery,

@@ -496,7 +496,7 @@ mod tests {
     use super::*;
 
     /// Every knob set away from its default.
-    const AWAY: [(&str, &str); 21] = [
+    const AWAY: [(&str, &str); 22] = [
         ("isolation", "read-committed"),
         ("planner", "legacy8027"),
         ("step-order", "spec"),
@@ -515,6 +515,7 @@ mod tests {
         ("csn-ring-slots", "1024"),
         ("flush", "os"),
         ("wakeup", "broadcast"),
+        ("lock-release", "early"),
         ("sync-delay-us", "10"),
         ("segment-bytes", "1048576"),
         ("admission", "limit:4"),

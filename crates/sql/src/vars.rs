@@ -25,7 +25,7 @@ use crate::settings::{
 use crate::shared::Timeouts;
 
 /// Names the server answers for, in SHOW VARIABLES order.
-const NAMES: [&str; 37] = [
+const NAMES: [&str; 38] = [
     "auto_increment_increment",
     "autocommit",
     "character_set_client",
@@ -62,6 +62,7 @@ const NAMES: [&str; 37] = [
     "wait_timeout",
     "waterline_admission",
     "waterline_durability",
+    "waterline_lock_release",
     "waterline_planner_mode",
 ];
 
@@ -141,6 +142,12 @@ pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
             _ => 0,
         }),
         "waterline_durability" => Value::from(durability(s)),
+        // When a durable commit's row locks go: `after-sync` or `early`; `n/a` in memory,
+        // where a commit publishes (and lets go) at once.
+        "waterline_lock_release" => Value::from(match durability(s) {
+            "in-memory" => "n/a",
+            _ => engine.commit.lock_release.name(),
+        }),
         // Transactions admitted at once: `unlimited`, `limit:N`, `adaptive`.
         "waterline_admission" => Value::from(engine.admission.name()),
         "sql_quote_show_create" => Value::Int(1),
@@ -590,6 +597,14 @@ pub(crate) fn show_status(
             "Waterline_versions_purged".into(),
             counter(Counter::VersionsPurged),
         ),
+        (
+            "Waterline_early_lock_releases".into(),
+            counter(Counter::EarlyLockReleases),
+        ),
+        (
+            "Waterline_lock_hold_after_log_write_us".into(),
+            counter(Counter::LockHoldAfterLogWriteMicros),
+        ),
     ];
     // What this process spent so far (from /proc/self): `waterline tpcc` over mysql://
     // reads it around its measured window, as it reads its own in process.
@@ -621,6 +636,10 @@ pub(crate) fn show_status(
             Value::Int(g.groups as i64),
         ));
         rows.push(("Waterline_fsyncs".into(), Value::Int(g.fsyncs as i64)));
+        rows.push((
+            "Waterline_fsync_us".into(),
+            Value::Int(i64::try_from(g.sync_micros).unwrap_or(i64::MAX)),
+        ));
         rows.push(("Waterline_wakeups".into(), Value::Int(g.wakeups as i64)));
         rows.push((
             "Waterline_wasted_wakeups".into(),

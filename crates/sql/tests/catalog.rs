@@ -273,20 +273,27 @@ fn durability_is_read_back_from_the_engine() {
     assert_eq!(
         rows(
             &mut s,
-            "SELECT @@innodb_flush_log_at_trx_commit, @@waterline_durability"
+            "SELECT @@innodb_flush_log_at_trx_commit, @@waterline_durability, \
+             @@waterline_lock_release"
         ),
-        [["0", "in-memory"]]
+        [["0", "in-memory", "n/a"]]
     );
     let dir = tempfile::tempdir().unwrap();
-    for (flush, expected) in [
+    for (flush, release, expected) in [
         (
             waterline_txn::FlushPolicy::EveryCommit,
-            ["1", "fdatasync-per-group"],
+            waterline_txn::LockRelease::AfterSync,
+            ["1", "fdatasync-per-group", "after-sync"],
         ),
-        (waterline_txn::FlushPolicy::Os, ["2", "os-write"]),
+        (
+            waterline_txn::FlushPolicy::Os,
+            waterline_txn::LockRelease::Early,
+            ["2", "os-write", "early"],
+        ),
     ] {
         let mut config = waterline_txn::EngineConfig::default();
         config.commit.flush = flush;
+        config.commit.lock_release = release;
         let (engine, _) = waterline_txn::Engine::open_dir(dir.path(), config).unwrap();
         let shared = waterline_sql::Shared::new(
             std::sync::Arc::new(engine),
@@ -296,7 +303,8 @@ fn durability_is_read_back_from_the_engine() {
         assert_eq!(
             rows(
                 &mut s,
-                "SELECT @@innodb_flush_log_at_trx_commit, @@waterline_durability"
+                "SELECT @@innodb_flush_log_at_trx_commit, @@waterline_durability, \
+                 @@waterline_lock_release"
             ),
             [expected]
         );

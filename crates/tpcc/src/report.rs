@@ -682,10 +682,11 @@ impl Report {
 }
 
 /// The group-commit columns of the CSV (empty for a point without a pipeline).
-pub const COMMIT_COLUMNS: [&str; 7] = [
+pub const COMMIT_COLUMNS: [&str; 8] = [
     "gc_commits",
     "gc_groups",
     "gc_fsyncs",
+    "gc_sync_ms",
     "gc_followers",
     "gc_wakeups",
     "gc_wasted_wakeups",
@@ -698,11 +699,12 @@ pub fn wake_efficiency(c: &GroupCommitStats) -> Option<f64> {
     (c.wakeups > 0).then(|| (c.wakeups - c.wasted_wakeups) as f64 / c.wakeups as f64)
 }
 
-fn commit_values(c: &GroupCommitStats) -> [String; 7] {
+fn commit_values(c: &GroupCommitStats) -> [String; 8] {
     [
         c.commits.to_string(),
         c.groups.to_string(),
         c.fsyncs.to_string(),
+        (c.sync_micros / 1000).to_string(),
         c.followers.to_string(),
         c.wakeups.to_string(),
         c.wasted_wakeups.to_string(),
@@ -716,6 +718,7 @@ fn commit_json(c: &GroupCommitStats) -> Json {
         "groups": c.groups,
         "group_sizes": c.group_sizes,
         "fsyncs": c.fsyncs,
+        "sync_ms": c.sync_micros as f64 / 1000.0,
         "followers": c.followers,
         "wakeups": c.wakeups,
         "wasted_wakeups": c.wasted_wakeups,

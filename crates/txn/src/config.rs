@@ -120,6 +120,33 @@ pub struct EngineConfig {
     pub admission: Policy,
 }
 
+/// When a durable commit's row locks go (see `commit.rs`, "Early lock release").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum LockRelease {
+    /// In the commit stage, after the group's sync, with the publish: every lock is held
+    /// across the fdatasync. MySQL's order with the binary log on (the baseline).
+    #[default]
+    AfterSync,
+    /// In the flush stage, once the commit record is written to the log (Aether's early lock
+    /// release): a waiter goes on while the holder's sync runs. Its changes still become
+    /// visible only after they are durable, and a transaction that took a released lock
+    /// commits after it in the log.
+    Early,
+}
+
+impl LockRelease {
+    /// Both modes, baseline first.
+    pub const ALL: [LockRelease; 2] = [LockRelease::AfterSync, LockRelease::Early];
+
+    /// The mode's name as the command line and the reports say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LockRelease::AfterSync => "after-sync",
+            LockRelease::Early => "early",
+        }
+    }
+}
+
 /// The durable engine's log and group commit (book 8.1.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CommitConfig {
@@ -129,6 +156,9 @@ pub struct CommitConfig {
     pub flush: FlushPolicy,
     /// Wake-up strategy and sync delay of the group-commit pipeline.
     pub group: GroupCommitConfig,
+    /// When a commit's row locks go: after the sync (the baseline) or once its record is
+    /// in the log.
+    pub lock_release: LockRelease,
     /// Log segment size: a new segment file starts once one holds this many bytes.
     pub segment_bytes: u64,
     /// Recovery with a log damaged other than at its torn tail: `false` (the default)
@@ -143,6 +173,7 @@ impl Default for CommitConfig {
         CommitConfig {
             flush: FlushPolicy::EveryCommit,
             group: GroupCommitConfig::default(),
+            lock_release: LockRelease::default(),
             segment_bytes: 64 << 20,
             force_recovery: false,
         }

@@ -35,7 +35,7 @@ use waterline_readview::TrxId;
 
 use crate::KeyRange;
 use crate::commit::{CommitPipeline, CommitTicket, RedoRecord};
-use crate::config::{CommitConfig, Isolation};
+use crate::config::{CommitConfig, Isolation, LockRelease};
 use crate::engine::Engine;
 use crate::error::TxnError;
 use crate::redo::Entry;
@@ -83,10 +83,13 @@ impl CommitPipeline for Durable {
         redo: Vec<RedoRecord>,
         ticket: CommitTicket,
     ) -> Result<(), TxnError> {
-        if redo.is_empty() {
+        if redo.is_empty() && !ticket.may_follow_released() {
             // Its changes were all undone: nothing to log, nothing to wait for.
             return ticket.publish();
         }
+        // With nothing to log but early-released commits in flight, it may have read (with a
+        // lock) a change not durable yet: its empty record, behind that change's in the
+        // log, acknowledges it only once what it read is durable and visible.
         let payload = Entry::Commit(redo).encode();
         self.group
             .commit(TrxTag(trx_id.get()), payload, Some(ticket))
@@ -323,6 +326,7 @@ pub(crate) fn open(
     let CommitConfig {
         flush,
         group,
+        lock_release,
         segment_bytes,
         force_recovery,
     } = config.commit;
@@ -373,7 +377,12 @@ pub(crate) fn open(
                 CommitTicket::publish_group(tickets.into_iter().flatten().collect())
                     .map_err(|error| error.to_string())
             }),
-        ),
+        )
+        .on_written(Box::new(move |ticket: &mut Option<CommitTicket>, at| {
+            if let Some(ticket) = ticket {
+                ticket.written(at, lock_release == LockRelease::Early);
+            }
+        })),
         dir: dir.to_owned(),
         checkpointing: Mutex::new(()),
         replay_from: AtomicU64::new(start.get()),

@@ -74,6 +74,10 @@ pub(crate) struct Shared {
     /// purge steps wait (an explicit [`Engine::purge`] still runs).
     purge_paused: AtomicBool,
     cpus: usize,
+    /// Transactions whose locks went early (`commit.rs`) and that have not ended yet: while
+    /// there are any, a transaction that locked something and logged nothing commits
+    /// through the log, behind what it may have read (`durable.rs`).
+    pub(crate) released: std::sync::atomic::AtomicUsize,
 }
 
 /// What one purge pass did.
@@ -339,6 +343,7 @@ impl Engine {
             history: History::default(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             purge_paused: AtomicBool::new(false),
+            released: std::sync::atomic::AtomicUsize::new(0),
             config,
         });
         let purge = shared

@@ -83,7 +83,7 @@ mod trx_sys;
 mod version;
 
 pub use commit::{CommitPipeline, CommitTicket, Immediate, RedoRecord};
-pub use config::{CommitConfig, EngineConfig, Isolation, ViewClose};
+pub use config::{CommitConfig, EngineConfig, Isolation, LockRelease, ViewClose};
 pub use durable::{CheckpointReport, Recovery};
 pub use engine::{Engine, PurgeReport};
 pub use error::{Interruption, TxnError};

@@ -54,9 +54,16 @@ pub enum Counter {
     PurgeRuns,
     /// Purge steps committing threads ran ([`crate::EngineConfig::commit_purge`]).
     CommitPurges,
+    /// Transactions whose row locks were released once their commit record was in the log,
+    /// before it was durable ([`crate::LockRelease::Early`]).
+    EarlyLockReleases,
+    /// Microseconds, summed over durable commits, that row locks were held after the
+    /// transaction's commit record was written to the log: the time the sync (and the
+    /// commit stage) kept them. Zero for a commit whose locks went early.
+    LockHoldAfterLogWriteMicros,
 }
 
-const COUNTERS: usize = Counter::CommitPurges as usize + 1;
+const COUNTERS: usize = Counter::LockHoldAfterLogWriteMicros as usize + 1;
 
 impl Counter {
     /// Every counter, in declaration order.
@@ -81,6 +88,8 @@ impl Counter {
         Counter::VersionsPurged,
         Counter::PurgeRuns,
         Counter::CommitPurges,
+        Counter::EarlyLockReleases,
+        Counter::LockHoldAfterLogWriteMicros,
     ];
 
     /// A snake_case name, for reports.
@@ -106,6 +115,8 @@ impl Counter {
             Counter::VersionsPurged => "versions_purged",
             Counter::PurgeRuns => "purge_runs",
             Counter::CommitPurges => "commit_purges",
+            Counter::EarlyLockReleases => "early_lock_releases",
+            Counter::LockHoldAfterLogWriteMicros => "lock_hold_after_log_write_us",
         }
     }
 }

@@ -18,7 +18,8 @@
 //! next-key locking in `trx/gaps.rs`, the release of unselected rows in `trx/locks.rs`.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use smallvec::SmallVec;
 
@@ -201,6 +202,11 @@ pub(crate) struct Ending {
     tables: Tables,
     undo: Vec<Undo>,
     locks: Vec<Held>,
+    /// When its commit record was written to the log (a durable pipeline's flush stage):
+    /// from then on, locks still held are held for the sync alone.
+    written: Option<Instant>,
+    /// Whether its locks were released early, at `written` (see `commit.rs`).
+    released: bool,
 }
 
 impl Ending {
@@ -212,13 +218,60 @@ impl Ending {
         &self.shared
     }
 
+    /// Its commit record is in the log (at `at`). With `release`, its row locks go now,
+    /// before the record is durable and the transaction visible (early lock release,
+    /// `commit.rs`): its versions are marked released first, so a transaction granted one
+    /// of the locks finds them no longer locking.
+    pub(crate) fn written(&mut self, at: Instant, release: bool) {
+        self.written = Some(at);
+        if !release || self.released {
+            return;
+        }
+        for undo in &self.undo {
+            undo.version.set_released();
+        }
+        self.released = true;
+        self.shared.released.fetch_add(1, Ordering::SeqCst);
+        self.shared.locks.release_all(self.id, &self.locks);
+        self.locks.clear();
+        self.shared.stats.incr(Counter::EarlyLockReleases);
+    }
+
+    /// See [`CommitTicket::may_follow_released`].
+    pub(crate) fn may_follow_released(&self) -> bool {
+        self.shared.released.load(Ordering::SeqCst) > 0
+    }
+
+    /// Releases the locks it still holds and counts how long they were held after its
+    /// commit record was written.
+    fn end_locks(&mut self) {
+        if let Some(written) = self.written.take()
+            && !self.released
+        {
+            let held = u64::try_from(written.elapsed().as_micros()).unwrap_or(u64::MAX);
+            self.shared
+                .stats
+                .add(Counter::LockHoldAfterLogWriteMicros, held);
+        }
+        self.shared.locks.end(self.id, &self.locks);
+    }
+
+    /// After the transaction ended (committed or rolled back) and its locks went: it no
+    /// longer counts as released and unpublished.
+    fn end_release(&self) {
+        if self.released {
+            self.shared.released.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
     /// After the transaction became visible with commit number `no`.
-    pub(crate) fn finish_commit(self, no: u64) {
+    pub(crate) fn finish_commit(mut self, no: u64) {
         for undo in &self.undo {
             undo.version.set_committed(no);
         }
         self.shared.trx_sys.deregister(self.id);
-        self.shared.locks.end(self.id, &self.locks);
+        self.end_locks();
+        self.end_release();
         LOCKS.with(|spares| spares.give(self.locks));
         // A version with nothing below it (a new row) leaves purge nothing to cut: only
         // records with older versions go to the history list. Two thirds of a NewOrder's
@@ -236,15 +289,18 @@ impl Ending {
     }
 
     /// Undoes every change, newest first, then ends the transaction and releases its locks.
-    pub(crate) fn roll_back(self) {
+    /// (A transaction whose locks went early is rolled back only when its commit failed in
+    /// the log, and then every commit after it fails too: see `Chain::pop`.)
+    pub(crate) fn roll_back(mut self) {
         undo_all(&self.shared, &self.tables, self.undo.iter());
-        UNDO.with(|spares| spares.give(self.undo));
+        UNDO.with(|spares| spares.give(std::mem::take(&mut self.undo)));
         // An id that began cannot fail to end; if the bookkeeping disagrees, the engine is
         // already inconsistent and the debug build says so.
         let ended = self.shared.trx_sys.end_rolled_back(self.id);
         debug_assert!(ended.is_ok(), "ending {} failed: {ended:?}", self.id);
         self.shared.trx_sys.deregister(self.id);
-        self.shared.locks.end(self.id, &self.locks);
+        self.end_locks();
+        self.end_release();
         LOCKS.with(|spares| spares.give(self.locks));
         self.shared.stats.incr(Counter::Rollbacks);
     }
@@ -334,7 +390,7 @@ impl Transaction {
     /// while a statement of it runs (`information_schema.INNODB_TRX`).
     pub fn report_id_to(&mut self, sink: Arc<std::sync::atomic::AtomicU64>) {
         if let Some(id) = self.id {
-            sink.store(id.get(), std::sync::atomic::Ordering::Relaxed);
+            sink.store(id.get(), Ordering::Relaxed);
         }
         self.id_sink = Some(sink);
     }
@@ -406,7 +462,7 @@ impl Transaction {
                 self.id = Some(id);
                 if let Some(sink) = &self.id_sink {
                     // Relaxed: a report for monitoring, read by no one who waits on it.
-                    sink.store(id.get(), std::sync::atomic::Ordering::Relaxed);
+                    sink.store(id.get(), Ordering::Relaxed);
                 }
                 Ok(id)
             }
@@ -795,6 +851,8 @@ impl Transaction {
             tables: std::mem::take(&mut self.tables),
             undo: std::mem::take(&mut self.undo),
             locks: std::mem::take(&mut self.locks),
+            written: None,
+            released: false,
         }
     }
 

@@ -11,7 +11,11 @@
 //!
 //! Versions of one record are committed in chain order: a writer holds the row's exclusive
 //! lock until it ends, so only the head (and the versions right below it, by the same
-//! writer) can be uncommitted.
+//! writer) can be uncommitted. With early lock release (`commit.rs`) a writer lets go of its
+//! locks once its commit record is in the log, before it is durable and visible: its
+//! versions are then *released*, still uncommitted, and the next writer may push over them.
+//! That writer's commit record comes later in the log, so it commits later: chain order
+//! holds.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -26,6 +30,11 @@ use crate::value::{Row, Value, copy_row};
 
 /// Commit number of a version whose writer has not committed.
 const UNCOMMITTED: u64 = 0;
+
+/// Commit number of a version whose writer has not committed but has released its locks:
+/// its commit record is in the log (early lock release, `commit.rs`). Larger than every
+/// horizon, so purge treats it as uncommitted.
+const RELEASED: u64 = u64::MAX;
 
 /// What a version knows besides its row image.
 #[derive(Debug)]
@@ -88,15 +97,29 @@ impl Version {
         self.header().no.store(no, Ordering::Release);
     }
 
+    /// Marks the version released: its writer's commit record is in the log and its locks
+    /// are about to go (early lock release). Before the locks go, so a transaction granted
+    /// one finds the version released and does not wait for it as an implicit lock.
+    pub(crate) fn set_released(&self) {
+        self.header().no.store(RELEASED, Ordering::Release);
+    }
+
     fn committed_before(&self, horizon: u64) -> bool {
         // Acquire: pairs with `set_committed`.
         let no = self.header().no.load(Ordering::Acquire);
-        no != UNCOMMITTED && no < horizon
+        no != UNCOMMITTED && no != RELEASED && no < horizon
     }
 
-    /// Whether the writer has not committed yet (it is still running, or rolling back).
-    pub(crate) fn is_uncommitted(&self) -> bool {
+    /// Whether the version still locks its row: its writer has neither committed nor
+    /// released its locks (it is running, or rolling back). Such a version is the implicit
+    /// lock of InnoDB's inserts (see `trx.rs`).
+    pub(crate) fn locks_row(&self) -> bool {
         self.header().no.load(Ordering::Acquire) == UNCOMMITTED
+    }
+
+    /// Whether the writer released its locks and has not committed yet.
+    pub(crate) fn is_released(&self) -> bool {
+        self.header().no.load(Ordering::Acquire) == RELEASED
     }
 
     /// Whether an older version hangs below this one (purge may have cut it since).
@@ -191,12 +214,13 @@ impl Chain {
         self.head.as_ref().and_then(Version::row)
     }
 
-    /// The newest version if another transaction than `me` wrote it and has not committed:
-    /// that transaction's insert locks the row implicitly (see `trx.rs`).
+    /// The newest version if another transaction than `me` wrote it and has neither
+    /// committed nor released its locks: that transaction's insert locks the row implicitly
+    /// (see `trx.rs`).
     pub(crate) fn pending_other(&self, me: TrxId) -> Option<&Version> {
         self.head
             .as_ref()
-            .filter(|v| v.trx_id() != me && v.is_uncommitted())
+            .filter(|v| v.trx_id() != me && v.locks_row())
     }
 
     /// Pushes `draft` as the new head (the caller holds the row lock).
@@ -230,14 +254,29 @@ impl Chain {
         rows
     }
 
-    /// Undoes `version`, which must be the head (undo runs newest first).
+    /// Undoes `version`. Undo runs newest first, so it is the head, unless its writer had
+    /// released its locks (early lock release) and a later writer pushed over it: then its
+    /// commit failed in the log, every later commit fails too, and it is unlinked from
+    /// under the later versions, which are undone in their turn.
     pub(crate) fn pop(&mut self, version: &Version) {
-        let head = self.head.take();
+        if self.head.as_ref().is_some_and(|h| h.same(version)) {
+            self.head = version.prev();
+            return;
+        }
         assert!(
-            head.as_ref().is_some_and(|h| h.same(version)),
+            version.is_released(),
             "undo must pop the transaction's own newest version"
         );
-        self.head = version.prev();
+        let mut next = self.head.clone();
+        while let Some(above) = next {
+            let below = above.prev();
+            if below.as_ref().is_some_and(|b| b.same(version)) {
+                *above.header().prev.write() = version.prev();
+                return;
+            }
+            next = below;
+        }
+        unreachable!("a released version being undone is in its chain");
     }
 }
 
@@ -320,7 +359,7 @@ impl Record {
     /// its writer waits while this holds (a commit stamps it, a rollback pops it).
     pub(crate) fn still_pending(&self, version: &Version) -> bool {
         let chain = self.chain.read();
-        chain.head.as_ref().is_some_and(|h| h.same(version)) && version.is_uncommitted()
+        chain.head.as_ref().is_some_and(|h| h.same(version)) && version.locks_row()
     }
 
     /// The chain, for a writer.

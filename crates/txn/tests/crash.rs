@@ -10,6 +10,11 @@
 //! into two tables. After recovery: both ledgers hold the same ids, and every balance is its
 //! initial value plus what the ledger says moved in and out of it. A partly recovered
 //! transaction would break one of the two.
+//!
+//! Both lock releases are tested. With `LockRelease::Early` the four threads' transfers over
+//! ten accounts keep taking the locks of transfers whose commits are not durable yet, and
+//! overwrite their balances: a transfer recovered without one it overwrote would leave a
+//! balance the ledger does not explain.
 
 mod common;
 
@@ -22,20 +27,23 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use waterline_txn::{
-    Column, ColumnType, CommitConfig, Engine, EngineConfig, Isolation, Key, KeyRange, Table,
-    TableSchema, TxnError,
+    Column, ColumnType, CommitConfig, Counter, Engine, EngineConfig, Isolation, Key, KeyRange,
+    LockRelease, Table, TableSchema, TxnError,
 };
 
 const CHILD_ENV: &str = "WATERLINE_CRASH_CHILD";
-const ROUNDS: usize = 24;
+/// `early` makes the child release locks early.
+const RELEASE_ENV: &str = "WATERLINE_CRASH_RELEASE";
+const ROUNDS: usize = 20;
 const ACCOUNTS: i64 = 10;
 const INITIAL: i64 = 1000;
 
-fn config() -> EngineConfig {
+fn config(lock_release: LockRelease) -> EngineConfig {
     EngineConfig {
         commit: CommitConfig {
             // Small segments, so checkpoints drop some and replay crosses several.
             segment_bytes: 16 << 10,
+            lock_release,
             ..CommitConfig::default()
         },
         ..EngineConfig::default()
@@ -62,16 +70,7 @@ fn tables(engine: &Engine) -> Result<[Table; 3], TxnError> {
         Ok(table) => Ok(table),
         Err(_) => engine.create_table(schema),
     };
-    let accounts = table(
-        TableSchema::new(
-            "account",
-            vec![
-                Column::new("id", ColumnType::Int),
-                Column::new("balance", ColumnType::BigInt),
-            ],
-        )
-        .primary_key(&["id"])?,
-    )?;
+    let accounts = table(common::account_schema())?;
     let ledger = table(ledger_schema("ledger"))?;
     let mirror = table(ledger_schema("ledger_mirror"))?;
     let mut trx = engine.begin_with(Isolation::ReadCommitted);
@@ -113,7 +112,11 @@ fn crash_child() {
     let Some(dir) = std::env::var_os(CHILD_ENV) else {
         return;
     };
-    let (engine, _) = Engine::open_dir(&dir, config()).expect("recovery succeeds");
+    let release = match std::env::var(RELEASE_ENV).as_deref() {
+        Ok("early") => LockRelease::Early,
+        _ => LockRelease::AfterSync,
+    };
+    let (engine, _) = Engine::open_dir(&dir, config(release)).expect("recovery succeeds");
     let tables = tables(&engine).expect("the tables exist");
     let seed = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -150,7 +153,8 @@ fn crash_child() {
 
 /// Recovers `dir` in this process and checks it against the acknowledged ids.
 fn check(dir: &Path, acked: &BTreeSet<i64>, round: usize) -> usize {
-    let (engine, recovery) = Engine::open_dir(dir, config()).expect("recovery succeeds");
+    let (engine, recovery) =
+        Engine::open_dir(dir, config(LockRelease::AfterSync)).expect("recovery succeeds");
     let table = |name: &str| engine.table(name);
     let Ok(tables) =
         (|| Ok::<_, TxnError>([table("account")?, table("ledger")?, table("ledger_mirror")?]))()
@@ -206,6 +210,19 @@ fn check(dir: &Path, acked: &BTreeSet<i64>, round: usize) -> usize {
 
 #[test]
 fn sigkill_loses_no_acknowledged_commit_and_leaves_no_partial_one() {
+    assert_eq!(kill_and_recover(LockRelease::AfterSync), 0);
+}
+
+#[test]
+fn with_early_lock_release_sigkill_loses_nothing_acknowledged_and_nothing_it_built_on() {
+    let early_releases = kill_and_recover(LockRelease::Early);
+    assert!(early_releases > 0, "the rounds released no lock early");
+}
+
+/// The rounds, then a short run of the same transfers in this process on what they left
+/// (the killed children's counters die with them): returns how many of its transactions
+/// released their locks early.
+fn kill_and_recover(release: LockRelease) -> u64 {
     let dir = common::temp_dir("crash");
     let seed = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -225,6 +242,7 @@ fn sigkill_loses_no_acknowledged_commit_and_leaves_no_partial_one() {
                 "1",
             ])
             .env(CHILD_ENV, dir.path())
+            .env(RELEASE_ENV, release.name())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -262,8 +280,28 @@ fn sigkill_loses_no_acknowledged_commit_and_leaves_no_partial_one() {
     assert!(recovered >= acked.len());
     assert!(started.elapsed() < Duration::from_secs(300), "bounded time");
     eprintln!(
-        "{ROUNDS} kills in {:.1?}: {} commits acknowledged, all recovered (seed {seed})",
+        "{ROUNDS} kills in {:.1?} ({}): {} commits acknowledged, all recovered (seed {seed})",
         started.elapsed(),
+        release.name(),
         acked.len()
     );
+    // The same workload in this process for a moment, to see what its commits did.
+    let (engine, _) = Engine::open_dir(dir.path(), config(release)).expect("recovery succeeds");
+    let tables = tables(&engine).expect("the tables exist");
+    std::thread::scope(|s| {
+        for thread in 0..4i64 {
+            let (engine, tables) = (&engine, &tables);
+            s.spawn(move || {
+                for n in 0..200 {
+                    let id = -(thread << 22 | n) - 1;
+                    let from = (thread + n) % ACCOUNTS;
+                    while let Err(e) = transfer(engine, tables, id, from, (from + 1) % ACCOUNTS, 1)
+                    {
+                        assert!(e.is_retryable(), "transfer {id} failed: {e}");
+                    }
+                }
+            });
+        }
+    });
+    engine.stats().get(Counter::EarlyLockReleases)
 }

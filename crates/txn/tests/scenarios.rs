@@ -29,8 +29,11 @@
 //! LIMIT|all` (FOR UPDATE SKIP LOCKED / NOWAIT), `tN: insert ID V [TAG]`, `tN: set ID V`, `tN:
 //! add ID DELTA` (a negative DELTA in quotes), `tN: delete ID`, `tN: commit`, `tN: rollback`,
 //! `tN: statement "CMD; CMD..."` (one statement); `purge`, `wait` (until every waiting
-//! session has answered), `engine snapshot=vector|hybrid|csn view_close=latched|latch-free`
-//! (starts over on a fresh engine of that kind, whatever the test runs).
+//! session has answered), `engine snapshot=vector|hybrid|csn view_close=latched|latch-free
+//! [lock_release=after-sync|early sync_delay_ms=N]` (starts over on a fresh engine of that
+//! kind, whatever the test runs; with `lock_release`, a durable one in a temporary directory
+//! whose group commit waits `sync_delay_ms` before each sync, so a commit shows as waiting
+//! while its record is in the log and not yet durable).
 
 use std::collections::BTreeMap;
 use std::error::Error;
@@ -42,22 +45,36 @@ use std::time::Duration;
 
 use waterline_txn::{
     Column, ColumnType, Counter, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode,
-    LockWait, ReadOptions, SnapshotKind, StatsSnapshot, Table, TableSchema, Transaction, TrxId,
+    LockRelease, LockWait, ReadOptions, SnapshotKind, StatsSnapshot, Table, TableSchema, Transaction, TrxId,
     TxnError, Value, ViewClose, copy_keyed_row, copy_row,
 };
 
 /// How long a command may take before it is reported as waiting.
 const BLOCKED_AFTER: Duration = Duration::from_millis(150);
 
-fn engine(snapshot: SnapshotKind, view_close: ViewClose) -> (Arc<Engine>, Table) {
-    let config = EngineConfig {
+/// A durable engine's lock release and sync delay, and its directory.
+type Durable = (LockRelease, Duration, tempfile::TempDir);
+
+fn engine(
+    snapshot: SnapshotKind,
+    view_close: ViewClose,
+    durable: Option<&Durable>,
+) -> (Arc<Engine>, Table) {
+    let mut config = EngineConfig {
         snapshot,
         view_close,
         lock_wait_timeout: Duration::from_millis(600),
         purge_interval: None,
         ..EngineConfig::default().with_tiny_windows()
     };
-    let engine = Engine::open(config).unwrap();
+    let engine = match durable {
+        None => Engine::open(config).unwrap(),
+        Some((release, delay, dir)) => {
+            config.commit.lock_release = *release;
+            config.commit.group.sync_delay = *delay;
+            Engine::open_dir(dir.path(), config).unwrap().0
+        }
+    };
     let schema = TableSchema::new(
         "t",
         vec![
@@ -289,6 +306,8 @@ fn describe(error: &TxnError) -> String {
 /// its answer is printed when it comes, at the end of a later block.
 struct Runner {
     engine: Arc<Engine>,
+    /// The durable engine's settings and directory (kept while the engine lives).
+    _durable: Option<Durable>,
     table: Table,
     sessions: BTreeMap<String, Session>,
     /// Which session each trx id belongs to, to print names instead of ids.
@@ -298,10 +317,11 @@ struct Runner {
 }
 
 impl Runner {
-    fn new(snapshot: SnapshotKind, view_close: ViewClose) -> Runner {
-        let (engine, table) = engine(snapshot, view_close);
+    fn new(snapshot: SnapshotKind, view_close: ViewClose, durable: Option<Durable>) -> Runner {
+        let (engine, table) = engine(snapshot, view_close, durable.as_ref());
         Runner {
             engine,
+            _durable: durable,
             table,
             sessions: BTreeMap::new(),
             names: BTreeMap::new(),
@@ -400,8 +420,25 @@ impl goldenscript::Runner for Runner {
                     "latch-free" => ViewClose::LatchFree,
                     other => return Err(format!("view_close={other}?").into()),
                 };
+                let release = match args.take_key("lock_release") {
+                    None => None,
+                    Some("after-sync") => Some(LockRelease::AfterSync),
+                    Some("early") => Some(LockRelease::Early),
+                    Some(other) => return Err(format!("lock_release={other}?").into()),
+                };
+                let delay: u64 = args.take_key("sync_delay_ms").unwrap_or("0").parse()?;
                 args.reject_next()?;
-                *self = Runner::new(snapshot, view_close);
+                let durable = match release {
+                    Some(release) => Some((
+                        release,
+                        Duration::from_millis(delay),
+                        tempfile::tempdir()?,
+                    )),
+                    None => None,
+                };
+                // The old engine (and its directory) goes first.
+                self.sessions.clear();
+                *self = Runner::new(snapshot, view_close, durable);
                 String::new()
             }
             None if text == "purge" => {
@@ -434,6 +471,7 @@ fn stats_line(moved: &StatsSnapshot) -> String {
         Counter::LockSpinGrants,
         Counter::LockBoosts,
         Counter::LockBoostsDenied,
+        Counter::LockHoldAfterLogWriteMicros,
     ];
     let counts: Vec<String> = Counter::ALL
         .iter()
@@ -452,7 +490,7 @@ fn check_all(snapshot: SnapshotKind, view_close: ViewClose) {
     files.sort();
     assert!(!files.is_empty(), "no scenarios in {}", dir.display());
     for file in files {
-        let mut runner = Runner::new(snapshot, view_close);
+        let mut runner = Runner::new(snapshot, view_close, None);
         if let Err(e) = goldenscript::run(&mut runner, &file) {
             panic!(
                 "{} under {snapshot} / {}: {e}",

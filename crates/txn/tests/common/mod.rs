@@ -12,3 +12,17 @@ pub fn temp_dir(what: &str) -> tempfile::TempDir {
         .tempdir()
         .expect("a temporary directory")
 }
+
+/// `account(id INT PRIMARY KEY, balance BIGINT)`, the tests' bank accounts.
+pub fn account_schema() -> waterline_txn::TableSchema {
+    use waterline_txn::{Column, ColumnType, TableSchema};
+    TableSchema::new(
+        "account",
+        vec![
+            Column::new("id", ColumnType::Int),
+            Column::new("balance", ColumnType::BigInt),
+        ],
+    )
+    .primary_key(&["id"])
+    .expect("the key column exists")
+}
