@@ -333,24 +333,39 @@ impl Target {
                 ))
             }
             Target::Mysql { url, isolation } => {
-                let (session, server) =
+                let session =
                     OnThread::open(async || MysqlConn::connect(url))?.run(async |conn| {
                         conn.text(isolation_sql(*isolation)).await?;
                         // MariaDB 10.11 has no @@transaction_isolation; both have @@tx_isolation.
                         let session = conn.query("SELECT @@tx_isolation, @@version", &[]).await?;
-                        // A waterline server's threads and admission; other servers may
-                        // have no such variables.
+                        // What a commit's acknowledgement means (MySQL and MariaDB have it).
+                        let flush = conn
+                            .query("SELECT @@innodb_flush_log_at_trx_commit", &[])
+                            .await
+                            .ok();
+                        // A waterline server's threads, admission and durability; other
+                        // servers may have no such variables.
                         let server = conn
                             .query(
                                 "SELECT @@thread_handling, @@thread_pool_size, \
-                                 @@thread_pool_oversubscribe, @@waterline_admission",
+                                 @@thread_pool_oversubscribe, @@waterline_admission, \
+                                 @@waterline_durability, @@waterline_lock_release",
                                 &[],
                             )
                             .await
                             .ok();
-                        Ok::<_, Failure>((session, server))
+                        Ok::<_, Failure>((session, flush, server))
                     })?;
+                let (session, flush, server) = session;
                 let mut described = describe_session(&session);
+                if let Some(value) = flush
+                    .as_ref()
+                    .and_then(|rows| rows.first())
+                    .and_then(|row| row.first())
+                    .and_then(waterline_sql::types::text)
+                {
+                    described.push_str(&format!(", innodb_flush_log_at_trx_commit={value}"));
+                }
                 if let Some(row) = server.as_ref().and_then(|rows| rows.first()) {
                     let text = |i: usize| {
                         row.get(i)
@@ -365,7 +380,12 @@ impl Target {
                             text(2)
                         ));
                     }
-                    described.push_str(&format!(", admission={}", text(3)));
+                    described.push_str(&format!(
+                        ", admission={}, durability={}, lock_release={}",
+                        text(3),
+                        text(4),
+                        text(5)
+                    ));
                 }
                 Ok(described)
             }
@@ -425,9 +445,10 @@ fn describe_engine(engine: &Engine) -> String {
     if engine.commit_stats().is_some() {
         let g = &c.commit.group;
         out.push_str(&format!(
-            ", durable: flush={}, wakeup={}, sync_delay={}, sync_no_delay_count={}",
+            ", durable: flush={}, wakeup={}, lock_release={}, sync_delay={}, sync_no_delay_count={}",
             c.commit.flush.name(),
             g.wakeup.name(),
+            c.commit.lock_release.name(),
             us(g.sync_delay),
             g.sync_no_delay_count
         ));

@@ -139,7 +139,10 @@ fn mysql_protocol_against_waterline_serve() {
     assert!(
         point
             .effective
-            .ends_with("thread_handling=one-thread-per-connection, admission=unlimited"),
+            .ends_with(
+                "innodb_flush_log_at_trx_commit=0, thread_handling=one-thread-per-connection, \
+                 admission=unlimited, durability=in-memory, lock_release=n/a"
+            ),
         "{}",
         point.effective
     );
