@@ -18,6 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/run-info.sh
 . scripts/benchmarksql-out.sh
+. scripts/mariadb-server.sh
 binary=$(realpath "$1") name=$2 runs=$3 durability=$4 minutes=$5 terminals=$6
 case "$durability" in
   durable) flush=1 ;;
@@ -38,16 +39,7 @@ wl_args=(serve --listen 127.0.0.1:$wl_port --database tpcc)
 "$binary" "${wl_args[@]}" > "$work/waterline.log" 2>&1 &
 wl_pid=$!
 
-mkdir -p "$work/mariadb/data" "$work/mariadb/tmp"
-mariadb-install-db --no-defaults --datadir="$work/mariadb/data" --tmpdir="$work/mariadb/tmp" \
-  --auth-root-authentication-method=normal --skip-test-db --user="$(id -un)" > /dev/null
-/usr/sbin/mariadbd --no-defaults --datadir="$work/mariadb/data" --tmpdir="$work/mariadb/tmp" \
-  --socket="$work/mariadb/sock" --port=$md_port --bind-address=127.0.0.1 --user="$(id -un)" \
-  --innodb-buffer-pool-size=2G --innodb-log-file-size=512M --skip-log-bin \
-  --innodb-flush-log-at-trx-commit=$flush --transaction-isolation=REPEATABLE-READ \
-  --character-set-server=utf8mb4 --collation-server=utf8mb4_bin --max-connections=500 \
-  > "$work/mariadb.log" 2>&1 &
-md_pid=$!
+start_mariadb "$work/mariadb" $md_port $flush REPEATABLE-READ
 
 ask() { mariadb -h 127.0.0.1 -P "$1" -u root -N -B -e "$2"; }
 for port in $wl_port $md_port; do
@@ -105,7 +97,7 @@ done
   echo
   echo "- command: \`scripts/compare-benchmarksql.sh $* \`: BenchmarkSQL 5.0 (MySQL fork, unmodified, Connector/J 8.0.13 with \`props.mysql\`'s URL options), 1 warehouse, ${terminals} terminals, ${minutes} min a run, ${runs} alternating pairs after one load of each server"
   echo "- waterline: \`${wl_args[*]}\`, reporting innodb_flush_log_at_trx_commit=${wl_flush}, waterline_durability=${wl_durability}, ${wl_isolation}"
-  echo "- MariaDB: $(/usr/sbin/mariadbd --version | awk '{print $3}'), reporting innodb_flush_log_at_trx_commit=${md_flush}, ${md_isolation}, binlog off, 2 GiB buffer pool"
+  echo "- MariaDB: $(mariadb_described), reporting innodb_flush_log_at_trx_commit=${md_flush}, ${md_isolation}"
   run_info "waterline built from" "$binary"
 } > "$dir/RUN.md"
 cat "$dir/summary.md"
