@@ -145,14 +145,14 @@ pub fn run(args: LabArgs) -> CliResult<()> {
     }
     let mut outcomes = Vec::new();
     for spec in &chosen {
-        let dir = if args.experiment == Experiment::All {
-            root.join(spec.name)
-        } else {
-            root.clone()
-        };
+        if all {
+            // Each in a process of its own, which writes its RUN.md.
+            outcomes.push(run_child(&args, spec, &root.join(spec.name))?);
+            continue;
+        }
         let began = utc_now();
-        outcomes.push(run_one(&args, spec, &machine, &dir)?);
-        write_run(&dir, spec.name, &began, &machine)?;
+        outcomes.push(run_one(&args, spec, &machine, &root)?);
+        write_run(&root, spec.name, &began, &machine)?;
     }
     if args.experiment == Experiment::All {
         write_index(&root, &chosen, &outcomes, &machine)?;
@@ -163,6 +163,66 @@ pub fn run(args: LabArgs) -> CliResult<()> {
         return Err(format!("experiment(s) with failed points: {}", failed.join(", ")).into());
     }
     Ok(())
+}
+
+/// Runs one experiment of `lab all` as `waterline lab <name> --report-dir <dir>` in a child
+/// process: each experiment starts with a fresh heap and no threads of the one before (a
+/// process that ran them all kept the earlier experiments' freed memory, whose engines had
+/// grown to gigabytes, and a 24 GB machine ran out during the eighth). Its output passes
+/// through; its `headline:` line goes to the index. An experiment that fails or dies is
+/// marked so in the index, and the others still run.
+fn run_child(args: &LabArgs, spec: &Spec, dir: &Path) -> CliResult<Outcome> {
+    use std::io::BufRead;
+    let mut command = std::process::Command::new(std::env::current_exe()?);
+    // This process's huge-page setting (inherited by the child, which would reset it).
+    let thp = waterline::sql::process::transparent_huge_pages();
+    let thp = if thp == "off for this process" {
+        "off"
+    } else {
+        "on"
+    };
+    command.args([
+        "--transparent-huge-pages",
+        thp,
+        "lab",
+        spec.name,
+        "--report-dir",
+    ]);
+    command.arg(dir);
+    if args.quick {
+        command.arg("--quick");
+    }
+    if !args.pin.is_empty() {
+        let pins: Vec<String> = args.pin.iter().map(ToString::to_string).collect();
+        command.arg("--pin").arg(pins.join(","));
+    }
+    if !args.tpcc.is_empty() {
+        command.arg("--").args(&args.tpcc);
+    }
+    let mut child = command.stdout(std::process::Stdio::piped()).spawn()?;
+    let mut headline = None;
+    if let Some(out) = child.stdout.take() {
+        for line in std::io::BufReader::new(out).lines() {
+            let line = line?;
+            println!("{line}");
+            if let Some(text) = line.strip_prefix("headline: ") {
+                headline = Some(text.to_owned());
+            }
+        }
+    }
+    let status = child.wait()?;
+    Ok(match headline {
+        Some(headline) => Outcome {
+            name: spec.name,
+            headline,
+            ok: status.success(),
+        },
+        None => Outcome {
+            name: spec.name,
+            headline: format!("did not finish ({status})"),
+            ok: false,
+        },
+    })
 }
 
 /// `base` with each `--flag value` of `overrides` replacing the same flag's value (or added).
@@ -277,6 +337,7 @@ fn run_one(
     let (summary, headline) = summary(args, spec, &report, &flags, &extra);
     fs::write(dir.join("summary.md"), summary)?;
     println!("summary: {}", absolute(&dir.join("summary.md")).display());
+    println!("headline: {headline}");
     Ok(Outcome {
         name: spec.name,
         headline,

@@ -264,20 +264,25 @@ fn the_written_hook_runs_for_each_item_in_log_order_before_its_publish() {
                 })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
     });
     let events = events.lock().unwrap().clone();
     let mut by_lsn = lsns.clone();
     by_lsn.sort_by_key(|&(_, lsn)| lsn);
     let in_log_order: Vec<u64> = by_lsn.iter().map(|&(item, _)| item).collect();
-    let of = |kind: &str| -> Vec<u64> {
-        events.iter().filter(|e| e.0 == kind).map(|e| e.1).collect()
-    };
+    let of =
+        |kind: &str| -> Vec<u64> { events.iter().filter(|e| e.0 == kind).map(|e| e.1).collect() };
     assert_eq!(of("written"), in_log_order, "written in log order");
     assert_eq!(of("published"), in_log_order, "published in log order");
     for (item, _) in &lsns {
         let at = |kind: &str| events.iter().position(|e| *e == (kind, *item)).unwrap();
-        assert!(at("written") < at("published"), "{item} published before written");
+        assert!(
+            at("written") < at("published"),
+            "{item} published before written"
+        );
     }
 
     let failing: GroupCommit<u64> = GroupCommit::new(
@@ -285,7 +290,9 @@ fn the_written_hook_runs_for_each_item_in_log_order_before_its_publish() {
         None,
         Box::new(|_: Vec<u64>| Ok(())),
     )
-    .on_written(Box::new(|item: &mut u64, _| assert_ne!(*item, 5, "hook bug")));
+    .on_written(Box::new(|item: &mut u64, _| {
+        assert_ne!(*item, 5, "hook bug")
+    }));
     let (error, _) = fails_then_stops(&failing, 5);
     assert!(matches!(error, CommitError::Log(_)), "{error}");
 }

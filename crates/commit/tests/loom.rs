@@ -133,7 +133,10 @@ fn a_commit_that_waited_for_a_release_is_published_after_the_released_one() {
         let at = |e: (&str, u64)| events.iter().position(|x| *x == e).unwrap();
         assert!(at(("published", 1)) < at(("published", 2)), "{events:?}");
         for item in [1, 2] {
-            assert!(at(("released", item)) < at(("published", item)), "{events:?}");
+            assert!(
+                at(("released", item)) < at(("published", item)),
+                "{events:?}"
+            );
         }
     });
 }

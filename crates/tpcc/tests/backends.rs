@@ -137,12 +137,10 @@ fn mysql_protocol_against_waterline_serve() {
         "a waterline server reports its CPU"
     );
     assert!(
-        point
-            .effective
-            .ends_with(
-                "innodb_flush_log_at_trx_commit=0, thread_handling=one-thread-per-connection, \
+        point.effective.ends_with(
+            "innodb_flush_log_at_trx_commit=0, thread_handling=one-thread-per-connection, \
                  admission=unlimited, durability=in-memory, lock_release=n/a"
-            ),
+        ),
         "{}",
         point.effective
     );

@@ -98,7 +98,9 @@ impl CommitTicket {
     /// Whether a transaction released early and not ended yet could have handed this one
     /// a lock: then, even with nothing to log, it must commit behind it in the log.
     pub fn may_follow_released(&self) -> bool {
-        self.ending.as_ref().is_some_and(Ending::may_follow_released)
+        self.ending
+            .as_ref()
+            .is_some_and(Ending::may_follow_released)
     }
 
     /// Makes this transaction visible.

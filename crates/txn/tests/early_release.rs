@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use waterline_txn::{
-    Counter, Engine, EngineConfig, Isolation, Key, LockRelease, ReadOptions, StatsSnapshot,
-    Table, Value,
+    Counter, Engine, EngineConfig, Isolation, Key, LockRelease, ReadOptions, StatsSnapshot, Table,
+    Value,
 };
 
 const SYNC_DELAY: Duration = Duration::from_secs(1);
@@ -59,7 +59,10 @@ impl Committing {
         let (engine, table) = open(release, dir.path());
         let before = engine.stats();
         let mut t1 = engine.begin_with(Isolation::ReadCommitted);
-        assert!(t1.update(&table, Key::one(1), vec![1.into(), 90.into()]).unwrap());
+        assert!(
+            t1.update(&table, Key::one(1), vec![1.into(), 90.into()])
+                .unwrap()
+        );
         let t1_done = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&t1_done);
         let t1 = std::thread::spawn(move || {
@@ -98,7 +101,10 @@ impl Committing {
     fn take_five(&self) -> waterline_txn::Transaction {
         let mut trx = self.engine.begin_with(Isolation::ReadCommitted);
         let five_less = |row: &[Value]| vec![row[0].clone(), (balance(row) - 5).into()];
-        assert!(trx.update_with(&self.table, Key::one(1), five_less).unwrap());
+        assert!(
+            trx.update_with(&self.table, Key::one(1), five_less)
+                .unwrap()
+        );
         trx
     }
 }

@@ -45,8 +45,8 @@ use std::time::Duration;
 
 use waterline_txn::{
     Column, ColumnType, Counter, Engine, EngineConfig, Isolation, Key, KeyRange, LockMode,
-    LockRelease, LockWait, ReadOptions, SnapshotKind, StatsSnapshot, Table, TableSchema, Transaction, TrxId,
-    TxnError, Value, ViewClose, copy_keyed_row, copy_row,
+    LockRelease, LockWait, ReadOptions, SnapshotKind, StatsSnapshot, Table, TableSchema,
+    Transaction, TrxId, TxnError, Value, ViewClose, copy_keyed_row, copy_row,
 };
 
 /// How long a command may take before it is reported as waiting.
@@ -429,11 +429,9 @@ impl goldenscript::Runner for Runner {
                 let delay: u64 = args.take_key("sync_delay_ms").unwrap_or("0").parse()?;
                 args.reject_next()?;
                 let durable = match release {
-                    Some(release) => Some((
-                        release,
-                        Duration::from_millis(delay),
-                        tempfile::tempdir()?,
-                    )),
+                    Some(release) => {
+                        Some((release, Duration::from_millis(delay), tempfile::tempdir()?))
+                    }
                     None => None,
                 };
                 // The old engine (and its directory) goes first.
