@@ -62,7 +62,8 @@ ask $md_port "CREATE DATABASE tpcc; CREATE DATABASE sbtest"
 
 # What each server says it does, not what it was told.
 reported() {
-  ask "$1" "SELECT @@innodb_flush_log_at_trx_commit, @@transaction_isolation" | tr '\t' ' '
+  # MariaDB 10.11 has no @@transaction_isolation; both have @@tx_isolation.
+  ask "$1" "SELECT @@innodb_flush_log_at_trx_commit, @@tx_isolation" | tr '\t' ' '
 }
 wl_reported=$(reported $wl_port) md_reported=$(reported $md_port)
 if [ "$wl_reported" != "$md_reported" ]; then
