@@ -238,37 +238,16 @@ fn the_written_hook_runs_for_each_item_in_log_order_before_its_publish() {
     let pipeline = GroupCommit::new(
         GroupCommitConfig::default(),
         Some(wal),
-        Box::new(move |group: Vec<(u64, Lsn)>| {
+        Box::new(move |group: Vec<u64>| {
             let mut events = published.lock().unwrap();
-            events.extend(group.into_iter().map(|(item, _)| ("published", item)));
+            events.extend(group.into_iter().map(|item| ("published", item)));
             Ok(())
         }),
     )
-    .on_written(Box::new(move |item: &mut (u64, Lsn), _| {
-        written.lock().unwrap().push(("written", item.0));
+    .on_written(Box::new(move |item: &mut u64, _| {
+        written.lock().unwrap().push(("written", *item));
     }));
-    let lsns: Vec<(u64, Lsn)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..4u64)
-            .map(|t| {
-                let pipeline = &pipeline;
-                s.spawn(move || {
-                    (0..50)
-                        .map(|i| {
-                            let item = t * 1000 + i;
-                            let lsn = pipeline
-                                .commit(TrxTag(item), vec![1; 16], (item, Lsn::START))
-                                .unwrap();
-                            (item, lsn)
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
+    let lsns = commit_from_threads(&pipeline, 4, 50);
     let events = events.lock().unwrap().clone();
     let mut by_lsn = lsns.clone();
     by_lsn.sort_by_key(|&(_, lsn)| lsn);
