@@ -41,10 +41,7 @@ wl_pid=$!
 
 start_mariadb "$work/mariadb" $md_port $flush REPEATABLE-READ
 
-ask() { mariadb -h 127.0.0.1 -P "$1" -u root -N -B -e "$2"; }
-for port in $wl_port $md_port; do
-  for _ in $(seq 100); do ask $port "SELECT 1" > /dev/null 2>&1 && break; sleep 0.2; done
-done
+wait_for $wl_port $md_port
 ask $md_port "CREATE DATABASE tpcc"
 
 # What each server says it does, not what it was told.

@@ -154,7 +154,7 @@ pub fn run(args: LabArgs) -> CliResult<()> {
         outcomes.push(run_one(&args, spec, &machine, &root)?);
         write_run(&root, spec.name, &began, &machine)?;
     }
-    if args.experiment == Experiment::All {
+    if all {
         write_index(&root, &chosen, &outcomes, &machine)?;
         write_run(&root, "lab all", &started, &machine)?;
     }

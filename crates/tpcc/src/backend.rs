@@ -333,8 +333,8 @@ impl Target {
                 ))
             }
             Target::Mysql { url, isolation } => {
-                let session =
-                    OnThread::open(async || MysqlConn::connect(url))?.run(async |conn| {
+                let (session, flush, server) = OnThread::open(async || MysqlConn::connect(url))?
+                    .run(async |conn| {
                         conn.text(isolation_sql(*isolation)).await?;
                         // MariaDB 10.11 has no @@transaction_isolation; both have @@tx_isolation.
                         let session = conn.query("SELECT @@tx_isolation, @@version", &[]).await?;
@@ -356,7 +356,6 @@ impl Target {
                             .ok();
                         Ok::<_, Failure>((session, flush, server))
                     })?;
-                let (session, flush, server) = session;
                 let mut described = describe_session(&session);
                 if let Some(value) = flush
                     .as_ref()

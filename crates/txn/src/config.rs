@@ -135,9 +135,6 @@ pub enum LockRelease {
 }
 
 impl LockRelease {
-    /// Both modes, baseline first.
-    pub const ALL: [LockRelease; 2] = [LockRelease::AfterSync, LockRelease::Early];
-
     /// The mode's name as the command line and the reports say it.
     pub fn name(self) -> &'static str {
         match self {

@@ -202,10 +202,10 @@ pub(crate) struct Ending {
     tables: Tables,
     undo: Vec<Undo>,
     locks: Vec<Held>,
-    /// When its commit record was written to the log (a durable pipeline's flush stage):
-    /// from then on, locks still held are held for the sync alone.
+    /// When its commit record was written to the log (a durable pipeline's flush stage), if
+    /// it kept its locks: from then on they are held for the sync alone.
     written: Option<Instant>,
-    /// Whether its locks were released early, at `written` (see `commit.rs`).
+    /// Whether its locks were released early, once its record was written (`commit.rs`).
     released: bool,
 }
 
@@ -223,8 +223,8 @@ impl Ending {
     /// `commit.rs`): its versions are marked released first, so a transaction granted one
     /// of the locks finds them no longer locking.
     pub(crate) fn written(&mut self, at: Instant, release: bool) {
-        self.written = Some(at);
-        if !release || self.released {
+        if !release {
+            self.written = Some(at);
             return;
         }
         for undo in &self.undo {
@@ -245,9 +245,7 @@ impl Ending {
     /// Releases the locks it still holds and counts how long they were held after its
     /// commit record was written.
     fn end_locks(&mut self) {
-        if let Some(written) = self.written.take()
-            && !self.released
-        {
+        if let Some(written) = self.written.take() {
             let held = u64::try_from(written.elapsed().as_micros()).unwrap_or(u64::MAX);
             self.shared
                 .stats
