@@ -223,8 +223,9 @@ pub struct EngineArgs {
     #[arg(long, value_enum, default_value = "parker")]
     pub wakeup: WakeupArg,
     /// When a commit's row locks go (with --data-dir): after its group's sync, or as soon
-    /// as its record is in the log (early lock release; visible still only once durable).
-    #[arg(long, value_enum, default_value = "after-sync")]
+    /// as its record is in the log (early lock release, the default; visible still only
+    /// once durable).
+    #[arg(long, value_enum, default_value = "early")]
     pub lock_release: LockReleaseArg,
     /// Group commit's sync delay, in microseconds (binlog_group_commit_sync_delay).
     #[arg(long, default_value_t = 0)]

@@ -153,8 +153,9 @@ pub const PRESETS: [&str; 4] = ["baseline", "baseline+limit", "fixed", "fixed+li
 
 /// The flags of a preset: `baseline` is every mechanism as it was before the book's work
 /// (`EngineConfig::baseline`: sorted-vector views closed under the trx-sys latch, one
-/// registry shard, group-commit followers woken by broadcast), `fixed` every fix (the
-/// defaults: hybrid views closed without the latch, 256 shards, point-to-point wake-ups);
+/// registry shard, group-commit followers woken by broadcast, row locks held across the
+/// sync), `fixed` every fix (the defaults: hybrid views closed without the latch, 256
+/// shards, point-to-point wake-ups, early lock release);
 /// `+limit` adds an admission limit of [`admission_limit`] transactions.
 fn preset(name: &str) -> Option<Vec<String>> {
     let (base, limited) = match name.strip_suffix("+limit") {
@@ -177,6 +178,10 @@ fn preset(name: &str) -> Option<Vec<String>> {
         ("--view-close", config.view_close.name().to_owned()),
         ("--trx-shards", config.trx_shards.to_string()),
         ("--wakeup", config.commit.group.wakeup.name().to_owned()),
+        (
+            "--lock-release",
+            config.commit.lock_release.name().to_owned(),
+        ),
         ("--admission", admission),
     ];
     Some(

@@ -125,12 +125,12 @@ pub struct EngineConfig {
 pub enum LockRelease {
     /// In the commit stage, after the group's sync, with the publish: every lock is held
     /// across the fdatasync. MySQL's order with the binary log on (the baseline).
-    #[default]
     AfterSync,
     /// In the flush stage, once the commit record is written to the log (Aether's early lock
-    /// release): a waiter goes on while the holder's sync runs. Its changes still become
-    /// visible only after they are durable, and a transaction that took a released lock
-    /// commits after it in the log.
+    /// release; the default): a waiter goes on while the holder's sync runs. Its changes
+    /// still become visible only after they are durable, and a transaction that took a
+    /// released lock commits after it in the log.
+    #[default]
     Early,
 }
 
@@ -154,7 +154,7 @@ pub struct CommitConfig {
     /// Wake-up strategy and sync delay of the group-commit pipeline.
     pub group: GroupCommitConfig,
     /// When a commit's row locks go: after the sync (the baseline) or once its record is
-    /// in the log.
+    /// in the log (the default).
     pub lock_release: LockRelease,
     /// Log segment size: a new segment file starts once one holds this many bytes.
     pub segment_bytes: u64,
@@ -202,7 +202,7 @@ impl Default for EngineConfig {
 
 impl EngineConfig {
     /// The pre-book baseline: sorted-vector views closed under the latch, one registry shard,
-    /// group-commit followers woken by broadcast.
+    /// group-commit followers woken by broadcast, row locks held across the sync.
     pub fn baseline() -> Self {
         EngineConfig {
             snapshot: SnapshotKind::Vector,
@@ -213,6 +213,7 @@ impl EngineConfig {
                     wakeup: Wakeup::Broadcast,
                     ..GroupCommitConfig::default()
                 },
+                lock_release: LockRelease::AfterSync,
                 ..CommitConfig::default()
             },
             ..EngineConfig::default()
