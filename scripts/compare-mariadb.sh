@@ -2,11 +2,11 @@
 # `waterline serve` against MariaDB from Debian's package, at equal durability and isolation:
 # both servers start here in a temporary directory, each says what it does (read back; a
 # mismatch stops the script before anything is measured), then every workload runs on both
-# in alternating pairs (the idle server stopped with SIGSTOP meanwhile, so its background
-# work cannot take the other's CPU). Writes results/<date>-<host>/<NAME>/: RUN.md (what ran
-# where), runs-<workload>.csv (every run: transactions per second, deadlocks per 1,000
-# transactions from the server's own Innodb_deadlocks, what the server reported) and
-# summary.md (per workload: the pairs, each ratio waterline / MariaDB, the median).
+# in alternating pairs (scripts/server-pairs.sh). Writes results/<date>-<host>/<NAME>/:
+# RUN.md (what ran where), runs-<workload>.csv (every run: transactions per second, deadlocks
+# per 1,000 transactions from the server's own Innodb_deadlocks, latency, what the server
+# reported) and summary.md (per workload: the pairs, each ratio waterline / MariaDB, the
+# median).
 #
 # Usage: scripts/compare-mariadb.sh WATERLINE_BINARY NAME PAIRS DURABILITY ISOLATION SECONDS \
 #          [-- WATERLINE SERVE FLAGS...]
@@ -18,13 +18,11 @@
 #   WATERLINE SERVE FLAGS  e.g. --lock-release early
 # e.g. scripts/compare-mariadb.sh target/release/waterline vs-mariadb-durable 3 durable \
 #        read-committed 20 -- --lock-release early
-# The workloads: `waterline tpcc` over mysql:// at 64 clients (tokio tasks; loaded afresh
-# each run), and sysbench oltp_read_write at 16 and 64 threads, oltp_write_only at 16 and
-# oltp_point_select at 16 (one table of 10,000 rows, prepared once per server).
+# The workloads are server-pairs.sh's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/run-info.sh
-. scripts/mariadb-server.sh
+. scripts/server-pairs.sh
 command="$*"
 binary=$(realpath "$1") name=$2 pairs=$3 durability=$4 isolation=$5 seconds=$6
 shift 6
@@ -70,85 +68,11 @@ fi
 wl_durability=$(ask $wl_port "SELECT @@waterline_durability")
 wl_release=$(ask $wl_port "SELECT @@waterline_lock_release")
 
-deadlocks() { ask "$1" "SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'" | awk '{print $2}'; }
-sysbench_common() {
-  echo --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$1" --mysql-user=root \
-    --mysql-db=sbtest --tables=1 --table-size=10000
-}
-for port in $wl_port $md_port; do
-  # shellcheck disable=SC2046
-  sysbench oltp_read_write $(sysbench_common $port) prepare > /dev/null
-done
-
-# run_one WORKLOAD PORT: prints "tps transactions" for one measured run.
-run_one() {
-  local workload=$1 port=$2 out
-  case "$workload" in
-    tpcc-64)
-      out="$work/tpcc-$port"
-      rm -rf "$out"
-      "$binary" tpcc --backend "mysql://root@127.0.0.1:$port/tpcc" --clients 64 \
-        --runtime tasks --isolation "$isolation" --duration "$seconds" --warmup 3 \
-        --report-dir "$out" > "$out.log" 2>&1
-      python3 -c 'import json, sys
-p = json.load(open(sys.argv[1]))["points"][0]
-print(round(p["txn_per_sec"], 1), sum(t["committed"] for t in p["transactions"].values()))' "$out/results.json"
-      ;;
-    *)
-      local test=${workload%-*} threads=${workload##*-}
-      # shellcheck disable=SC2046
-      sysbench "$test" $(sysbench_common "$port") --threads="$threads" --time="$seconds" \
-        --report-interval=0 run | awk '/transactions:/ {gsub(/[(]/, "", $3); print $3, $2}'
-      ;;
-  esac
-}
-
-workloads=(tpcc-64 oltp_read_write-16 oltp_read_write-64 oltp_write_only-16 oltp_point_select-16)
-for workload in "${workloads[@]}"; do
-  csv="$dir/runs-$workload.csv"
-  echo "pair,build,server,tps,deadlocks_per_1000,flush_isolation" > "$csv"
-  for pair in $(seq 1 "$pairs"); do
-    for build in new base; do
-      if [ "$build" = new ]; then
-        port=$wl_port server=waterline run=$wl_pid idle=$md_pid said=$wl_reported
-      else
-        port=$md_port server=mariadb run=$md_pid idle=$wl_pid said=$md_reported
-      fi
-      kill -STOP $idle
-      kill -CONT $run
-      before=$(deadlocks $port)
-      read -r tps transactions < <(run_one "$workload" $port) || true
-      if [ -z "${tps:-}" ]; then
-        echo "$workload on $server measured nothing; see $work (kept)" >&2
-        trap - EXIT
-        kill -CONT $wl_pid $md_pid; kill $wl_pid $md_pid
-        exit 1
-      fi
-      after=$(deadlocks $port)
-      kill -CONT $idle
-      per_1000=$(python3 -c "import sys; d, t = int(sys.argv[1]), float(sys.argv[2]); print(f'{1000 * d / t:.2f}' if t else 'n/a')" \
-        $((after - before)) "$transactions")
-      echo "$pair,$build,$server,$tps,$per_1000,$said" >> "$csv"
-      echo "$workload pair $pair $server: $tps txn/s, $per_1000 deadlocks per 1,000"
-    done
-  done
-done
-
-{
-  echo "Transactions per second, waterline (candidate) against MariaDB (baseline), ${durability}, ${isolation}:"
-  for workload in "${workloads[@]}"; do
-    echo
-    echo "## ${workload}"
-    echo
-    scripts/pairs-summary.py "$dir/runs-$workload.csv" tps txn/s
-    python3 -c 'import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-for server in ("waterline", "mariadb"):
-    v = [float(r["deadlocks_per_1000"]) for r in rows if r["server"] == server and r["deadlocks_per_1000"] != "n/a"]
-    print(f"Deadlocks per 1,000 transactions, {server}: median {statistics.median(v):.2f}" if v else f"{server}: no transactions")' \
-      "$dir/runs-$workload.csv"
-  done
-} > "$dir/summary.md"
+sysbench_prepare $wl_port $md_port
+new_port=$wl_port new_pid=$wl_pid new_name=waterline new_said=$wl_reported
+base_port=$md_port base_pid=$md_pid base_name=mariadb base_said=$md_reported
+run_pairs "$dir" "$pairs"
+summarize "$dir" "Transactions per second, waterline (candidate) against MariaDB (baseline), ${durability}, ${isolation}:"
 {
   echo "# ${name}"
   echo

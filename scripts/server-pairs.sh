@@ -1,0 +1,130 @@
+# Sourced by the scripts that measure two running servers in alternating pairs
+# (compare-mariadb.sh, compare-durability.sh): the workloads, the pairs (the idle server
+# stopped with SIGSTOP meanwhile, so its background work cannot take the other's CPU), the
+# CSV of every run and the summary.
+#
+# The caller sets: binary (the waterline binary, whose `tpcc` drives the TPC-C workload),
+# isolation (read-committed or repeatable-read), seconds (measured per run), work (a temporary
+# directory), and for each side, new (the candidate) and base (the baseline):
+# <side>_port, <side>_pid, <side>_name (a word for the CSV and the summary) and <side>_said
+# (what that server reported of its configuration, one line).
+
+. scripts/mariadb-server.sh
+
+# The workloads every comparison runs: `waterline tpcc` over mysql:// at 64 clients (tokio
+# tasks; loaded afresh each run) and sysbench at 16 and 64 threads (one table of 10,000 rows,
+# prepared once per server by sysbench_prepare).
+workloads=(tpcc-64 oltp_read_write-16 oltp_read_write-64 oltp_write_only-16 oltp_point_select-16)
+
+sysbench_common() {
+  echo --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$1" --mysql-user=root \
+    --mysql-db=sbtest --tables=1 --table-size=10000
+}
+
+# sysbench_prepare PORT...: the sysbench table on each server (database sbtest must exist).
+sysbench_prepare() {
+  local port
+  for port in "$@"; do
+    # shellcheck disable=SC2046
+    sysbench oltp_read_write $(sysbench_common "$port") prepare > /dev/null
+  done
+}
+
+deadlocks() { ask "$1" "SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'" | awk '{print $2}'; }
+
+# run_one WORKLOAD PORT: prints "tps transactions p95_ms max_ms" for one measured run. For
+# tpcc the latency is NewOrder's 95th percentile and the maximum is not recorded (n/a); for
+# sysbench both are over all its transactions, as sysbench reports them.
+run_one() {
+  local workload=$1 port=$2 out
+  case "$workload" in
+    tpcc-64)
+      out="$work/tpcc-$port"
+      rm -rf "$out"
+      "$binary" tpcc --backend "mysql://root@127.0.0.1:$port/tpcc" --clients 64 \
+        --runtime tasks --isolation "$isolation" --duration "$seconds" --warmup 3 \
+        --report-dir "$out" > "$out.log" 2>&1
+      python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))["points"][0]
+t = p["transactions"]
+print(round(p["txn_per_sec"], 1), sum(x["committed"] for x in t.values()), t["new_order"]["p95_ms"], "n/a")' \
+        "$out/results.json"
+      ;;
+    *)
+      local test=${workload%-*} threads=${workload##*-}
+      # shellcheck disable=SC2046
+      sysbench "$test" $(sysbench_common "$port") --threads="$threads" --time="$seconds" \
+        --report-interval=0 run | awk '
+          /transactions:/ { gsub(/[(]/, "", $3); tps = $3; n = $2 }
+          /95th percentile:/ { p95 = $3 }
+          /max:/ { max = $2 }
+          END { print tps, n, p95, max }'
+      ;;
+  esac
+}
+
+# run_pairs DIR PAIRS: every workload, PAIRS alternating pairs (the candidate first), into
+# DIR/runs-<workload>.csv.
+run_pairs() {
+  local dir=$1 pairs=$2 workload pair side csv port name pid idle said before after
+  local tps transactions p95 max per_1000
+  for workload in "${workloads[@]}"; do
+    csv="$dir/runs-$workload.csv"
+    echo "pair,build,server,tps,deadlocks_per_1000,p95_ms,max_ms,reported" > "$csv"
+    for pair in $(seq 1 "$pairs"); do
+      for side in new base; do
+        if [ "$side" = new ]; then
+          port=$new_port name=$new_name pid=$new_pid idle=$base_pid said=$new_said
+        else
+          port=$base_port name=$base_name pid=$base_pid idle=$new_pid said=$base_said
+        fi
+        kill -STOP "$idle"
+        kill -CONT "$pid"
+        before=$(deadlocks "$port")
+        tps=
+        read -r tps transactions p95 max < <(run_one "$workload" "$port") || true
+        if [ -z "$tps" ]; then
+          echo "$workload on $name measured nothing; see $work (kept)" >&2
+          trap - EXIT
+          kill -CONT "$new_pid" "$base_pid"
+          kill "$new_pid" "$base_pid"
+          exit 1
+        fi
+        after=$(deadlocks "$port")
+        kill -CONT "$idle"
+        per_1000=$(python3 -c "import sys; d, t = int(sys.argv[1]), float(sys.argv[2]); print(f'{1000 * d / t:.2f}' if t else 'n/a')" \
+          $((after - before)) "$transactions")
+        echo "$pair,$side,$name,$tps,$per_1000,$p95,$max,$said" >> "$csv"
+        echo "$workload pair $pair $name: $tps txn/s, $per_1000 deadlocks per 1,000, p95 $p95 ms, max $max ms"
+      done
+    done
+  done
+}
+
+# summarize DIR TITLE: DIR/summary.md from the runs' CSVs, headed by TITLE.
+summarize() {
+  local dir=$1 title=$2 workload
+  {
+    echo "$title"
+    for workload in "${workloads[@]}"; do
+      echo
+      echo "## ${workload}"
+      echo
+      scripts/pairs-summary.py "$dir/runs-$workload.csv" tps txn/s
+      python3 - "$dir/runs-$workload.csv" <<'EOF'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print()
+for build in ("new", "base"):
+    mine = [r for r in rows if r["build"] == build]
+    name = mine[0]["server"]
+    def median(column, unit=""):
+        v = [float(r[column]) for r in mine if r[column] not in ("n/a", "")]
+        return f"{statistics.median(v):.2f}{unit}" if v else "n/a"
+    latency = "NewOrder's p95 latency" if "tpcc" in sys.argv[1] else "p95 latency"
+    print(f"- {name}: median deadlocks per 1,000 transactions {median('deadlocks_per_1000')}, "
+          f"{latency} {median('p95_ms', ' ms')}, maximum {median('max_ms', ' ms')}")
+EOF
+    done
+  } > "$dir/summary.md"
+}
