@@ -27,12 +27,7 @@ case "$isolation" in
   read-committed | repeatable-read) ;;
   *) echo "ISOLATION is read-committed or repeatable-read" >&2; exit 2 ;;
 esac
-dir="results/$(date -u +%Y-%m-%d)-$(hostname)/${name}"
-mkdir -p "$dir"
-rm -f "$dir"/runs-*.csv
-work=$(mktemp -d)
-trap 'kill -CONT $new_pid $base_pid 2>/dev/null; kill $new_pid $base_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-new_port=4427 base_port=4428
+begin_comparison "$name"
 
 serve() {
   echo --transparent-huge-pages off serve --listen "127.0.0.1:$1" --database tpcc \
@@ -71,9 +66,6 @@ summarize "$dir" "Transactions per second, waterline durable (candidate) against
   echo "- command: \`scripts/compare-durability.sh ${command}\` (PAIRS ${pairs}, ${isolation}, ${seconds} s a run), the durable run first in each pair"
   echo "- durable: \`waterline ${new_args[*]}\`, reporting durability, isolation, lock release '${new_said}'"
   echo "- in memory: \`waterline ${base_args[*]}\`, reporting '${base_said}'"
-  echo "- sysbench $(sysbench --version | awk '{print $2}'): one table of 10,000 rows per server, prepared once"
-  run_info "waterline built from" "$binary"
+  tools_described
 } > "$dir/RUN.md"
-cat "$dir/summary.md"
-python3 scripts/results-index.py
-echo "results: $dir"
+end_comparison

@@ -38,19 +38,16 @@ case "$isolation" in
   repeatable-read) md_isolation=REPEATABLE-READ ;;
   *) echo "ISOLATION is read-committed or repeatable-read" >&2; exit 2 ;;
 esac
-dir="results/$(date -u +%Y-%m-%d)-$(hostname)/${name}"
-mkdir -p "$dir"
-rm -f "$dir"/runs-*.csv
-work=$(mktemp -d)
-trap 'kill -CONT $wl_pid $md_pid 2>/dev/null; kill $wl_pid $md_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-wl_port=4427 md_port=4428
+begin_comparison "$name"
+wl_port=$new_port md_port=$base_port
 
 wl_args=(--transparent-huge-pages off serve --listen 127.0.0.1:$wl_port --database tpcc
   --database sbtest --isolation "$isolation" --max-connections 2000 "${serve_flags[@]}")
 [ "$durability" = durable ] && wl_args+=(--data-dir "$work/waterline" --flush every-commit)
 "$binary" "${wl_args[@]}" > "$work/waterline.log" 2>&1 &
-wl_pid=$!
+new_pid=$!
 start_mariadb "$work/mariadb" $md_port $flush $md_isolation
+base_pid=$md_pid
 
 wait_for $wl_port $md_port
 ask $md_port "CREATE DATABASE tpcc; CREATE DATABASE sbtest"
@@ -69,8 +66,8 @@ wl_durability=$(ask $wl_port "SELECT @@waterline_durability")
 wl_release=$(ask $wl_port "SELECT @@waterline_lock_release")
 
 sysbench_prepare $wl_port $md_port
-new_port=$wl_port new_pid=$wl_pid new_name=waterline new_said=$wl_reported
-base_port=$md_port base_pid=$md_pid base_name=mariadb base_said=$md_reported
+new_name=waterline new_said=$wl_reported
+base_name=mariadb base_said=$md_reported
 run_pairs "$dir" "$pairs"
 summarize "$dir" "Transactions per second, waterline (candidate) against MariaDB (baseline), ${durability}, ${isolation}:"
 {
@@ -79,9 +76,6 @@ summarize "$dir" "Transactions per second, waterline (candidate) against MariaDB
   echo "- command: \`scripts/compare-mariadb.sh ${command}\` (PAIRS ${pairs}, ${durability}, ${isolation}, ${seconds} s a run), the waterline run first in each pair"
   echo "- waterline: \`waterline ${wl_args[*]}\`, reporting flush/isolation '${wl_reported}', waterline_durability=${wl_durability}, waterline_lock_release=${wl_release}"
   echo "- MariaDB: $(mariadb_described), reporting flush/isolation '${md_reported}'"
-  echo "- sysbench $(sysbench --version | awk '{print $2}'): one table of 10,000 rows per server, prepared once"
-  run_info "waterline built from" "$binary"
+  tools_described
 } > "$dir/RUN.md"
-cat "$dir/summary.md"
-python3 scripts/results-index.py
-echo "results: $dir"
+end_comparison

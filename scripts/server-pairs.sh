@@ -3,13 +3,39 @@
 # stopped with SIGSTOP meanwhile, so its background work cannot take the other's CPU), the
 # CSV of every run and the summary.
 #
-# The caller sets: binary (the waterline binary, whose `tpcc` drives the TPC-C workload),
-# isolation (read-committed or repeatable-read), seconds (measured per run), work (a temporary
-# directory), and for each side, new (the candidate) and base (the baseline):
-# <side>_port, <side>_pid, <side>_name (a word for the CSV and the summary) and <side>_said
-# (what that server reported of its configuration, one line).
+# The caller calls begin_comparison, sets binary (the waterline binary, whose `tpcc` drives
+# the TPC-C workload), isolation (read-committed or repeatable-read), seconds (measured per
+# run), and for each side, new (the candidate) and base (the baseline): <side>_pid,
+# <side>_name (a word for the CSV and the summary) and <side>_said (what that server
+# reported of its configuration, one line).
 
 . scripts/mariadb-server.sh
+
+# begin_comparison NAME: sets dir (results/<date>-<host>/NAME, its earlier runs' CSVs
+# removed), work (a temporary directory, removed at exit with both servers stopped) and the
+# ports new_port and base_port; the caller then starts the servers as new_pid and base_pid.
+begin_comparison() {
+  dir="results/$(date -u +%Y-%m-%d)-$(hostname)/$1"
+  mkdir -p "$dir"
+  rm -f "$dir"/runs-*.csv
+  work=$(mktemp -d)
+  new_pid='' base_pid=''
+  trap 'kill -CONT $new_pid $base_pid 2>/dev/null; kill $new_pid $base_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+  new_port=4427 base_port=4428
+}
+
+# tools_described: RUN.md's lines on sysbench and the waterline build.
+tools_described() {
+  echo "- sysbench $(sysbench --version | awk '{print $2}'): one table of 10,000 rows per server, prepared once"
+  run_info "waterline built from" "$binary"
+}
+
+# end_comparison: shows the summary and lists the run in results/README.md.
+end_comparison() {
+  cat "$dir/summary.md"
+  python3 scripts/results-index.py
+  echo "results: $dir"
+}
 
 # The workloads every comparison runs: `waterline tpcc` over mysql:// at 64 clients (tokio
 # tasks; loaded afresh each run) and sysbench at 16 and 64 threads (one table of 10,000 rows,
