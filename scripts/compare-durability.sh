@@ -4,8 +4,9 @@
 # the workloads of scripts/server-pairs.sh in alternating pairs. Each server's durability,
 # isolation and lock release are read back from it (in memory there are no locks to release
 # early: n/a); the script stops before measuring unless the first reports
-# fdatasync-per-group, the second in-memory, and both the same isolation. Writes results/<date>-<host>/<NAME>/: RUN.md, runs-<workload>.csv and
-# summary.md (per workload: the pairs, each ratio durable / in memory, the median).
+# fdatasync-per-group, the second in-memory, and both the same isolation. Writes
+# results/<date>-<host>/<NAME>/: RUN.md, runs-<workload>.csv and summary.md (per workload:
+# the pairs, each ratio durable / in memory, the median).
 #
 # Usage: scripts/compare-durability.sh WATERLINE_BINARY NAME PAIRS ISOLATION SECONDS \
 #          [-- WATERLINE SERVE FLAGS...]

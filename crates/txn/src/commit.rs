@@ -21,10 +21,10 @@
 //! With `LockRelease::AfterSync` (the baseline) `publish` releases the row locks, so a
 //! durable commit holds them across its group's fdatasync: every transaction queued on a
 //! hot row (TPC-C's WAREHOUSE in every Payment) waits for the disk once per holder.
-//! `LockRelease::Early` (the default) releases them when the commit record has been written to the log,
-//! before the sync ([`CommitTicket::written`], called by the group-commit flush stage),
-//! while the changes stay invisible until `publish`, after the sync: early lock release as
-//! in Aether (Johnson et al., VLDB 2010) and Controlled Lock Violation (Graefe et al.,
+//! `LockRelease::Early` (the default) releases them when the commit record has been written
+//! to the log, before the sync ([`CommitTicket::written`], called by the group-commit flush
+//! stage), while the changes stay invisible until `publish`, after the sync: early lock
+//! release as in Aether (Johnson et al., VLDB 2010) and Controlled Lock Violation (Graefe et al.,
 //! SIGMOD 2013), keeping "durable before visible". What each party can observe, with T1
 //! released and T2 granted one of its locks:
 //!
