@@ -22,9 +22,19 @@
 //! [`FlushPolicy::EveryCommit`] it is then made durable with one `fdatasync`, under
 //! [`FlushPolicy::Os`] it is left to the OS (InnoDB's `innodb_flush_log_at_trx_commit` = 1
 //! and 2). The in-memory engine has no log at all.
+//!
+//! A segment is extended with zeros [`WalConfig::preallocate_bytes`] at a time ahead of the
+//! writes (InnoDB writes zeros into its redo files when it creates them). A batch then
+//! overwrites blocks the file already has, and its `fdatasync` writes data only: appending
+//! instead changes the file's size with every batch, and each sync must then also commit
+//! that change to the file system's journal, a second write and wait. So the last segment
+//! usually ends in zeros after its last record; the scan takes a tail of zeros as the end of
+//! the valid log, the same as the end of the file (a record is never all zeros: its checksum
+//! is not). A segment is never extended past [`WalConfig::segment_bytes`] but by a batch of
+//! its own, so only the last one has such a tail.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -64,13 +74,21 @@ pub struct WalConfig {
     pub segment_bytes: u64,
     /// When batches are made durable.
     pub flush: FlushPolicy,
+    /// A segment is extended with zeros this many bytes at a time ahead of the writes, so
+    /// that a sync does not also commit a new file size (see the module page); 0 grows it
+    /// by each write instead.
+    pub preallocate_bytes: u64,
 }
+
+/// The default [`WalConfig::preallocate_bytes`].
+pub const PREALLOCATE_BYTES: u64 = 1 << 20;
 
 impl Default for WalConfig {
     fn default() -> Self {
         WalConfig {
             segment_bytes: 64 << 20,
             flush: FlushPolicy::EveryCommit,
+            preallocate_bytes: PREALLOCATE_BYTES,
         }
     }
 }
@@ -192,6 +210,8 @@ pub struct Wal {
     file: Arc<File>,
     path: Arc<Path>,
     segment_len: u64,
+    /// The segment file's size: past `segment_len`, zeros written ahead.
+    allocated: u64,
     end: Lsn,
     buf: Vec<u8>,
     syncs: u64,
@@ -277,6 +297,8 @@ pub fn scan_from(dir: &Path, from: Lsn) -> Result<Scan, WalError> {
                         .advance(size as u64)
                         .ok_or(WalError::LsnExhausted)?;
                 }
+                // Zeros written ahead and never overwritten: the segment's valid end.
+                Err(_) if all_zero(&bytes[offset..]) => break,
                 Err(damage) => {
                     let tail = Tail::Damaged {
                         segment: path.clone(),
@@ -302,6 +324,10 @@ pub fn scan_from(dir: &Path, from: Lsn) -> Result<Scan, WalError> {
     })
 }
 
+fn all_zero(bytes: &[u8]) -> bool {
+    bytes.iter().all(|&b| b == 0)
+}
+
 /// Whether the damage the scan ended at is a torn tail: in the last segment that has any
 /// bytes, with no valid record at any byte after it (a record is valid only with its own
 /// LSN, its position, so stale bytes do not pass). That is what a crash in the middle of
@@ -318,12 +344,18 @@ fn torn_tail(dir: &Path, tail: &Tail) -> Result<bool, WalError> {
     };
     let start = Lsn(lsn.0 - offset);
     for (later, path) in segments(dir)? {
-        if later > start && fs::metadata(&path).map_err(io_error("stat", &path))?.len() > 0 {
+        // A later segment of zeros only was begun but never written to.
+        if later > start && !all_zero(&fs::read(&path).map_err(io_error("read", &path))?) {
             return Ok(false);
         }
     }
     let bytes = fs::read(segment).map_err(io_error("read", segment))?;
-    let valid_after = (*offset as usize + 1..bytes.len())
+    // No record starts in the zeros at the end.
+    let written = bytes
+        .iter()
+        .rposition(|&b| b != 0)
+        .map_or(0, |last| last + 1);
+    let valid_after = (*offset as usize + 1..written)
         .any(|p| record::decode(&bytes[p..], Lsn(start.0 + p as u64)).is_ok());
     Ok(!valid_after)
 }
@@ -456,17 +488,22 @@ impl Wal {
             }
             _ => (dir.join(segment_name(scan.end)), 0),
         };
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .create(true)
-            .append(true)
+            .write(true)
+            .truncate(false)
             .open(&path)
             .map_err(io_error("open", &path))?;
+        let allocated = file.metadata().map_err(io_error("stat", &path))?.len();
+        file.seek(SeekFrom::Start(segment_len))
+            .map_err(io_error("seek", &path))?;
         let wal = Wal {
             dir: dir.to_owned(),
             config,
             file: Arc::new(file),
             path: path.into(),
             segment_len,
+            allocated: allocated.max(segment_len),
             end: scan.end,
             buf: Vec::new(),
             syncs: 0,
@@ -531,16 +568,46 @@ impl Wal {
         if self.buf.is_empty() {
             return Ok(lsns);
         }
+        let need = self.segment_len + self.buf.len() as u64;
+        if need > self.allocated && self.config.preallocate_bytes > 0 {
+            let ahead = need.next_multiple_of(self.config.preallocate_bytes);
+            self.zero_fill(ahead.min(need.max(self.config.segment_bytes)))?;
+        }
         if let Err(error) = (&*self.file).write_all(&self.buf) {
             // A partial write leaves a torn record; cut it so the next batch follows valid
             // data (recovery would cut it anyway).
             let _ = self.file.set_len(self.segment_len);
+            let _ = (&*self.file).seek(SeekFrom::Start(self.segment_len));
+            self.allocated = self.segment_len;
             return Err(io_error("write", &self.path)(error));
         }
         self.segment_len += self.buf.len() as u64;
+        self.allocated = self.allocated.max(self.segment_len);
         self.bytes += self.buf.len() as u64;
         self.end = at;
         Ok(lsns)
+    }
+
+    /// Writes zeros from the segment's end up to `to` and returns to where the next batch
+    /// goes. Not synced here: the next group's sync makes them durable with its batch.
+    fn zero_fill(&mut self, to: u64) -> Result<(), WalError> {
+        static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+        let mut file = &*self.file;
+        let fill = |file: &mut &File| -> io::Result<()> {
+            file.seek(SeekFrom::Start(self.allocated))?;
+            let mut at = self.allocated;
+            while at < to {
+                let n = (to - at).min(ZEROS.len() as u64) as usize;
+                file.write_all(&ZEROS[..n])?;
+                at += n as u64;
+            }
+            Ok(())
+        };
+        let filled = fill(&mut file);
+        let back = file.seek(SeekFrom::Start(self.segment_len));
+        filled.and(back).map_err(io_error("extend", &self.path))?;
+        self.allocated = to;
+        Ok(())
     }
 
     /// The handle that syncs the segment being appended to.
@@ -565,12 +632,14 @@ impl Wal {
         let path = self.dir.join(segment_name(self.end));
         let file = OpenOptions::new()
             .create(true)
-            .append(true)
+            .write(true)
+            .truncate(true)
             .open(&path)
             .map_err(io_error("create", &path))?;
         self.file = Arc::new(file);
         self.path = path.into();
         self.segment_len = 0;
+        self.allocated = 0;
         sync_dir(&self.dir)
     }
 

@@ -25,6 +25,14 @@ fn temp_dir(name: &str) -> TempDir {
 const SMALL: WalConfig = WalConfig {
     segment_bytes: 100,
     flush: FlushPolicy::EveryCommit,
+    preallocate_bytes: 0,
+};
+
+/// As [`SMALL`], but each segment is extended with zeros ahead of the writes (64 bytes at a
+/// time, never past the segment's 100 bytes but by a batch), so the last one ends in zeros.
+const SMALL_AHEAD: WalConfig = WalConfig {
+    preallocate_bytes: 64,
+    ..SMALL
 };
 
 fn payload(i: u64) -> Vec<u8> {
@@ -33,7 +41,11 @@ fn payload(i: u64) -> Vec<u8> {
 
 /// Writes `n` records, two per batch; returns their LSNs.
 fn write(dir: &Path, n: u64) -> Vec<Lsn> {
-    let (mut wal, _) = Wal::open(dir, SMALL).unwrap();
+    write_with(dir, n, SMALL)
+}
+
+fn write_with(dir: &Path, n: u64, config: WalConfig) -> Vec<Lsn> {
+    let (mut wal, _) = Wal::open(dir, config).unwrap();
     let mut lsns = Vec::new();
     for pair in (0..n).collect::<Vec<_>>().chunks(2) {
         let payloads: Vec<Vec<u8>> = pair.iter().map(|&i| payload(i)).collect();
@@ -216,6 +228,7 @@ fn a_damaged_record_with_valid_ones_after_it_in_the_last_segment_refuses_the_ope
     let big = WalConfig {
         segment_bytes: 1 << 20,
         flush: FlushPolicy::EveryCommit,
+        preallocate_bytes: 0,
     };
     let (mut wal, _) = Wal::open(dir.path(), big).unwrap();
     for i in 0..10 {
@@ -298,19 +311,135 @@ fn a_checkpoint_drops_the_segments_it_covers() {
     assert_eq!(rest.records.last().unwrap().lsn, lsns[9]);
 }
 
+/// The start LSN in a segment's name.
+fn start_of(file: &Path) -> u64 {
+    file.file_name().unwrap().to_str().unwrap()[4..24]
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_segment_extended_ahead_ends_in_zeros_that_scan_as_its_end() {
+    let dir = temp_dir("ahead");
+    let config = WalConfig {
+        segment_bytes: 1 << 20,
+        flush: FlushPolicy::EveryCommit,
+        preallocate_bytes: 4096,
+    };
+    let lsns = write_with(dir.path(), 10, config);
+    let only = segment_files(dir.path()).pop().unwrap();
+    let written: u64 = (0..10).map(|i| record_bytes(payload(i).len())).sum();
+    assert_eq!(
+        fs::metadata(&only).unwrap().len(),
+        4096,
+        "extended a chunk ahead"
+    );
+    assert!(
+        fs::read(&only).unwrap()[written as usize..]
+            .iter()
+            .all(|&b| b == 0)
+    );
+
+    let (mut wal, scan) = Wal::open(dir.path(), config).unwrap();
+    assert_eq!(scan.tail, Tail::Clean);
+    assert_eq!(trx_tags(&scan), (0..10).collect::<Vec<_>>());
+    assert_eq!(wal.end(), Lsn(written));
+    // The next batch overwrites the zeros, right after the last record.
+    let next = wal
+        .append_batch([(TrxTag(10), payload(10).as_slice())])
+        .unwrap();
+    assert_eq!(next, vec![Lsn(written)]);
+    drop(wal);
+    let again = scan_ok(dir.path());
+    assert_eq!(trx_tags(&again), (0..11).collect::<Vec<_>>());
+    assert_eq!(
+        again.records[..10]
+            .iter()
+            .map(|r| r.lsn)
+            .collect::<Vec<_>>(),
+        lsns
+    );
+}
+
+#[test]
+fn only_the_last_segment_extended_ahead_ends_in_zeros() {
+    let dir = temp_dir("ahead-segments");
+    write_with(dir.path(), 12, SMALL_AHEAD);
+    let files = segment_files(dir.path());
+    assert!(files.len() > 2);
+    for pair in files.windows(2) {
+        let len = fs::metadata(&pair[0]).unwrap().len();
+        assert_eq!(
+            len,
+            start_of(&pair[1]) - start_of(&pair[0]),
+            "{:?}",
+            pair[0]
+        );
+    }
+    let end = scan_ok(dir.path()).end.0;
+    let last = files.last().unwrap();
+    assert!(fs::metadata(last).unwrap().len() >= end - start_of(last));
+}
+
+#[test]
+fn a_record_lost_to_zeros_at_the_tail_is_a_torn_tail() {
+    let dir = temp_dir("ahead-torn");
+    let config = WalConfig {
+        segment_bytes: 1 << 20,
+        flush: FlushPolicy::EveryCommit,
+        preallocate_bytes: 4096,
+    };
+    let lsns = write_with(dir.path(), 6, config);
+    let only = segment_files(dir.path()).pop().unwrap();
+    let mut bytes = fs::read(&only).unwrap();
+    // The last record's second half never reached the disk.
+    let last = lsns[5].0 as usize + record_bytes(payload(5).len()) as usize / 2;
+    bytes[last..].fill(0);
+    fs::write(&only, bytes).unwrap();
+
+    let (mut wal, scan) = Wal::open(dir.path(), config).unwrap();
+    assert_eq!(trx_tags(&scan), vec![0, 1, 2, 3, 4]);
+    assert!(matches!(scan.tail, Tail::Damaged { .. }), "{:?}", scan.tail);
+    wal.append_batch([(TrxTag(99), b"after the tear".as_slice())])
+        .unwrap();
+    drop(wal);
+    assert_eq!(trx_tags(&scan_ok(dir.path())), vec![0, 1, 2, 3, 4, 99]);
+}
+
+#[test]
+fn a_record_lost_to_zeros_before_a_valid_one_refuses_the_open() {
+    let dir = temp_dir("ahead-hole");
+    let config = WalConfig {
+        segment_bytes: 1 << 20,
+        flush: FlushPolicy::EveryCommit,
+        preallocate_bytes: 4096,
+    };
+    let lsns = write_with(dir.path(), 6, config);
+    let only = segment_files(dir.path()).pop().unwrap();
+    let mut bytes = fs::read(&only).unwrap();
+    bytes[lsns[2].0 as usize..lsns[3].0 as usize].fill(0);
+    fs::write(&only, bytes).unwrap();
+    let before = snapshot(dir.path());
+    let error = Wal::open(dir.path(), config).unwrap_err();
+    assert!(error.to_string().contains("bytes follow it"), "{error}");
+    assert!(snapshot(dir.path()) == before);
+}
+
 proptest! {
     /// Any cut and any flipped byte of any segment: opening never panics, and either
     /// refuses and changes nothing, or keeps every record but those of the last segment from
-    /// the damage on (a torn tail), and the log is clean and appendable afterwards.
+    /// the damage on (a torn tail), and the log is clean and appendable afterwards; with
+    /// segments extended ahead (zeros after the last record) or not.
     #[test]
-    fn any_damage_is_refused_unchanged_or_loses_only_a_torn_tail(n in 1u64..12, cut in any::<prop::sample::Index>(), flip in any::<Option<(prop::sample::Index, u8)>>()) {
+    fn any_damage_is_refused_unchanged_or_loses_only_a_torn_tail(n in 1u64..12, ahead: bool, cut in any::<prop::sample::Index>(), flip in any::<Option<(prop::sample::Index, u8)>>()) {
+        let config = if ahead { SMALL_AHEAD } else { SMALL };
         let dir = temp_dir("prop");
-        write(dir.path(), n);
+        write_with(dir.path(), n, config);
         let files = segment_files(dir.path());
         let file = &files[cut.index(files.len())];
         let last = file == files.last().unwrap();
         // Records in the segments before the damaged one: never lost.
-        let file_start: u64 = file.file_name().unwrap().to_str().unwrap()[4..24].parse().unwrap();
+        let file_start = start_of(file);
         let safe = scan(dir.path()).unwrap().records.iter().filter(|r| r.lsn.0 < file_start).count();
         let mut bytes = fs::read(file).unwrap();
         if let Some((at, mask)) = flip.filter(|_| !bytes.is_empty()) {
@@ -321,7 +450,7 @@ proptest! {
         }
         fs::write(file, &bytes).unwrap();
         let before = snapshot(dir.path());
-        match Wal::open(dir.path(), SMALL) {
+        match Wal::open(dir.path(), config) {
             Err(error) => {
                 prop_assert!(matches!(error, WalError::Damaged { .. }), "{}", error);
                 prop_assert!(snapshot(dir.path()) == before, "a refused open changed the log");

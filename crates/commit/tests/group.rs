@@ -28,6 +28,7 @@ fn pipeline(
         let config = WalConfig {
             segment_bytes: 4096,
             flush,
+            ..WalConfig::default()
         };
         Wal::open(dir.path(), config).expect("a log").0
     });
@@ -231,6 +232,7 @@ fn the_written_hook_runs_for_each_item_in_log_order_before_its_publish() {
         WalConfig {
             segment_bytes: 1 << 20,
             flush: FlushPolicy::EveryCommit,
+            ..WalConfig::default()
         },
     )
     .unwrap()

@@ -354,6 +354,7 @@ pub(crate) fn open(
         WalConfig {
             segment_bytes,
             flush,
+            ..WalConfig::default()
         },
         start,
         force_recovery,
@@ -452,6 +453,8 @@ impl Engine {
         let image_config = WalConfig {
             segment_bytes: 64 << 20,
             flush: FlushPolicy::Os,
+            // Written once, start to end: nothing to extend ahead of.
+            preallocate_bytes: 0,
         };
         let (mut image, _) = Wal::open(&tmp, image_config).map_err(wal_error)?;
         let mut append = |entry: Entry| {
