@@ -311,6 +311,23 @@ fn a_checkpoint_drops_the_segments_it_covers() {
     assert_eq!(rest.records.last().unwrap().lsn, lsns[9]);
 }
 
+/// One segment, extended 4 KiB ahead of the writes.
+const ONE_AHEAD: WalConfig = WalConfig {
+    segment_bytes: 1 << 20,
+    flush: FlushPolicy::EveryCommit,
+    preallocate_bytes: 4096,
+};
+
+/// Writes six records into [`ONE_AHEAD`] and lets `damage` change the segment's bytes
+/// (given the records' LSNs).
+fn damage_ahead(dir: &Path, damage: impl FnOnce(&mut [u8], &[Lsn])) {
+    let lsns = write_with(dir, 6, ONE_AHEAD);
+    let only = segment_files(dir).pop().unwrap();
+    let mut bytes = fs::read(&only).unwrap();
+    damage(&mut bytes, &lsns);
+    fs::write(&only, bytes).unwrap();
+}
+
 /// The start LSN in a segment's name.
 fn start_of(file: &Path) -> u64 {
     file.file_name().unwrap().to_str().unwrap()[4..24]
@@ -321,12 +338,7 @@ fn start_of(file: &Path) -> u64 {
 #[test]
 fn a_segment_extended_ahead_ends_in_zeros_that_scan_as_its_end() {
     let dir = temp_dir("ahead");
-    let config = WalConfig {
-        segment_bytes: 1 << 20,
-        flush: FlushPolicy::EveryCommit,
-        preallocate_bytes: 4096,
-    };
-    let lsns = write_with(dir.path(), 10, config);
+    let lsns = write_with(dir.path(), 10, ONE_AHEAD);
     let only = segment_files(dir.path()).pop().unwrap();
     let written: u64 = (0..10).map(|i| record_bytes(payload(i).len())).sum();
     assert_eq!(
@@ -340,7 +352,7 @@ fn a_segment_extended_ahead_ends_in_zeros_that_scan_as_its_end() {
             .all(|&b| b == 0)
     );
 
-    let (mut wal, scan) = Wal::open(dir.path(), config).unwrap();
+    let (mut wal, scan) = Wal::open(dir.path(), ONE_AHEAD).unwrap();
     assert_eq!(scan.tail, Tail::Clean);
     assert_eq!(trx_tags(&scan), (0..10).collect::<Vec<_>>());
     assert_eq!(wal.end(), Lsn(written));
@@ -384,20 +396,12 @@ fn only_the_last_segment_extended_ahead_ends_in_zeros() {
 #[test]
 fn a_record_lost_to_zeros_at_the_tail_is_a_torn_tail() {
     let dir = temp_dir("ahead-torn");
-    let config = WalConfig {
-        segment_bytes: 1 << 20,
-        flush: FlushPolicy::EveryCommit,
-        preallocate_bytes: 4096,
-    };
-    let lsns = write_with(dir.path(), 6, config);
-    let only = segment_files(dir.path()).pop().unwrap();
-    let mut bytes = fs::read(&only).unwrap();
-    // The last record's second half never reached the disk.
-    let last = lsns[5].0 as usize + record_bytes(payload(5).len()) as usize / 2;
-    bytes[last..].fill(0);
-    fs::write(&only, bytes).unwrap();
-
-    let (mut wal, scan) = Wal::open(dir.path(), config).unwrap();
+    damage_ahead(dir.path(), |bytes, lsns| {
+        // The last record's second half never reached the disk.
+        let half = lsns[5].0 as usize + record_bytes(payload(5).len()) as usize / 2;
+        bytes[half..].fill(0);
+    });
+    let (mut wal, scan) = Wal::open(dir.path(), ONE_AHEAD).unwrap();
     assert_eq!(trx_tags(&scan), vec![0, 1, 2, 3, 4]);
     assert!(matches!(scan.tail, Tail::Damaged { .. }), "{:?}", scan.tail);
     wal.append_batch([(TrxTag(99), b"after the tear".as_slice())])
@@ -409,18 +413,11 @@ fn a_record_lost_to_zeros_at_the_tail_is_a_torn_tail() {
 #[test]
 fn a_record_lost_to_zeros_before_a_valid_one_refuses_the_open() {
     let dir = temp_dir("ahead-hole");
-    let config = WalConfig {
-        segment_bytes: 1 << 20,
-        flush: FlushPolicy::EveryCommit,
-        preallocate_bytes: 4096,
-    };
-    let lsns = write_with(dir.path(), 6, config);
-    let only = segment_files(dir.path()).pop().unwrap();
-    let mut bytes = fs::read(&only).unwrap();
-    bytes[lsns[2].0 as usize..lsns[3].0 as usize].fill(0);
-    fs::write(&only, bytes).unwrap();
+    damage_ahead(dir.path(), |bytes, lsns| {
+        bytes[lsns[2].0 as usize..lsns[3].0 as usize].fill(0);
+    });
     let before = snapshot(dir.path());
-    let error = Wal::open(dir.path(), config).unwrap_err();
+    let error = Wal::open(dir.path(), ONE_AHEAD).unwrap_err();
     assert!(error.to_string().contains("bytes follow it"), "{error}");
     assert!(snapshot(dir.path()) == before);
 }
