@@ -46,10 +46,12 @@ for pair in $(seq 1 "$pairs"); do
     isolation=$(ask "SELECT @@transaction_isolation")
     durability=$(ask "SELECT @@waterline_durability")
     sysbench "$test" "${common[@]}" prepare > /dev/null
+    # The server's own count and time of its log syncs, around the run only (not the
+    # prepare's): the mean fdatasync (n/a in memory).
+    syncs() { ask "SHOW GLOBAL STATUS LIKE 'Waterline_fsync%'" | awk '{ printf "%s ", $2 }'; }
+    before=$(syncs)
     report=$(sysbench "$test" "${common[@]}" "$@" run)
-    # The server's own count and time of its log syncs: the mean fdatasync (n/a in memory).
-    fsync_us=$(ask "SHOW GLOBAL STATUS LIKE 'Waterline_fsync%'" | awk '
-      $1 == "Waterline_fsyncs" { n = $2 } $1 == "Waterline_fsync_us" { us = $2 }
+    fsync_us=$(echo "$before $(syncs)" | awk '{ n = $3 - $1; us = $4 - $2 }
       END { print n ? sprintf("%.0f", us / n) : "n/a" }')
     kill "$server"
     wait "$server" 2>/dev/null || true
