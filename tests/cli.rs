@@ -305,6 +305,31 @@ fn tpcc_runs_a_comparison_and_writes_its_report() {
         5,
         "2 configurations x 2 client counts + header"
     );
+    // Every type's maximum latency is reported, and is no shorter than its 99th percentile.
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|c| *c == name).expect(name);
+    for row in csv.lines().skip(1) {
+        let fields: Vec<&str> = row.split(',').collect();
+        for kind in [
+            "new_order",
+            "payment",
+            "order_status",
+            "delivery",
+            "stock_level",
+        ] {
+            let value = |c: &str| {
+                fields[column(&format!("{kind}_{c}"))]
+                    .parse::<f64>()
+                    .unwrap()
+            };
+            assert!(value("max_ms") >= value("p99_ms"), "{kind}: {row}");
+        }
+        assert!(
+            fields[column("new_order_max_ms")].parse::<f64>().unwrap() > 0.0,
+            "{row}"
+        );
+    }
+    assert!(stdout.contains("max ms"), "{stdout}");
     for file in ["results.json", "throughput.svg"] {
         assert!(dir.path().join(file).exists(), "{file}");
     }

@@ -308,6 +308,7 @@ impl Report {
                             "p50_ms": s.quantile_ms(0.50),
                             "p95_ms": s.quantile_ms(0.95),
                             "p99_ms": s.quantile_ms(0.99),
+                            "max_ms": s.max_ms(),
                         });
                         (k.name().to_owned(), v)
                     })
@@ -395,7 +396,7 @@ impl Report {
             let n = k.name();
             let _ = write!(
                 out,
-                ",{n}_count,{n}_mean_ms,{n}_p50_ms,{n}_p95_ms,{n}_p99_ms"
+                ",{n}_count,{n}_mean_ms,{n}_p50_ms,{n}_p95_ms,{n}_p99_ms,{n}_max_ms"
             );
         }
         out.push_str(",deadlock_retries,lock_wait_timeout_retries,errors,consistency,order_lines");
@@ -422,12 +423,13 @@ impl Report {
                 let s = &m.kinds[k.index()];
                 let _ = write!(
                     out,
-                    ",{},{:.3},{:.3},{:.3},{:.3}",
+                    ",{},{:.3},{:.3},{:.3},{:.3},{:.3}",
                     s.completed(),
                     s.mean_ms(),
                     s.quantile_ms(0.50),
                     s.quantile_ms(0.95),
-                    s.quantile_ms(0.99)
+                    s.quantile_ms(0.99),
+                    s.max_ms()
                 );
             }
             let consistency = if p.violations.is_empty() {
@@ -588,13 +590,14 @@ impl Report {
             .fold(28, usize::max);
         let _ = writeln!(
             out,
-            "{:<width$} {:>7} {:>11} {:>10} {:>9} {:>9} {:>8} {:>8} {:>10} {:>6} {:>8} {:>11}  consistency",
+            "{:<width$} {:>7} {:>11} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>6} {:>8} {:>11}  consistency",
             "config",
             "clients",
             "tpmC",
             "txn/s",
             "NO p50ms",
             "NO p99ms",
+            "max ms",
             "retries",
             "errors",
             "CPU µs/txn",
@@ -616,13 +619,14 @@ impl Report {
             };
             let _ = writeln!(
                 out,
-                "{:<width$} {:>7} {:>11.0} {:>10.0} {:>9.2} {:>9.2} {:>8} {:>8} {cpu:>10} {kernel:>6} {growth:>8} {switches:>11}  {}",
+                "{:<width$} {:>7} {:>11.0} {:>10.0} {:>9.2} {:>9.2} {:>9.1} {:>8} {:>8} {cpu:>10} {kernel:>6} {growth:>8} {switches:>11}  {}",
                 label(p),
                 p.clients,
                 m.tpmc(),
                 m.txn_per_sec(),
                 no.quantile_ms(0.5),
                 no.quantile_ms(0.99),
+                m.max_ms(),
                 m.deadlock_retries + m.timeout_retries,
                 m.error_count,
                 if p.violations.is_empty() {
