@@ -22,11 +22,13 @@ DAY = re.compile(r"^(\d{4}-\d{2}-\d{2})-(.+)$")
 
 
 def first_heading(path):
+    """The page's first `# ` heading, or (a summary without one) its first line of text."""
     with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("# "):
-                return line[2:].strip()
-    return ""
+        lines = [line.strip() for line in f if line.strip()]
+    for line in lines:
+        if line.startswith("# "):
+            return line[2:].strip()
+    return lines[0].rstrip(":") if lines else ""
 
 
 def run_fact(run_md, *keys):
@@ -53,7 +55,7 @@ def runs_of(day_dir):
             "RUN.md",
         )
         title = first_heading(os.path.join(folder, page)) or name
-        built = run_fact(run_md, "built from", "candidate")
+        built = run_fact(run_md, "built from", "waterline built from", "candidate")
         commit = built.split()[0][:12] if built else "?"
         if "uncommitted" in built:
             commit += " (uncommitted changes)"
