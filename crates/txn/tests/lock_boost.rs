@@ -66,10 +66,13 @@ fn eventually(mut f: impl FnMut() -> bool) -> bool {
 /// The holder of row 1 runs on its own thread, reports its thread id once it holds the
 /// row, and commits when told; a waiter on another thread then asks for the row. Returns
 /// the holder's nice value before, while the waiter waits (once the waiter has boosted it
-/// or been denied, if `boosting`), and after the commit.
+/// or been denied, if `boosting`), and after the commit has returned (the commit wakes the
+/// waiter as it releases the row, before it gives the thread its own priority back: the
+/// waiter's end says nothing about the holder's).
 fn hold_and_wait(engine: &Arc<Engine>, table: &Table, boosting: bool) -> (i64, i64, i64) {
     let (held_tx, held) = channel();
     let (commit_tx, commit) = channel::<()>();
+    let (committed_tx, committed) = channel::<()>();
     let holder = {
         let (engine, table) = (Arc::clone(engine), table.clone());
         std::thread::spawn(move || {
@@ -79,6 +82,7 @@ fn hold_and_wait(engine: &Arc<Engine>, table: &Table, boosting: bool) -> (i64, i
             held_tx.send(tid()).unwrap();
             commit.recv().unwrap();
             trx.commit().unwrap();
+            committed_tx.send(()).unwrap();
             // Stay alive to be looked at.
             std::thread::sleep(Duration::from_millis(200));
         })
@@ -108,8 +112,9 @@ fn hold_and_wait(engine: &Arc<Engine>, table: &Table, boosting: bool) -> (i64, i
     }
     let during = nice(&holder_tid);
     commit_tx.send(()).unwrap();
-    waiter.join().unwrap();
+    committed.recv().unwrap();
     let after = nice(&holder_tid);
+    waiter.join().unwrap();
     holder.join().unwrap();
     (before, during, after)
 }
