@@ -66,7 +66,7 @@ for port in $wl_port $md_port; do
   (cd "$work/kit/run" && ./runDatabaseBuild.sh "props.$port" > "$work/build.$port.log" 2>&1)
 done
 
-echo "pair,build,server,tpmC,tpmTOTAL,errors,flush,isolation" > "$dir/runs.csv"
+echo "pair,build,server,tpmC,tpmTOTAL,errors,flush,isolation,steal_pct" > "$dir/runs.csv"
 for pair in $(seq 1 "$runs"); do
   for build in base new; do
     if [ "$build" = new ]; then
@@ -76,10 +76,12 @@ for pair in $(seq 1 "$runs"); do
     fi
     kill -STOP $idle
     kill -CONT $run
+    mark=$(cpu_mark)
     out=$(cd "$work/kit/run" && ./runBenchmark.sh "props.$port" 2>&1)
+    steal=$(steal_since "$mark")
     kill -CONT $idle
     measured "$out" || exit 1
-    echo "$pair,$build,$server,$tpmc,$total,$errors,$f,$i" >> "$dir/runs.csv"
+    echo "$pair,$build,$server,$tpmc,$total,$errors,$f,$i,$steal" >> "$dir/runs.csv"
     echo "run $pair $server: tpmC $tpmc"
   done
 done

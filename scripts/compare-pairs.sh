@@ -2,7 +2,8 @@
 # Compares two builds of waterline on one `waterline tpcc` workload in alternating pairs
 # (baseline, then candidate, PAIRS times, in one sitting) and writes
 # results/<date>-<host>/<NAME>/: RUN.md (the command, both builds, the machine), pairs.csv
-# (every run's txn/s, tpmC and the configuration the engine reported it ran) and summary.md
+# (every run's txn/s, tpmC, the share of CPU time the hypervisor stole during the whole
+# invocation, load included, and the configuration the engine reported it ran) and summary.md
 # (the median of the pair ratios candidate/baseline).
 #
 # Usage: scripts/compare-pairs.sh BASE_BINARY BASE_COMMIT NEW_BINARY NAME PAIRS -- TPCC ARGS...
@@ -19,18 +20,19 @@ dir="results/$(date -u +%Y-%m-%d)-$(hostname)/${name}"
 mkdir -p "$dir"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-echo "pair,build,txn_per_sec,tpmc,effective" > "$dir/pairs.csv"
+echo "pair,build,txn_per_sec,tpmc,steal_pct,effective" > "$dir/pairs.csv"
 for pair in $(seq 1 "$pairs"); do
   for build in base new; do
     binary=$base
     [ "$build" = new ] && binary=$new
     out="$scratch/$build-$pair"
+    mark=$(cpu_mark)
     "$binary" --transparent-huge-pages off tpcc --report-dir "$out" "$@" > "$out.log" 2>&1
-    python3 - "$out/results.json" "$pair" "$build" >> "$dir/pairs.csv" <<'EOF'
+    python3 - "$out/results.json" "$pair" "$build" "$(steal_since "$mark")" >> "$dir/pairs.csv" <<'EOF'
 import json, sys
 point = json.load(open(sys.argv[1]))["points"][0]
 effective = point["effective"].replace('"', "'")
-print(f'{sys.argv[2]},{sys.argv[3]},{point["txn_per_sec"]:.0f},{point["tpmc"]:.0f},"{effective}"')
+print(f'{sys.argv[2]},{sys.argv[3]},{point["txn_per_sec"]:.0f},{point["tpmc"]:.0f},{sys.argv[4]},"{effective}"')
 EOF
   done
 done

@@ -2,8 +2,8 @@
 # Compares two builds of `waterline serve` under one sysbench workload in alternating pairs
 # (baseline, then candidate, PAIRS times, each on a fresh server, in one sitting) and writes
 # results/<date>-<host>/<NAME>/: RUN.md, pairs.csv (every run's transactions and deadlock
-# retries per second, the isolation level and durability each server reported, and the mean
-# fdatasync it measured) and
+# retries per second, the isolation level and durability each server reported, the mean
+# fdatasync it measured and the share of CPU time the hypervisor stole during the run) and
 # summary.md (the median of the pair ratios candidate/baseline). The servers run in memory,
 # or with --durable each with a fresh --data-dir and --flush every-commit (fdatasync per
 # group).
@@ -31,7 +31,7 @@ common=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$port --mysql-user
 ask() { mariadb -h 127.0.0.1 -P $port -u root -N -B -e "$1"; }
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-echo "pair,build,tps,deadlocks_per_sec,isolation,durability,fsync_us_mean" > "$dir/pairs.csv"
+echo "pair,build,tps,deadlocks_per_sec,isolation,durability,fsync_us_mean,steal_pct" > "$dir/pairs.csv"
 for pair in $(seq 1 "$pairs"); do
   for build in base new; do
     binary=$base
@@ -50,14 +50,16 @@ for pair in $(seq 1 "$pairs"); do
     # prepare's): the mean fdatasync (n/a in memory).
     syncs() { ask "SHOW GLOBAL STATUS LIKE 'Waterline_fsync%'" | awk '{ printf "%s ", $2 }'; }
     before=$(syncs)
+    mark=$(cpu_mark)
     report=$(sysbench "$test" "${common[@]}" "$@" run)
+    steal=$(steal_since "$mark")
     fsync_us=$(echo "$before $(syncs)" | awk '{ n = $3 - $1; us = $4 - $2 }
       END { print n ? sprintf("%.0f", us / n) : "n/a" }')
     kill "$server"
     wait "$server" 2>/dev/null || true
     tps=$(echo "$report" | awk '/transactions:/ {gsub(/[(]/, "", $3); print $3}')
     retries=$(echo "$report" | awk '/ignored errors:/ {gsub(/[(]/, "", $4); print $4}')
-    echo "$pair,$build,$tps,$retries,$isolation,$durability,$fsync_us" >> "$dir/pairs.csv"
+    echo "$pair,$build,$tps,$retries,$isolation,$durability,$fsync_us,$steal" >> "$dir/pairs.csv"
   done
 done
 scripts/pairs-summary.py "$dir/pairs.csv" tps tps > "$dir/summary.md"

@@ -57,7 +57,7 @@ sed -e "s#localhost:4000/tpcc#127.0.0.1:$port/tpcc#" -e "s/^warehouses=.*/wareho
   -e "s/^runMins=.*/runMins=$minutes/" -e "s/^resultDirectory=/\/\/resultDirectory=/" \
   "$work/kit/run/props.mysql" > "$work/kit/run/props.base"
 
-echo "config,terminals,tpmC,tpmTOTAL,errors,cpu_ms_per_1000_txn,voluntary_switches_per_1000_txn,involuntary_switches_per_1000_txn,reported" > "$dir/runs.csv"
+echo "config,terminals,tpmC,tpmTOTAL,errors,cpu_ms_per_1000_txn,voluntary_switches_per_1000_txn,involuntary_switches_per_1000_txn,steal_pct,reported" > "$dir/runs.csv"
 for config in "${configs[@]}"; do
   # shellcheck disable=SC2046
   "$binary" "${common[@]}" $(flags_of "$config") > "$work/serve-${config//:/-}.log" 2>&1 &
@@ -70,7 +70,9 @@ for config in "${configs[@]}"; do
     before=($(status Waterline_cpu_user_us) $(status Waterline_cpu_system_us) \
       $(status Waterline_voluntary_context_switches) $(status Waterline_involuntary_context_switches) \
       $(status Waterline_commits))
+    mark=$(cpu_mark)
     out=$(cd "$work/kit/run" && ./runBenchmark.sh props.run 2>&1)
+    steal=$(steal_since "$mark")
     after=($(status Waterline_cpu_user_us) $(status Waterline_cpu_system_us) \
       $(status Waterline_voluntary_context_switches) $(status Waterline_involuntary_context_switches) \
       $(status Waterline_commits))
@@ -80,7 +82,7 @@ for config in "${configs[@]}"; do
 b=[int(x) for x in '${before[*]}'.split()]; a=[int(x) for x in '${after[*]}'.split()]
 n=max(a[4]-b[4],1)
 print(f'{((a[0]-b[0])+(a[1]-b[1]))/n:.1f},{(a[2]-b[2])*1000/n:.0f},{(a[3]-b[3])*1000/n:.0f}')")
-    echo "$config,$t,$tpmc,$total,$errors,$per,\"$reported\"" >> "$dir/runs.csv"
+    echo "$config,$t,$tpmc,$total,$errors,$per,$steal,\"$reported\"" >> "$dir/runs.csv"
     echo "$config, $t terminals: tpmC $tpmc"
   done
   kill $pid
@@ -114,6 +116,10 @@ for t in terms:
         r = get[(c, t)]
         cells += [r["cpu_ms_per_1000_txn"], f"{r['voluntary_switches_per_1000_txn']} + {r['involuntary_switches_per_1000_txn']}"]
     print(f"| {t} | " + " | ".join(cells) + " |")
+stolen = max(rows, key=lambda r: float(r["steal_pct"]))
+print(f"\nCPU time stolen by the hypervisor during a run: at most {stolen['steal_pct']}% "
+      f"({stolen['config']}, {stolen['terminals']} terminals)"
+      + (": a busy host, so the points measure its load as much as the servers." if float(stolen["steal_pct"]) > 5 else "."))
 print("\nWhat each server reported:\n")
 for c in configs:
     print(f"- `{c}`: {get[(c, terms[0])]['reported']}")

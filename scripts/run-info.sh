@@ -26,3 +26,18 @@ run_info() {
   thp=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)
   echo "- machine: ${model:-unknown CPU}, $((sockets > 0 ? sockets : 1)) socket(s), ${cores} core(s), $((nodes > 0 ? nodes : 1)) NUMA node(s), ${mem} GiB; Linux $(uname -r); transparent huge pages (system): ${thp}; $(nproc) CPUs"
 }
+
+# cpu_mark: the machine's CPU time so far, all CPUs, as "total stolen" in clock ticks (the
+# first line of /proc/stat). steal_since MARK: the share of the CPU time since MARK that
+# the hypervisor gave to other guests (the `st` of vmstat), in percent with one decimal.
+# A run on a virtual machine whose host is busy measures the host as much as the build:
+# the comparisons write this for every run, and pairs-summary.py says when it was high.
+cpu_mark() {
+  awk '/^cpu / { print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9; exit }' /proc/stat
+}
+steal_since() {
+  local total stolen
+  read -r total stolen <<< "$1"
+  cpu_mark | awk -v t="$total" -v s="$stolen" \
+    '{ d = $1 - t; p = 0; if (d > 0) p = 100 * ($2 - s) / d; printf "%.1f\n", p }'
+}

@@ -94,10 +94,10 @@ print(round(p["txn_per_sec"], 1), sum(x["committed"] for x in t.values()), t["ne
 # DIR/runs-<workload>.csv.
 run_pairs() {
   local dir=$1 pairs=$2 workload pair side csv port name pid idle said before after
-  local tps transactions p95 max per_1000
+  local tps transactions p95 max per_1000 mark steal
   for workload in "${workloads[@]}"; do
     csv="$dir/runs-$workload.csv"
-    echo "pair,build,server,tps,deadlocks_per_1000,p95_ms,max_ms,reported" > "$csv"
+    echo "pair,build,server,tps,deadlocks_per_1000,p95_ms,max_ms,steal_pct,reported" > "$csv"
     for pair in $(seq 1 "$pairs"); do
       for side in new base; do
         if [ "$side" = new ]; then
@@ -108,6 +108,7 @@ run_pairs() {
         kill -STOP "$idle"
         kill -CONT "$pid"
         before=$(deadlocks "$port")
+        mark=$(cpu_mark)
         tps=
         read -r tps transactions p95 max < <(run_one "$workload" "$port") || true
         if [ -z "$tps" ]; then
@@ -117,12 +118,13 @@ run_pairs() {
           kill "$new_pid" "$base_pid"
           exit 1
         fi
+        steal=$(steal_since "$mark")
         after=$(deadlocks "$port")
         kill -CONT "$idle"
         per_1000=$(python3 -c "import sys; d, t = int(sys.argv[1]), float(sys.argv[2]); print(f'{1000 * d / t:.2f}' if t else 'n/a')" \
           $((after - before)) "$transactions")
-        echo "$pair,$side,$name,$tps,$per_1000,$p95,$max,$said" >> "$csv"
-        echo "$workload pair $pair $name: $tps txn/s, $per_1000 deadlocks per 1,000, p95 $p95 ms, max $max ms"
+        echo "$pair,$side,$name,$tps,$per_1000,$p95,$max,$steal,$said" >> "$csv"
+        echo "$workload pair $pair $name: $tps txn/s, $per_1000 deadlocks per 1,000, p95 $p95 ms, max $max ms, $steal% stolen"
       done
     done
   done
