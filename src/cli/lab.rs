@@ -654,6 +654,9 @@ fn summary(
         }
         out.push('\n');
     }
+    if let Some(warning) = report.steal_warning() {
+        let _ = writeln!(out, "\n**{warning}.**");
+    }
     // Where the time went: CPU and context switches per transaction, from /proc/self.
     out.push_str(
         "\nPer transaction, the engine's process (with the driver in-process; the server \

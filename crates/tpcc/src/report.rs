@@ -10,6 +10,8 @@
 //! - `process`: the engine process's CPU time (user and kernel), context switches and
 //!   resident-memory growth over the measured time, per transaction (see
 //!   [`crate::process`]; the server's over `mysql://`).
+//! - `cpu_steal_share`: the share of the driver's machine's CPU time the hypervisor gave to
+//!   other guests over the measured time ([`crate::host::CpuTimes`]).
 //! - `medians`: each configuration's throughput at each client count over the sweep's
 //!   rounds (see [`Median`]): the median, the lowest and highest, and against the first
 //!   configuration the median of the rounds' ratios. On a noisy machine one run says
@@ -35,7 +37,7 @@ use crate::process::Spent;
 use crate::schema::Scale;
 
 /// The definitions above, as the JSON report carries them.
-pub const DEFINITIONS: [(&str, &str); 5] = [
+pub const DEFINITIONS: [(&str, &str); 6] = [
     (
         "tpmc",
         "NewOrder transactions completed per minute of measured time, including the 1% that \
@@ -55,6 +57,12 @@ pub const DEFINITIONS: [(&str, &str); 5] = [
          resident memory's growth, over the measured time, from /proc: this process (the \
          engine and the driver) for an in-process backend; over mysql://, the server's, as \
          a waterline server reports them in SHOW STATUS (absent for other servers)",
+    ),
+    (
+        "cpu_steal_share",
+        "the share, 0 to 1, of the CPU time of the machine the driver ran on that the \
+         hypervisor gave to other guests over the measured time (steal in /proc/stat); above \
+         0.05 the summary warns that the point measured the host's load as much as the engine",
     ),
     (
         "medians",
@@ -123,6 +131,9 @@ pub struct Point {
     /// server's over `mysql://` (`None` where `/proc` cannot tell, or the server does not
     /// say).
     pub process: Option<Spent>,
+    /// The share of this machine's CPU time (where the driver runs) the hypervisor gave to
+    /// other guests over the measured time, 0 to 1 (see [`crate::host::CpuTimes`]).
+    pub steal: Option<f64>,
     /// ORDER_LINE rows after the run (from the consistency check's count).
     pub order_lines: i64,
     /// Consistency conditions that failed after the run (empty: all held).
@@ -336,6 +347,7 @@ impl Report {
                     "order_lines": p.order_lines,
                     "engine_stats": stats,
                     "group_commit": p.commit.map(|c| commit_json(&c)),
+                    "cpu_steal_share": p.steal,
                     "process": p.process.zip(p.per_txn()).map(|(s, t)| json!({
                         "user_secs": s.user.as_secs_f64(),
                         "system_secs": s.system.as_secs_f64(),
@@ -652,6 +664,9 @@ impl Report {
                  STATUS, over mysql://)"
             );
         }
+        if let Some(warning) = self.steal_warning() {
+            let _ = writeln!(out, "{warning}");
+        }
         if rounds > 1 {
             out.push_str(&self.medians_table(rounds));
         }
@@ -760,6 +775,7 @@ mod tests {
             stats: None,
             commit: None,
             process: None,
+            steal: None,
             order_lines: 0,
             violations: Vec::new(),
         }

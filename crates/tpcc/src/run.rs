@@ -1,7 +1,7 @@
 //! One measured point: run the driver against a loaded [`Target`], read the engine's
 //! counters (and the group-commit pipeline's) and the engine process's CPU time, context
-//! switches and memory over the measured time (the server's over `mysql://`), then check
-//! consistency.
+//! switches and memory over the measured time (the server's over `mysql://`), and the share
+//! of this machine's CPU time the hypervisor stole meanwhile, then check consistency.
 
 use parking_lot::Mutex;
 use waterline_txn::{GroupCommitStats, StatsSnapshot};
@@ -9,14 +9,17 @@ use waterline_txn::{GroupCommitStats, StatsSnapshot};
 use crate::Error;
 use crate::backend::Target;
 use crate::driver::{DriverOptions, OnThreadStart, Runtime};
+use crate::host::CpuTimes;
 use crate::process::Usage;
 use crate::report::Point;
 
-/// The counters at one moment: the engine's, its group-commit pipeline's, the process's.
+/// The counters at one moment: the engine's, its group-commit pipeline's, the process's,
+/// and this machine's CPU time (for the share the hypervisor stole).
 type Reading = (
     Option<StatsSnapshot>,
     Option<GroupCommitStats>,
     Option<Usage>,
+    Option<CpuTimes>,
 );
 
 /// Runs `options` against `target` and checks the database afterwards.
@@ -37,6 +40,7 @@ pub fn run_point_on(
             target.stats(),
             target.engine().and_then(|e| e.commit_stats()),
             target.usage(),
+            CpuTimes::now(),
         );
         let mut w = window.lock();
         if starting { w.0 = now } else { w.1 = now }
@@ -47,8 +51,10 @@ pub fn run_point_on(
             target.run_tasks(options, workers, on_start.cloned(), &on_measure)
         }
     };
-    let ((stats_before, commit_before, usage_before), (stats_after, commit_after, usage_after)) =
-        window.into_inner();
+    let (
+        (stats_before, commit_before, usage_before, cpu_before),
+        (stats_after, commit_after, usage_after, cpu_after),
+    ) = window.into_inner();
     let stats = stats_before
         .zip(stats_after)
         .map(|(before, after)| after.since(&before));
@@ -68,6 +74,9 @@ pub fn run_point_on(
         stats,
         commit,
         process,
+        steal: cpu_before
+            .zip(cpu_after)
+            .map(|(before, after)| after.steal_share_since(&before)),
         order_lines: facts.districts.values().map(|d| d.order_lines).sum(),
         violations: facts.violations(),
     })

@@ -282,6 +282,21 @@ fn report(backend: &str, points: Vec<waterline_tpcc::Point>, load: (u64, f64)) -
 }
 
 #[test]
+fn the_summary_warns_of_a_point_that_lost_cpu_time_to_other_guests() {
+    let mut point = short_run(&BackendKind::Native, Runtime::Threads);
+    point.steal = Some(0.01);
+    let quiet = report("native", vec![point.clone()], (0, 0.0)).summary();
+    assert!(!quiet.contains("hypervisor"), "{quiet}");
+    point.steal = Some(0.2);
+    let busy = report("native", vec![point], (0, 0.0)).summary();
+    assert!(
+        busy.contains("warning: the hypervisor took more than 5% of this machine's CPU time")
+            && busy.contains("default at 4 clients 20%"),
+        "{busy}"
+    );
+}
+
+#[test]
 fn a_sweep_writes_csv_json_and_svg() {
     let (target, load) =
         Target::create(&BackendKind::Native, &Settings::default(), SCALE, 5, 2).unwrap();
@@ -323,6 +338,9 @@ fn a_sweep_writes_csv_json_and_svg() {
             process["resident_growth_bytes_per_txn"].is_number(),
             "{process}"
         );
+        let steal = json["points"][1]["cpu_steal_share"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&steal), "{}", json["points"][1]);
+        assert!(json["definitions"].get("cpu_steal_share").is_some());
         let header: Vec<&str> = lines[0].split(',').collect();
         let row: Vec<&str> = lines[2].split(',').collect();
         let cpu = header.iter().position(|&h| h == "cpu_us_per_txn").unwrap();
