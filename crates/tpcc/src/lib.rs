@@ -20,7 +20,8 @@
 //! - [`driver`]: clients as OS threads or tokio tasks, retries, latency histograms.
 //! - [`check`]: the consistency conditions; a violation fails the run.
 //! - [`report`]: what each number means, and the files; [`plot`]: the lab's other charts;
-//!   [`process`]: the CPU time and memory the process spent over the measured window.
+//!   [`process`]: the CPU time and memory the process spent over the measured window;
+//!   [`steal`]: the machine's CPU time the hypervisor took meanwhile.
 //!
 //! What "lite" leaves out of TPC-C: keying and think times (clients send back to back),
 //! terminals bound to a district, the deferred Delivery queue (Delivery is one transaction),
@@ -45,6 +46,7 @@ pub mod report;
 pub mod run;
 pub use waterline_tpcc_data::schema;
 pub mod sql;
+pub mod steal;
 pub mod values;
 
 pub use backend::{BackendKind, Settings, Target};

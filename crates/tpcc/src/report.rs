@@ -11,7 +11,7 @@
 //!   resident-memory growth over the measured time, per transaction (see
 //!   [`crate::process`]; the server's over `mysql://`).
 //! - `cpu_steal_share`: the share of the driver's machine's CPU time the hypervisor gave to
-//!   other guests over the measured time ([`crate::host::CpuTimes`]).
+//!   other guests over the measured time ([`crate::steal::CpuTimes`]).
 //! - `medians`: each configuration's throughput at each client count over the sweep's
 //!   rounds (see [`Median`]): the median, the lowest and highest, and against the first
 //!   configuration the median of the rounds' ratios. On a noisy machine one run says
@@ -132,7 +132,7 @@ pub struct Point {
     /// say).
     pub process: Option<Spent>,
     /// The share of this machine's CPU time (where the driver runs) the hypervisor gave to
-    /// other guests over the measured time, 0 to 1 (see [`crate::host::CpuTimes`]).
+    /// other guests over the measured time, 0 to 1 (see [`crate::steal::CpuTimes`]).
     pub steal: Option<f64>,
     /// ORDER_LINE rows after the run (from the consistency check's count).
     pub order_lines: i64,

@@ -9,9 +9,9 @@ use waterline_txn::{GroupCommitStats, StatsSnapshot};
 use crate::Error;
 use crate::backend::Target;
 use crate::driver::{DriverOptions, OnThreadStart, Runtime};
-use crate::host::CpuTimes;
 use crate::process::Usage;
 use crate::report::Point;
+use crate::steal::CpuTimes;
 
 /// The counters at one moment: the engine's, its group-commit pipeline's, the process's,
 /// and this machine's CPU time (for the share the hypervisor stole).
