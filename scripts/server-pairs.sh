@@ -57,6 +57,9 @@ sysbench_prepare() {
 }
 
 deadlocks() { ask "$1" "SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'" | awk '{print $2}'; }
+# checkpoints PORT: the checkpoints a waterline server has taken (empty for MariaDB and for a
+# waterline too old to count them): one inside a run wrote the whole database meanwhile.
+checkpoints() { ask "$1" "SHOW GLOBAL STATUS LIKE 'Waterline_checkpoints'" | awk '{print $2}'; }
 
 # run_one WORKLOAD PORT: prints "tps transactions p95_ms max_ms" for one measured run. For
 # tpcc the latency is NewOrder's 95th percentile and the maximum is the longest of any type;
@@ -94,10 +97,10 @@ print(round(p["txn_per_sec"], 1), sum(x["committed"] for x in t.values()), t["ne
 # DIR/runs-<workload>.csv.
 run_pairs() {
   local dir=$1 pairs=$2 workload pair side csv port name pid idle said before after
-  local tps transactions p95 max per_1000 mark steal
+  local tps transactions p95 max per_1000 mark steal checkpointed
   for workload in "${workloads[@]}"; do
     csv="$dir/runs-$workload.csv"
-    echo "pair,build,server,tps,deadlocks_per_1000,p95_ms,max_ms,steal_pct,reported" > "$csv"
+    echo "pair,build,server,tps,deadlocks_per_1000,p95_ms,max_ms,steal_pct,checkpoints,reported" > "$csv"
     for pair in $(seq 1 "$pairs"); do
       for side in new base; do
         if [ "$side" = new ]; then
@@ -108,6 +111,7 @@ run_pairs() {
         kill -STOP "$idle"
         kill -CONT "$pid"
         before=$(deadlocks "$port")
+        checkpointed=$(checkpoints "$port")
         mark=$(cpu_mark)
         tps=
         read -r tps transactions p95 max < <(run_one "$workload" "$port") || true
@@ -120,10 +124,15 @@ run_pairs() {
         fi
         steal=$(steal_since "$mark")
         after=$(deadlocks "$port")
+        if [ -n "$checkpointed" ]; then
+          checkpointed=$(($(checkpoints "$port") - checkpointed))
+        else
+          checkpointed=n/a
+        fi
         kill -CONT "$idle"
         per_1000=$(python3 -c "import sys; d, t = int(sys.argv[1]), float(sys.argv[2]); print(f'{1000 * d / t:.2f}' if t else 'n/a')" \
           $((after - before)) "$transactions")
-        echo "$pair,$side,$name,$tps,$per_1000,$p95,$max,$steal,$said" >> "$csv"
+        echo "$pair,$side,$name,$tps,$per_1000,$p95,$max,$steal,$checkpointed,$said" >> "$csv"
         echo "$workload pair $pair $name: $tps txn/s, $per_1000 deadlocks per 1,000, p95 $p95 ms, max $max ms, $steal% stolen"
       done
     done
@@ -151,8 +160,10 @@ for build in ("new", "base"):
         v = [float(r[column]) for r in mine if r[column] not in ("n/a", "")]
         return f"{statistics.median(v):.2f}{unit}" if v else "n/a"
     latency = "NewOrder's p95 latency" if "tpcc" in sys.argv[1] else "p95 latency"
+    counted = [int(r["checkpoints"]) for r in mine if r.get("checkpoints", "n/a") != "n/a"]
+    checkpoints = f", checkpoints during the runs {sum(counted)}" if counted else ""
     print(f"- {name}: median deadlocks per 1,000 transactions {median('deadlocks_per_1000')}, "
-          f"{latency} {median('p95_ms', ' ms')}, maximum {median('max_ms', ' ms')}")
+          f"{latency} {median('p95_ms', ' ms')}, maximum {median('max_ms', ' ms')}{checkpoints}")
 EOF
     done
   } > "$dir/summary.md"

@@ -221,12 +221,19 @@ fn serve_checkpoints_as_its_log_grows_so_a_crash_replays_only_the_rest() {
         c.exec_drop("INSERT INTO t VALUES (?, ?)", (i, i * 10))
             .unwrap();
     }
-    // The server looks at its log every second.
+    // The server looks at its log every second; SHOW STATUS counts a checkpoint once it is
+    // done (after its image is renamed into place).
+    let status = |c: &mut mysql::Conn, name: &str| -> u64 {
+        c.query_first::<(String, u64), _>(format!("SHOW GLOBAL STATUS LIKE '{name}'"))
+            .unwrap()
+            .map_or(0, |(_, n)| n)
+    };
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !checkpointed() {
+    while !checkpointed() || status(&mut c, "Waterline_checkpoints") == 0 {
         assert!(Instant::now() < deadline, "no checkpoint after 20 s");
         std::thread::sleep(Duration::from_millis(50));
     }
+    assert!(status(&mut c, "Waterline_checkpoint_us") > 0);
     for i in 201..=205 {
         c.exec_drop("INSERT INTO t VALUES (?, ?)", (i, i * 10))
             .unwrap();

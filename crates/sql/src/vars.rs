@@ -646,6 +646,11 @@ pub(crate) fn show_status(
             Value::Int(g.wasted_wakeups as i64),
         ));
     }
+    if let Some((taken, micros)) = s.shared().engine.checkpoint_stats() {
+        let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        rows.push(("Waterline_checkpoints".into(), int(taken)));
+        rows.push(("Waterline_checkpoint_us".into(), int(micros)));
+    }
     if let Some(a) = s.shared().engine.admission() {
         let m = a.metrics();
         rows.push((

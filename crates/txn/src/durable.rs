@@ -26,6 +26,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use parking_lot::Mutex;
 use waterline_commit::{
@@ -65,6 +66,10 @@ pub(crate) struct Durable {
     /// Where replay after a crash would start: the newest checkpoint's LSN (`Lsn::START`
     /// before the first).
     replay_from: AtomicU64,
+    /// Checkpoints taken since the engine opened, and the microseconds they took in all
+    /// (`Engine::checkpoint_stats`).
+    checkpoints: AtomicU64,
+    checkpoint_micros: AtomicU64,
 }
 
 impl fmt::Debug for Durable {
@@ -387,6 +392,8 @@ pub(crate) fn open(
         dir: dir.to_owned(),
         checkpointing: Mutex::new(()),
         replay_from: AtomicU64::new(start.get()),
+        checkpoints: AtomicU64::new(0),
+        checkpoint_micros: AtomicU64::new(0),
     });
     let engine = Engine::with_durable(config, Arc::clone(&durable))?;
     engine.pause_purge(true);
@@ -429,6 +436,19 @@ impl Engine {
         })
     }
 
+    /// Checkpoints taken since the engine opened and the time they took in all, in
+    /// microseconds (`Waterline_checkpoints`, `Waterline_checkpoint_us`): a checkpoint
+    /// writes the whole database while statements run, so a measurement that had one in it
+    /// says so. `None` for an in-memory engine.
+    pub fn checkpoint_stats(&self) -> Option<(u64, u64)> {
+        self.durable().map(|durable| {
+            (
+                durable.checkpoints.load(Ordering::Relaxed),
+                durable.checkpoint_micros.load(Ordering::Relaxed),
+            )
+        })
+    }
+
     /// Takes a checkpoint (see the module page): writers go on meanwhile. Afterwards the log
     /// before the checkpoint is deleted, and recovery starts from the image.
     pub fn checkpoint(&self) -> Result<CheckpointReport, TxnError> {
@@ -436,6 +456,7 @@ impl Engine {
             TxnError::Config("an in-memory engine has no log to checkpoint".into())
         })?;
         let _one = durable.checkpointing.lock();
+        let started = Instant::now();
         // The catalog before the commit stage, as CREATE TABLE takes them: a table is in
         // the catalog exactly if its record is in the published log.
         let (tables, mut trx, lsn) = self.with_catalog(|catalog| {
@@ -515,6 +536,12 @@ impl Engine {
         // Relaxed: a statistic for deciding when to checkpoint; the image is already safe.
         durable.replay_from.store(lsn.get(), Ordering::Relaxed);
         let segments_dropped = durable.group.drop_log_before(lsn).map_err(wal_error)?;
+        // Relaxed: statistics (`SHOW STATUS`), read without ordering against anything.
+        durable.checkpoints.fetch_add(1, Ordering::Relaxed);
+        durable.checkpoint_micros.fetch_add(
+            u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
         Ok(CheckpointReport {
             lsn,
             tables: tables.len(),

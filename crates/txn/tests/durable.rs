@@ -241,6 +241,7 @@ fn a_checkpoint_taken_while_writers_run_plus_the_log_recovers_everything() {
 fn the_log_since_the_last_checkpoint_is_what_a_restart_would_replay() {
     let memory = Engine::open(EngineConfig::default()).unwrap();
     assert_eq!(memory.log_since_checkpoint(), None);
+    assert_eq!(memory.checkpoint_stats(), None);
     let dir = temp_dir();
     let config = config(SnapshotKind::Vector);
     let engine = open(dir.path(), &config);
@@ -250,8 +251,15 @@ fn the_log_since_the_last_checkpoint_is_what_a_restart_would_replay() {
     workload(&engine, &account, &history, 0, 20);
     let written = engine.log_since_checkpoint().unwrap();
     assert!(written > created);
+    assert_eq!(engine.checkpoint_stats(), Some((0, 0)));
     engine.checkpoint().unwrap();
     assert_eq!(engine.log_since_checkpoint(), Some(0));
+    let (taken, micros) = engine.checkpoint_stats().unwrap();
+    assert_eq!(taken, 1, "counted once it is taken");
+    assert!(
+        micros > 0,
+        "a checkpoint writes and syncs a file: it takes time"
+    );
     workload(&engine, &account, &history, 20, 25);
     let after = engine.log_since_checkpoint().unwrap();
     assert!(after > 0 && after < written, "{after} of {written}");
