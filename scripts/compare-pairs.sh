@@ -2,8 +2,9 @@
 # Compares two builds of waterline on one `waterline tpcc` workload in alternating pairs
 # (baseline, then candidate, PAIRS times, in one sitting) and writes
 # results/<date>-<host>/<NAME>/: RUN.md (the command, both builds, the machine), pairs.csv
-# (every run's txn/s, tpmC, the share of CPU time the hypervisor stole during the whole
-# invocation, load included, and the configuration the engine reported it ran) and summary.md
+# (every run's txn/s, tpmC, the share of CPU time the hypervisor stole over the measured time
+# as `waterline tpcc` reports it, or over the whole invocation, load included, from a binary
+# too old to report it, and the configuration the engine reported it ran) and summary.md
 # (the median of the pair ratios candidate/baseline).
 #
 # Usage: scripts/compare-pairs.sh BASE_BINARY BASE_COMMIT NEW_BINARY NAME PAIRS -- TPCC ARGS...
@@ -32,7 +33,9 @@ for pair in $(seq 1 "$pairs"); do
 import json, sys
 point = json.load(open(sys.argv[1]))["points"][0]
 effective = point["effective"].replace('"', "'")
-print(f'{sys.argv[2]},{sys.argv[3]},{point["txn_per_sec"]:.0f},{point["tpmc"]:.0f},{sys.argv[4]},"{effective}"')
+steal = point.get("cpu_steal_share")
+steal = sys.argv[4] if steal is None else f"{100 * steal:.1f}"
+print(f'{sys.argv[2]},{sys.argv[3]},{point["txn_per_sec"]:.0f},{point["tpmc"]:.0f},{steal},"{effective}"')
 EOF
   done
 done

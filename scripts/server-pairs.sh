@@ -63,7 +63,9 @@ checkpoints() { ask "$1" "SHOW GLOBAL STATUS LIKE 'Waterline_checkpoints'" | awk
 
 # run_one WORKLOAD PORT: prints "tps transactions p95_ms max_ms" for one measured run. For
 # tpcc the latency is NewOrder's 95th percentile and the maximum is the longest of any type;
-# for sysbench both are over all its transactions, as sysbench reports them.
+# for sysbench both are over all its transactions, as sysbench reports them. For tpcc a fifth
+# field: the percentage of CPU time stolen over the measured time as `waterline tpcc`
+# reports it (its load and warm-up left out), or - from a binary too old to say.
 run_one() {
   local workload=$1 port=$2 out
   case "$workload" in
@@ -76,8 +78,9 @@ run_one() {
       python3 -c 'import json, sys
 p = json.load(open(sys.argv[1]))["points"][0]
 t = p["transactions"]
+steal = p.get("cpu_steal_share")
 print(round(p["txn_per_sec"], 1), sum(x["committed"] for x in t.values()), t["new_order"]["p95_ms"],
-      max(x["max_ms"] for x in t.values()))' \
+      max(x["max_ms"] for x in t.values()), "-" if steal is None else f"{100 * steal:.1f}")' \
         "$out/results.json"
       ;;
     *)
@@ -97,7 +100,7 @@ print(round(p["txn_per_sec"], 1), sum(x["committed"] for x in t.values()), t["ne
 # DIR/runs-<workload>.csv.
 run_pairs() {
   local dir=$1 pairs=$2 workload pair side csv port name pid idle said before after
-  local tps transactions p95 max per_1000 mark steal checkpointed
+  local tps transactions p95 max measured per_1000 mark steal checkpointed
   for workload in "${workloads[@]}"; do
     csv="$dir/runs-$workload.csv"
     echo "pair,build,server,tps,deadlocks_per_1000,p95_ms,max_ms,steal_pct,checkpoints,reported" > "$csv"
@@ -113,8 +116,8 @@ run_pairs() {
         before=$(deadlocks "$port")
         checkpointed=$(checkpoints "$port")
         mark=$(cpu_mark)
-        tps=
-        read -r tps transactions p95 max < <(run_one "$workload" "$port") || true
+        tps= measured=
+        read -r tps transactions p95 max measured < <(run_one "$workload" "$port") || true
         if [ -z "$tps" ]; then
           echo "$workload on $name measured nothing; see $work (kept)" >&2
           trap - EXIT
@@ -122,7 +125,9 @@ run_pairs() {
           kill "$new_pid" "$base_pid"
           exit 1
         fi
+        # The whole run's stolen time, unless the run measured its own (tpcc: without its load).
         steal=$(steal_since "$mark")
+        [ -n "$measured" ] && [ "$measured" != - ] && steal=$measured
         after=$(deadlocks "$port")
         if [ -n "$checkpointed" ]; then
           checkpointed=$(($(checkpoints "$port") - checkpointed))

@@ -606,10 +606,10 @@ pub(crate) fn show_status(
             counter(Counter::LockHoldAfterLogWriteMicros),
         ),
     ];
+    let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
     // What this process spent so far (from /proc/self): `waterline tpcc` over mysql://
     // reads it around its measured window, as it reads its own in process.
     if let Some(usage) = crate::process::Usage::now() {
-        let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
         rows.extend([
             (
                 "Waterline_cpu_user_us".to_owned(),
@@ -647,7 +647,6 @@ pub(crate) fn show_status(
         ));
     }
     if let Some((taken, micros)) = s.shared().engine.checkpoint_stats() {
-        let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
         rows.push(("Waterline_checkpoints".into(), int(taken)));
         rows.push(("Waterline_checkpoint_us".into(), int(micros)));
     }
