@@ -12,7 +12,9 @@
 
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{self, Ident, ObjectName, ObjectNamePart, Statement, TableFactor, VisitMut};
+use sqlparser::ast::{
+    self, Ident, ObjectName, ObjectNamePart, Statement, TableFactor, Visit, VisitMut,
+};
 use waterline_txn::{
     Column, ColumnType, DataLock, DataLockWait, Isolation, Key, Table, TableSchema, Value,
 };
@@ -126,6 +128,26 @@ impl ast::VisitorMut for Rename {
     }
 }
 
+/// Stops at the first table named in a system database (the tables [`Rename`] looks at).
+struct NamesSystemTable;
+
+impl ast::Visitor for NamesSystemTable {
+    type Break = ();
+
+    fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
+        let TableFactor::Table { name, .. } = factor else {
+            return ControlFlow::Continue(());
+        };
+        match &name.0[..] {
+            [
+                ObjectNamePart::Identifier(schema),
+                ObjectNamePart::Identifier(_),
+            ] if is_system(&schema.value) => ControlFlow::Break(()),
+            _ => ControlFlow::Continue(()),
+        }
+    }
+}
+
 /// A statement whose system tables are renamed, and each of them with its new name.
 type Renamed = (Statement, Vec<(View, String)>);
 
@@ -134,9 +156,13 @@ type Renamed = (Statement, Vec<(View, String)>);
 /// to the table that will hold it; `None` if it reads none. A name in a system database
 /// that is not one of them is MySQL's 1146.
 fn renamed(statement: &Statement) -> Result<Option<Renamed>, SqlError> {
+    // Nearly every statement reads none: look before copying the statement to rename it.
+    if statement.visit(&mut NamesSystemTable).is_continue() {
+        return Ok(None);
+    }
     let mut copy = statement.clone();
     let mut rename = Rename::default();
-    if let ControlFlow::Break(e) = copy.visit(&mut rename) {
+    if let ControlFlow::Break(e) = VisitMut::visit(&mut copy, &mut rename) {
         return Err(e);
     }
     Ok((!rename.found.is_empty()).then_some((copy, rename.found)))

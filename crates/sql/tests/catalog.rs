@@ -76,6 +76,15 @@ fn information_schema_is_queried_as_tables() {
         err(&mut s, "SELECT * FROM information_schema.NO_SUCH_TABLE").code,
         1146
     );
+    // The database's name in any case, as MySQL takes it.
+    assert_eq!(
+        err(&mut s, "SELECT * FROM INFORMATION_SCHEMA.NO_SUCH_TABLE").code,
+        1146
+    );
+    assert_eq!(
+        one(&mut s, "SELECT COUNT(*) FROM Performance_Schema.data_locks"),
+        "0"
+    );
 }
 
 /// LOCK TABLES as mysqldump uses it: the holder may use only what it locked, and write
