@@ -73,6 +73,19 @@ fn is_system(schema: &str) -> bool {
         .any(|d| d.eq_ignore_ascii_case(schema))
 }
 
+/// `(schema, table)` if `name` is a table of a system database: two identifiers, the first
+/// `information_schema` or `performance_schema` in any case.
+fn in_system_database(name: &ObjectName) -> Option<(&str, &str)> {
+    let mut parts = name.0.iter().filter_map(|p| match p {
+        ObjectNamePart::Identifier(id) => Some(id.value.as_str()),
+        _ => None,
+    });
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(schema), Some(table), None) if is_system(schema) => Some((schema, table)),
+        _ => None,
+    }
+}
+
 /// Renames, in a statement, each system table it reads to the temporary table that will
 /// hold it: `information_schema.TABLES` becomes the table `information_schema.tables`
 /// (one name, which no `CREATE TABLE` gives without quoting), with the alias `TABLES` if
@@ -89,18 +102,9 @@ impl ast::VisitorMut for Rename {
         let TableFactor::Table { name, alias, .. } = factor else {
             return ControlFlow::Continue(());
         };
-        let parts: Vec<&str> = (name.0.iter())
-            .filter_map(|p| match p {
-                ObjectNamePart::Identifier(id) => Some(id.value.as_str()),
-                _ => None,
-            })
-            .collect();
-        let [schema, table] = parts[..] else {
+        let Some((schema, table)) = in_system_database(name) else {
             return ControlFlow::Continue(());
         };
-        if !is_system(schema) {
-            return ControlFlow::Continue(());
-        }
         let Some(view) = View::find(schema, table) else {
             return ControlFlow::Break(SqlError::new(
                 1146,
@@ -135,14 +139,10 @@ impl ast::Visitor for NamesSystemTable {
     type Break = ();
 
     fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
-        let TableFactor::Table { name, .. } = factor else {
-            return ControlFlow::Continue(());
-        };
-        match &name.0[..] {
-            [
-                ObjectNamePart::Identifier(schema),
-                ObjectNamePart::Identifier(_),
-            ] if is_system(&schema.value) => ControlFlow::Break(()),
+        match factor {
+            TableFactor::Table { name, .. } if in_system_database(name).is_some() => {
+                ControlFlow::Break(())
+            }
             _ => ControlFlow::Continue(()),
         }
     }
