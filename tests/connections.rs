@@ -1,10 +1,11 @@
 //! Memory per idle connection: `waterline serve` as a process, 2,000 connections logged in
 //! and idle, its resident memory read from `/proc` before and after.
 //!
-//! The bound is for the build users run: `.ci/run` runs this test again with
-//! `WATERLINE_BIN` naming the release binary. The debug build's unoptimized frames touch
-//! about three times the stack (some 240 KiB of it per connection), so against it the
-//! test allows twice the bound.
+//! The bound is for the build users run: `scripts/memory-per-connection.sh` runs this test
+//! with `WATERLINE_BIN` naming a release binary and writes what it measured to `results/`
+//! (an optimized build takes too long for CI). The debug build's unoptimized frames touch
+//! about three times the stack (some 240 KiB of it per connection), so against it, in the
+//! README's test command, the test allows twice the bound.
 //!
 //! In a release build an idle connection that has run a statement at connect (this client,
 //! the Rust `mysql` crate, does) holds about 90 KiB of touched stack and 145 KiB of the
