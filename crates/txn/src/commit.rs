@@ -1,7 +1,7 @@
 //! The seam where the commit pipeline plugs in. A committing read-write transaction hands
-//! its redo records and a [`CommitTicket`] to the engine's [`CommitPipeline`]; the pipeline
-//! makes the records durable (as its flush policy says) and then publishes the ticket, alone
-//! or with the rest of its group, in commit order:
+//! its [`Redo`] (its changes, encoded for the log as it made them) and a [`CommitTicket`] to
+//! the engine's [`CommitPipeline`]; the pipeline makes the redo durable (as its flush policy
+//! says) and then publishes the ticket, alone or with the rest of its group, in commit order:
 //!
 //! ```text
 //!  Transaction::commit ─► pipeline.commit(trx_id, redo, ticket)
@@ -53,7 +53,7 @@ use crate::error::TxnError;
 use crate::key::Key;
 use crate::table_id::TableId;
 use crate::trx::Ending;
-use crate::value::Row;
+use crate::value::{Row, Value};
 
 /// One logical change, as the log records it: the row image after the change, by key.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,6 +64,95 @@ pub struct RedoRecord {
     pub key: Key,
     /// The row after the change; `None` for a delete.
     pub after: Option<Row>,
+}
+
+/// A transaction's changes as its commit's log record carries them, encoded change by change
+/// as the transaction makes them (the `commit` entry of `redo.rs`): a commit hands the log
+/// the bytes it writes, with no copy of a row image on the way (InnoDB's mini-transactions
+/// write redo into their log buffer as they go, likewise). Empty for a transaction whose
+/// pipeline keeps nothing ([`CommitPipeline::wants_redo`]).
+#[derive(Clone, Default, PartialEq)]
+pub struct Redo {
+    /// The entry so far: its kind and a change count (written in [`Redo::into_payload`]),
+    /// then the changes; nothing before the first change.
+    bytes: Vec<u8>,
+    changes: u32,
+}
+
+/// Where a savepoint found a transaction's [`Redo`]: changes after it are undone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RedoMark {
+    bytes: usize,
+    changes: u32,
+}
+
+impl Redo {
+    /// Room for a small transaction's changes (a sysbench write_only transaction's four rows
+    /// are some 800 bytes), so that most commits allocate their record once.
+    const FIRST_CAPACITY: usize = 1024;
+
+    /// How many changes it holds.
+    pub fn len(&self) -> usize {
+        self.changes as usize
+    }
+
+    /// Whether it holds no change.
+    pub fn is_empty(&self) -> bool {
+        self.changes == 0
+    }
+
+    /// The changes, decoded (for a pipeline or a test that looks at them).
+    pub fn records(&self) -> Result<Vec<RedoRecord>, TxnError> {
+        match crate::redo::Entry::decode(&self.clone().into_payload())? {
+            crate::redo::Entry::Commit(records) => Ok(records),
+            _ => Err(TxnError::Durability(
+                "a redo buffer holds something other than a commit".to_owned(),
+            )),
+        }
+    }
+
+    /// Adds one change: the row under `key` of `table` becomes `after` (`None`: deleted).
+    pub(crate) fn push(&mut self, table: TableId, key: &Key, after: Option<&[Value]>) {
+        if self.bytes.is_empty() {
+            self.bytes.reserve(Self::FIRST_CAPACITY);
+            crate::redo::start_commit(&mut self.bytes);
+        }
+        crate::redo::put_change(&mut self.bytes, table, key, after);
+        self.changes += 1;
+    }
+
+    pub(crate) fn mark(&self) -> RedoMark {
+        RedoMark {
+            bytes: self.bytes.len(),
+            changes: self.changes,
+        }
+    }
+
+    /// Forgets the changes made after `mark`.
+    pub(crate) fn truncate(&mut self, mark: RedoMark) {
+        if mark.changes < self.changes {
+            self.bytes.truncate(mark.bytes);
+            self.changes = mark.changes;
+        }
+    }
+
+    /// The log record's payload: the whole `commit` entry.
+    pub fn into_payload(mut self) -> Vec<u8> {
+        if self.bytes.is_empty() {
+            crate::redo::start_commit(&mut self.bytes);
+        }
+        crate::redo::finish_commit(&mut self.bytes, self.changes);
+        self.bytes
+    }
+}
+
+impl fmt::Debug for Redo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Redo")
+            .field("changes", &self.changes)
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
 }
 
 /// A committing transaction's right to become visible. Publish it (alone or in a group)
@@ -144,15 +233,10 @@ pub trait CommitPipeline: Send + Sync + fmt::Debug {
     /// Makes `redo` durable as the pipeline's policy says, then publishes `ticket` (or lets
     /// another thread, its group's leader, publish it) before returning. An error means the
     /// transaction did not commit; the ticket must then be dropped unpublished.
-    fn commit(
-        &self,
-        trx_id: TrxId,
-        redo: Vec<RedoRecord>,
-        ticket: CommitTicket,
-    ) -> Result<(), TxnError>;
+    fn commit(&self, trx_id: TrxId, redo: Redo, ticket: CommitTicket) -> Result<(), TxnError>;
 
-    /// Whether the pipeline reads the redo records it is handed. A pipeline that keeps
-    /// nothing says no, and transactions then do not copy their row images into redo.
+    /// Whether the pipeline reads the redo it is handed. A pipeline that keeps nothing says
+    /// no, and transactions then do not encode their changes.
     fn wants_redo(&self) -> bool {
         true
     }
@@ -163,7 +247,7 @@ pub trait CommitPipeline: Send + Sync + fmt::Debug {
 pub struct Immediate;
 
 impl CommitPipeline for Immediate {
-    fn commit(&self, _: TrxId, _: Vec<RedoRecord>, ticket: CommitTicket) -> Result<(), TxnError> {
+    fn commit(&self, _: TrxId, _: Redo, ticket: CommitTicket) -> Result<(), TxnError> {
         ticket.publish()
     }
 

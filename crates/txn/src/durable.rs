@@ -35,7 +35,7 @@ use waterline_commit::{
 use waterline_readview::TrxId;
 
 use crate::KeyRange;
-use crate::commit::{CommitPipeline, CommitTicket, RedoRecord};
+use crate::commit::{CommitPipeline, CommitTicket, Redo, RedoRecord};
 use crate::config::{CommitConfig, Isolation, LockRelease};
 use crate::engine::Engine;
 use crate::error::TxnError;
@@ -82,12 +82,7 @@ impl fmt::Debug for Durable {
 }
 
 impl CommitPipeline for Durable {
-    fn commit(
-        &self,
-        trx_id: TrxId,
-        redo: Vec<RedoRecord>,
-        ticket: CommitTicket,
-    ) -> Result<(), TxnError> {
+    fn commit(&self, trx_id: TrxId, redo: Redo, ticket: CommitTicket) -> Result<(), TxnError> {
         if redo.is_empty() && !ticket.may_follow_released() {
             // Its changes were all undone: nothing to log, nothing to wait for.
             return ticket.publish();
@@ -95,9 +90,8 @@ impl CommitPipeline for Durable {
         // With nothing to log but early-released commits in flight, it may have read (with a
         // lock) a change not durable yet: its empty record, behind that change's in the
         // log, acknowledges it only once what it read is durable and visible.
-        let payload = Entry::Commit(redo).encode();
         self.group
-            .commit(TrxTag(trx_id.get()), payload, Some(ticket))
+            .commit(TrxTag(trx_id.get()), redo.into_payload(), Some(ticket))
             .map(drop)
             .map_err(|error| TxnError::Commit(error.to_string()))
     }

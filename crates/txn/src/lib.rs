@@ -82,7 +82,7 @@ mod trx;
 mod trx_sys;
 mod version;
 
-pub use commit::{CommitPipeline, CommitTicket, Immediate, RedoRecord};
+pub use commit::{CommitPipeline, CommitTicket, Immediate, Redo, RedoRecord};
 pub use config::{CommitConfig, EngineConfig, Isolation, LockRelease, ViewClose};
 pub use durable::{CheckpointReport, Recovery};
 pub use engine::{Engine, PurgeReport};

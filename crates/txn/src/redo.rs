@@ -80,19 +80,11 @@ impl Entry {
         let mut out = Vec::new();
         match self {
             Entry::Commit(records) => {
-                out.push(1);
-                put_u32(&mut out, records.len());
+                start_commit(&mut out);
                 for record in records {
-                    out.extend_from_slice(&record.table.0.to_le_bytes());
-                    put_values(&mut out, &record.key.values());
-                    match &record.after {
-                        Some(row) => {
-                            out.push(1);
-                            put_values(&mut out, row);
-                        }
-                        None => out.push(0),
-                    }
+                    put_change(&mut out, record.table, &record.key, record.after.as_deref());
                 }
+                finish_commit(&mut out, records.len() as u32);
             }
             Entry::CreateTable(schema) => {
                 out.push(2);
@@ -194,6 +186,36 @@ impl Entry {
     }
 }
 
+/// Starts a `commit` entry in the empty `out`: its kind, and room for the count of its
+/// changes, which [`finish_commit`] writes. [`crate::Redo`] encodes a transaction's changes
+/// this way as it makes them.
+pub(crate) fn start_commit(out: &mut Vec<u8>) {
+    debug_assert!(out.is_empty());
+    out.push(1);
+    put_u32(out, 0);
+}
+
+/// Appends one change of a `commit` entry: the row under `key` of `table` becomes `after`.
+pub(crate) fn put_change(out: &mut Vec<u8>, table: TableId, key: &Key, after: Option<&[Value]>) {
+    out.extend_from_slice(&table.0.to_le_bytes());
+    put_u16(out, key.len());
+    for value in key.iter() {
+        put_value(out, &value);
+    }
+    match after {
+        Some(row) => {
+            out.push(1);
+            put_values(out, row);
+        }
+        None => out.push(0),
+    }
+}
+
+/// Ends a `commit` entry begun by [`start_commit`]: writes its count of changes.
+pub(crate) fn finish_commit(out: &mut [u8], changes: u32) {
+    out[1..5].copy_from_slice(&changes.to_le_bytes());
+}
+
 fn put_u16(out: &mut Vec<u8>, n: usize) {
     // Rows, keys and schemas are far below 65,536 columns (MySQL allows 4,096).
     out.extend_from_slice(&(n as u16).to_le_bytes());
@@ -211,33 +233,37 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
 fn put_values(out: &mut Vec<u8>, values: &[Value]) {
     put_u16(out, values.len());
     for value in values {
-        match value {
-            Value::Null => out.push(0),
-            Value::Int(n) => {
-                out.push(1);
-                out.extend_from_slice(&n.to_le_bytes());
-            }
-            Value::Decimal(d) => {
-                out.push(2);
-                out.extend_from_slice(&d.units().to_le_bytes());
-                out.push(d.scale());
-            }
-            Value::Double(x) => {
-                out.push(3);
-                out.extend_from_slice(&x.to_bits().to_le_bytes());
-            }
-            Value::Str(s) => {
-                out.push(4);
-                put_str(out, s);
-            }
-            Value::DateTime(t) => {
-                out.push(5);
-                out.extend_from_slice(&t.0.to_le_bytes());
-            }
-            Value::Date(t) => {
-                out.push(6);
-                out.extend_from_slice(&t.0.to_le_bytes());
-            }
+        put_value(out, value);
+    }
+}
+
+fn put_value(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Null => out.push(0),
+        Value::Int(n) => {
+            out.push(1);
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        Value::Decimal(d) => {
+            out.push(2);
+            out.extend_from_slice(&d.units().to_le_bytes());
+            out.push(d.scale());
+        }
+        Value::Double(x) => {
+            out.push(3);
+            out.extend_from_slice(&x.to_bits().to_le_bytes());
+        }
+        Value::Str(s) => {
+            out.push(4);
+            put_str(out, s);
+        }
+        Value::DateTime(t) => {
+            out.push(5);
+            out.extend_from_slice(&t.0.to_le_bytes());
+        }
+        Value::Date(t) => {
+            out.push(6);
+            out.extend_from_slice(&t.0.to_le_bytes());
         }
     }
 }
@@ -513,6 +539,33 @@ mod tests {
                 table: TableId(table), key: Key::from(key), after,
             }).collect());
             prop_assert_eq!(Entry::decode(&entry.encode()).unwrap(), entry);
+        }
+
+        /// A transaction's redo, encoded change by change with savepoints rolled back on the
+        /// way, is the entry of the changes that survived.
+        #[test]
+        fn redo_encoded_as_changes_are_made_is_the_entry_of_the_changes_kept(
+            changes in prop::collection::vec(
+                (any::<u32>(), prop::collection::vec(value(), 1..3),
+                 prop::option::of(prop::collection::vec(value(), 0..6)), any::<bool>()),
+                0..8,
+            ),
+        ) {
+            let mut redo = crate::Redo::default();
+            let mut kept = Vec::new();
+            for (table, key, after, undone) in changes {
+                let mark = redo.mark();
+                let record = RedoRecord { table: TableId(table), key: Key::from(key), after };
+                redo.push(record.table, &record.key, record.after.as_deref());
+                if undone {
+                    redo.truncate(mark);
+                } else {
+                    kept.push(record);
+                }
+            }
+            prop_assert_eq!(redo.len(), kept.len());
+            prop_assert_eq!(redo.records().unwrap(), kept.clone());
+            prop_assert_eq!(redo.into_payload(), Entry::Commit(kept).encode());
         }
 
         #[test]

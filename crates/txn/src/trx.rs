@@ -28,7 +28,7 @@ use waterline_readview::TrxId;
 use waterline_throttle::Permit;
 
 use crate::KeyRange;
-use crate::commit::{CommitTicket, RedoRecord};
+use crate::commit::{CommitTicket, Redo, RedoMark};
 use crate::config::Isolation;
 use crate::engine::Shared;
 use crate::error::TxnError;
@@ -318,7 +318,7 @@ pub struct Transaction {
     /// The tables changed so far; undo records name them by position.
     tables: Tables,
     undo: Vec<Undo>,
-    redo: Vec<RedoRecord>,
+    redo: Redo,
     /// Whether the pipeline reads redo ([`crate::CommitPipeline::wants_redo`]).
     keeps_redo: bool,
     locks: Vec<Held>,
@@ -341,7 +341,7 @@ pub struct LockMark(usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Savepoint {
     undo: usize,
-    redo: usize,
+    redo: RedoMark,
 }
 
 impl Transaction {
@@ -366,7 +366,7 @@ impl Transaction {
             depth: 0,
             tables: Vec::new(),
             undo: Vec::new(),
-            redo: Vec::new(),
+            redo: Redo::default(),
             locks: Vec::new(),
         }
     }
@@ -440,7 +440,7 @@ impl Transaction {
     pub fn savepoint(&self) -> Savepoint {
         Savepoint {
             undo: self.undo.len(),
-            redo: self.redo.len(),
+            redo: self.redo.mark(),
         }
     }
 
@@ -744,11 +744,7 @@ impl Transaction {
         // A temporary table's changes are undone on rollback but never redone: it does not
         // outlive its session, let alone a restart.
         if self.keeps_redo && !table.is_temporary() {
-            self.redo.push(RedoRecord {
-                table: table.id(),
-                key: record.key.clone(),
-                after: version.row().map(copy_row),
-            });
+            self.redo.push(table.id(), &record.key, version.row());
         }
         let position = match self.tables.iter().position(|t| t.same(table)) {
             Some(position) => position,

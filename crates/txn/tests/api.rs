@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use waterline_txn::{
     Column, ColumnType, CommitPipeline, CommitTicket, Counter, Decimal, Engine, EngineConfig,
-    Isolation, Key, KeyRange, LockMode, LockWait, ReadOptions, RedoRecord, SnapshotKind, Table,
-    TableSchema, TrxId, TxnError, Value, copy_keyed_row, copy_row,
+    Isolation, Key, KeyRange, LockMode, LockWait, ReadOptions, Redo, RedoRecord, SnapshotKind,
+    Table, TableSchema, TrxId, TxnError, Value, copy_keyed_row, copy_row,
 };
 
 fn config() -> EngineConfig {
@@ -439,7 +439,7 @@ fn dropping_an_active_transaction_rolls_it_back() {
 struct Failing;
 
 impl CommitPipeline for Failing {
-    fn commit(&self, _: TrxId, _: Vec<RedoRecord>, _: CommitTicket) -> Result<(), TxnError> {
+    fn commit(&self, _: TrxId, _: Redo, _: CommitTicket) -> Result<(), TxnError> {
         Err(TxnError::Commit("disk full".into()))
     }
 }
@@ -475,14 +475,9 @@ struct Pair {
 }
 
 impl CommitPipeline for PairCommit {
-    fn commit(
-        &self,
-        _: TrxId,
-        redo: Vec<RedoRecord>,
-        ticket: CommitTicket,
-    ) -> Result<(), TxnError> {
+    fn commit(&self, _: TrxId, redo: Redo, ticket: CommitTicket) -> Result<(), TxnError> {
         let mut state = self.state.lock().unwrap();
-        state.redo.extend(redo);
+        state.redo.extend(redo.records()?);
         state.tickets.push(ticket);
         if state.tickets.len() == 2 {
             let group = std::mem::take(&mut state.tickets);
