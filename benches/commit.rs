@@ -10,7 +10,18 @@
 //!   little); the element time is wall time per commit over all threads (10^9 / it =
 //!   commits per second).
 //!
-//! After measuring, each configuration runs a few rounds more and records, from the
+//! * `engine_commit/{memory,log-os}/write_only`: one thread runs sysbench oltp_write_only's
+//!   transaction on the engine itself (no SQL, no protocol): on a 10,000-row `sbtest` table
+//!   (`id` primary key, `k` indexed, `c` CHAR(120), `pad` CHAR(60)) it updates one row's
+//!   `k`, another's `c`, deletes a third and inserts it again, and commits. `memory` is the
+//!   in-memory engine; `log-os` opens it on a directory (in cargo's target tmp dir) with
+//!   `FlushPolicy::Os`, so every commit encodes its redo and goes through the group commit's
+//!   stages and a `write` to the log, but nothing waits for a disk. The difference is what a
+//!   durable commit costs the committing thread's CPU before any sync: the part of
+//!   durability's price that does not depend on the machine's disk. The element time is
+//!   per transaction.
+//!
+//! After measuring, each `group_commit` configuration runs a few rounds more and records, from the
 //! pipeline's own counters, the mean group size, fsyncs per commit, and the wake-up
 //! efficiency (useful wake-ups / wake-ups) in `target/criterion/group_commit/
 //! waterline-counters.json` (`scripts/bench-table.py group_commit` prints it).
@@ -24,6 +35,10 @@ use common::{CounterFile, group, per_thread, rounds, save};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use waterline::commit::{
     FlushPolicy, GroupCommit, GroupCommitConfig, TrxTag, Wakeup, Wal, WalConfig,
+};
+use waterline::txn::{
+    Column, ColumnType, CommitConfig, Engine, EngineConfig, Isolation, Key, Rng, Table,
+    TableSchema, Value,
 };
 
 const THREADS: [usize; 5] = [1, 4, 16, 64, 256];
@@ -136,5 +151,111 @@ fn group_commit(c: &mut Criterion) {
     save("group_commit", &file);
 }
 
-criterion_group!(benches, group_commit);
+/// Rows of `engine_commit`'s table, as sysbench's `--table-size=10000`.
+const SBTEST_ROWS: i64 = 10_000;
+/// The seed of the table's contents and of the ids the transactions pick.
+const SBTEST_SEED: u64 = 0x5B7E_5700;
+
+/// A sysbench row: `id`, `k`, `c` (CHAR(120)) and `pad` (CHAR(60)), as `prepare` fills them.
+fn sbtest_row(id: i64, k: i64, rng: &mut Rng) -> Vec<Value> {
+    let digits = |n: usize, rng: &mut Rng| -> String {
+        (0..n)
+            .map(|i| {
+                if i % 12 == 11 {
+                    '-'
+                } else {
+                    char::from(b'0' + rng.below(10) as u8)
+                }
+            })
+            .collect()
+    };
+    vec![
+        id.into(),
+        k.into(),
+        digits(119, rng).into(),
+        digits(59, rng).into(),
+    ]
+}
+
+/// The engine and its loaded `sbtest` table, in memory or on `dir` with the log written at
+/// every commit and never synced.
+fn sbtest_engine(dir: Option<&Path>) -> (Engine, Table) {
+    let config = EngineConfig {
+        commit: CommitConfig {
+            flush: FlushPolicy::Os,
+            ..CommitConfig::default()
+        },
+        ..EngineConfig::default()
+    };
+    let engine = match dir {
+        Some(dir) => Engine::open_dir(dir, config).expect("the engine opens").0,
+        None => Engine::open(EngineConfig::default()).expect("a valid configuration"),
+    };
+    let schema = TableSchema::new(
+        "sbtest1",
+        vec![
+            Column::new("id", ColumnType::BigInt),
+            Column::new("k", ColumnType::BigInt),
+            Column::new("c", ColumnType::Char(120)),
+            Column::new("pad", ColumnType::Char(60)),
+        ],
+    )
+    .primary_key(&["id"])
+    .and_then(|s| s.index("k_1", &["k"], false))
+    .expect("the columns exist");
+    let table = engine.create_table(schema).expect("a new table");
+    let mut rng = Rng::new(SBTEST_SEED, 1);
+    let mut load = engine.begin_with(Isolation::ReadCommitted);
+    for id in 1..=SBTEST_ROWS {
+        let k = rng.below(SBTEST_ROWS as u64) as i64;
+        load.insert(&table, sbtest_row(id, k, &mut rng))
+            .expect("a new key");
+    }
+    load.commit().expect("the load commits");
+    (engine, table)
+}
+
+fn engine_commit(c: &mut Criterion) {
+    let dir = log_dir("engine_commit");
+    let configs = [
+        ("memory", sbtest_engine(None)),
+        ("log-os", sbtest_engine(Some(&dir))),
+    ];
+    let mut group = group(c, "engine_commit");
+    group.throughput(Throughput::Elements(1));
+    for (name, (engine, table)) in &configs {
+        let mut rng = Rng::new(SBTEST_SEED, 2);
+        let mut id = || Key::one(rng.below(SBTEST_ROWS as u64) as i64 + 1);
+        group.bench_function(BenchmarkId::new(*name, "write_only"), |b| {
+            b.iter(|| {
+                let (a, b, gone) = (id(), id(), id());
+                let mut trx = engine.begin_with(Isolation::ReadCommitted);
+                trx.update_with(table, a, |row| {
+                    let mut row = row.to_vec();
+                    row[1] = (row[1].as_int().unwrap_or(0) + 1).into();
+                    row
+                })
+                .expect("an update succeeds");
+                trx.update_with(table, b, |row| {
+                    let mut row = row.to_vec();
+                    row[2] = "updated-c-".repeat(12).into();
+                    row
+                })
+                .expect("an update succeeds");
+                let old = trx
+                    .get(table, gone.clone())
+                    .expect("a read succeeds")
+                    .expect("every id exists");
+                trx.delete(table, gone).expect("a delete succeeds");
+                trx.insert(table, old).expect("the id is free again");
+                trx.commit().expect("the commit succeeds");
+            });
+        });
+    }
+    group.finish();
+    drop(configs);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group!(benches, group_commit, engine_commit);
 criterion_main!(benches);
