@@ -21,8 +21,8 @@
 //!   durability's price that does not depend on the machine's disk. The element time is
 //!   per transaction.
 //!
-//! After measuring, each `group_commit` configuration runs a few rounds more and records, from the
-//! pipeline's own counters, the mean group size, fsyncs per commit, and the wake-up
+//! After measuring, each `group_commit` configuration runs a few rounds more and records,
+//! from the pipeline's own counters, the mean group size, fsyncs per commit, and the wake-up
 //! efficiency (useful wake-ups / wake-ups) in `target/criterion/group_commit/
 //! waterline-counters.json` (`scripts/bench-table.py group_commit` prints it).
 
@@ -180,15 +180,17 @@ fn sbtest_row(id: i64, k: i64, rng: &mut Rng) -> Vec<Value> {
 /// The engine and its loaded `sbtest` table, in memory or on `dir` with the log written at
 /// every commit and never synced.
 fn sbtest_engine(dir: Option<&Path>) -> (Engine, Table) {
-    let config = EngineConfig {
-        commit: CommitConfig {
-            flush: FlushPolicy::Os,
-            ..CommitConfig::default()
-        },
-        ..EngineConfig::default()
-    };
     let engine = match dir {
-        Some(dir) => Engine::open_dir(dir, config).expect("the engine opens").0,
+        Some(dir) => {
+            let config = EngineConfig {
+                commit: CommitConfig {
+                    flush: FlushPolicy::Os,
+                    ..CommitConfig::default()
+                },
+                ..EngineConfig::default()
+            };
+            Engine::open_dir(dir, config).expect("the engine opens").0
+        }
         None => Engine::open(EngineConfig::default()).expect("a valid configuration"),
     };
     let schema = TableSchema::new(
