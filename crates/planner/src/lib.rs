@@ -26,6 +26,7 @@
 //! | [`cost`] | cost constants | `ALL`, `index`, `range`, `ref`, `eq_ref` costs |
 //! | [`explain`] | `EXPLAIN` | MySQL's tabular form |
 //! | [`trace`] | debug trace | table maps and `param_comp` in binary |
+//! | [`walk`] | | every walk over sqlparser's AST, compiled once |
 //!
 //! The planner sees tables only through [`Catalog`]; [`MemCatalog`] is an in-memory one
 //! with exact counts, and [`exec::execute`] runs a plan over it to compare estimates with
@@ -68,6 +69,7 @@ pub mod semijoin;
 mod table_map;
 pub mod trace;
 pub mod value;
+pub mod walk;
 
 use std::sync::Arc;
 

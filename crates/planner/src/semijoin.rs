@@ -25,6 +25,7 @@ use sqlparser::ast::{
 use crate::bind::{SemiJoin, contains_aggregate, object_name};
 use crate::catalog::Catalog;
 use crate::outer::JoinKind;
+use crate::walk;
 
 /// A condition of a query's WHERE that can become a semi-join or an anti-join.
 #[derive(Clone, Debug)]
@@ -278,7 +279,7 @@ fn flatten(
         conds.push(w.clone());
     }
     for c in &mut conds {
-        let _ = ast::VisitMut::visit(c, &mut resolve);
+        let _ = walk::visit_mut(c, &mut resolve);
     }
     if let Some(left) = left {
         let lefts: Vec<&Ast> = match left {
@@ -298,7 +299,7 @@ fn flatten(
             if contains_aggregate(&y) {
                 return None;
             }
-            let _ = ast::VisitMut::visit(&mut y, &mut resolve);
+            let _ = walk::visit_mut(&mut y, &mut resolve);
             let not_null = resolve.not_null(x, false) && resolve.not_null(&y, true);
             let eq = Ast::BinaryOp {
                 left: Box::new(x.clone()),
@@ -357,7 +358,7 @@ fn has_subquery(node: &impl ast::Visit) -> bool {
             ControlFlow::Break(())
         }
     }
-    node.visit(&mut Find).is_break()
+    walk::visit(node, &mut Find).is_break()
 }
 
 /// Qualifies the subquery's names by its tables' (new) aliases, and notes a name of the
@@ -389,7 +390,7 @@ impl Qualify<'_> {
     /// `e` (an IN's left side, of the query around) with its column names qualified.
     fn outer_side(&mut self, e: &Ast) -> Ast {
         let mut e = e.clone();
-        let _ = ast::visit_expressions_mut(&mut e, |x| {
+        let _ = walk::exprs_mut(&mut e, |x| {
             if let Ast::Identifier(id) = x
                 && !id.value.starts_with('@')
             {

@@ -18,10 +18,11 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{
     self, AlterTableOperation, Ident, ObjectName, ObjectNamePart, Statement, TableConstraint,
-    VisitMut, VisitorMut,
+    VisitorMut,
 };
 
 use crate::error::SqlError;
+use waterline_planner::walk;
 
 /// The databases whose tables are not the catalog's (the system views, and what waterline
 /// does not have).
@@ -214,7 +215,7 @@ pub(crate) fn qualify(
         }
         _ => {}
     }
-    match statement.visit(&mut q) {
+    match walk::visit_mut(statement, &mut q) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
     }

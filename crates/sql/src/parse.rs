@@ -9,6 +9,7 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 use crate::error::SqlError;
+use waterline_planner::walk;
 
 /// Statements answered without sqlparser.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -563,13 +564,13 @@ fn without_dual(statement: &mut Statement) {
             _ => {}
         }
     }
-    let _ = sqlparser::ast::VisitMut::visit(statement, &mut Strip);
+    let _ = walk::visit_mut(statement, &mut Strip);
 }
 
 /// The number of `?` placeholders in `node` (a query, or a part of a statement).
 pub(crate) fn placeholders(node: &impl sqlparser::ast::Visit) -> usize {
     let mut n = 0;
-    let _ = sqlparser::ast::visit_expressions(node, |e| {
+    let _ = walk::exprs(node, |e| {
         n += usize::from(matches!(
             e,
             sqlparser::ast::Expr::Value(v)

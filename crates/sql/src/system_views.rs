@@ -12,9 +12,7 @@
 
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{
-    self, Ident, ObjectName, ObjectNamePart, Statement, TableFactor, Visit, VisitMut,
-};
+use sqlparser::ast::{self, Ident, ObjectName, ObjectNamePart, Statement, TableFactor};
 use waterline_txn::{
     Column, ColumnType, DataLock, DataLockWait, Isolation, Key, Table, TableSchema, Value,
 };
@@ -22,6 +20,7 @@ use waterline_txn::{
 use crate::error::SqlError;
 use crate::information_schema::Catalog;
 use crate::session::{Response, Session};
+use waterline_planner::walk;
 
 const PERFORMANCE_SCHEMA: &str = "performance_schema";
 const INFORMATION_SCHEMA: &str = "information_schema";
@@ -157,12 +156,12 @@ type Renamed = (Statement, Vec<(View, String)>);
 /// that is not one of them is MySQL's 1146.
 fn renamed(statement: &Statement) -> Result<Option<Renamed>, SqlError> {
     // Nearly every statement reads none: look before copying the statement to rename it.
-    if statement.visit(&mut NamesSystemTable).is_continue() {
+    if walk::visit(statement, &mut NamesSystemTable).is_continue() {
         return Ok(None);
     }
     let mut copy = statement.clone();
     let mut rename = Rename::default();
-    if let ControlFlow::Break(e) = VisitMut::visit(&mut copy, &mut rename) {
+    if let ControlFlow::Break(e) = walk::visit_mut(&mut copy, &mut rename) {
         return Err(e);
     }
     Ok((!rename.found.is_empty()).then_some((copy, rename.found)))

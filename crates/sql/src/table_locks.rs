@@ -17,10 +17,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
-use sqlparser::ast::{self, FromTable, Statement, TableFactor, TableObject, Visit, Visitor};
+use sqlparser::ast::{self, FromTable, Statement, TableFactor, TableObject, Visitor};
 use waterline_txn::TableId;
 
 use crate::error::SqlError;
+use waterline_planner::walk;
 
 /// Who holds which table locks (one per engine, shared by every session over it).
 #[derive(Debug, Default)]
@@ -207,7 +208,7 @@ pub(crate) fn tables_of(statement: &Statement) -> Vec<Used> {
         used: Vec::new(),
         in_factor: false,
     };
-    let _ = statement.visit(&mut collect);
+    let _ = walk::visit(statement, &mut collect);
     let mut named = collect.used;
     let mut written: Vec<(&ast::ObjectName, Option<&ast::TableAlias>)> = Vec::new();
     match statement {

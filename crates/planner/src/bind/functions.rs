@@ -8,6 +8,7 @@ use super::Binder;
 use crate::PlanError;
 use crate::exec::{Agg, AggFunc};
 use crate::expr::{Case, CmpOp, Expr, Func, FuncKind, TimeUnit};
+use crate::walk;
 
 /// The aggregate function `f` calls, if it is one: COUNT, SUM, MIN, MAX or AVG.
 pub fn aggregate_func(f: &ast::Function) -> Option<AggFunc> {
@@ -24,7 +25,7 @@ pub fn aggregate_func(f: &ast::Function) -> Option<AggFunc> {
 /// Whether `e` calls an aggregate function anywhere (outside a subquery).
 pub fn contains_aggregate(e: &ast::Expr) -> bool {
     use std::ops::ControlFlow;
-    ast::visit_expressions(e, |x| match x {
+    walk::exprs(e, |x| match x {
         ast::Expr::Function(f) if aggregate_func(f).is_some() => ControlFlow::Break(()),
         _ => ControlFlow::Continue(()),
     })

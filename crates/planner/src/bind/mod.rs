@@ -45,6 +45,7 @@ impl BoundTable {
 }
 
 use crate::outer::{JoinKind, OuterJoin};
+use crate::walk;
 
 /// A subquery the caller flattened into the query around it (`EXISTS`, `IN`, or their
 /// negations, in WHERE): its tables and the condition that decides whether an outer row
@@ -556,7 +557,7 @@ impl<'a> Binder<'a> {
         use ast::Expr as A;
         use std::ops::ControlFlow;
         let mut failed = None;
-        let _ = ast::visit_expressions(e, |x| {
+        let _ = walk::exprs(e, |x| {
             match self.session.map(|session| session.value(x)) {
                 Some(Ok(Some(_))) => return ControlFlow::Continue(()),
                 Some(Err(e)) => {

@@ -19,6 +19,7 @@ use crate::session::{Bound, Response, Session};
 use crate::shared::{TableMeta, meta_key};
 use crate::types::store;
 use crate::write::Checks;
+use waterline_planner::walk;
 
 /// What an INSERT stores in NOT NULL `column` that it leaves out and that has no DEFAULT:
 /// under a strict `sql_mode` nothing (error 1364, as MySQL); otherwise the type's implicit
@@ -246,7 +247,7 @@ fn bind_on_duplicate(
     });
     // VALUES(col) is `alias.col`.
     let mut sets = sets.clone();
-    let _ = ast::visit_expressions_mut(&mut sets, |e| {
+    let _ = walk::exprs_mut(&mut sets, |e| {
         if let Ast::Function(f) = e
             && f.name.to_string().eq_ignore_ascii_case("VALUES")
             && let ast::FunctionArguments::List(list) = &f.args

@@ -12,9 +12,10 @@
 
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{self, Query, TableAlias, TableFactor, VisitMut, VisitorMut};
+use sqlparser::ast::{self, Query, TableAlias, TableFactor, VisitorMut};
 
 use crate::error::SqlError;
+use waterline_planner::walk;
 
 /// Whether `q` or a query in it has a WITH clause.
 pub(crate) fn has_with(q: &Query) -> bool {
@@ -29,7 +30,7 @@ pub(crate) fn has_with(q: &Query) -> bool {
             }
         }
     }
-    ast::Visit::visit(q, &mut Finder).is_break()
+    walk::visit(q, &mut Finder).is_break()
 }
 
 /// `q` with every WITH clause in it gone, each reference to a CTE replaced by a derived
@@ -40,12 +41,15 @@ pub(crate) fn inline(q: &Query) -> Result<Query, SqlError> {
         return Ok(q);
     }
     let mut names = Names::default();
-    if let ControlFlow::Break(e) = q.visit(&mut names) {
+    if let ControlFlow::Break(e) = walk::visit_mut(&mut q, &mut names) {
         return Err(e);
     }
-    let _ = q.visit(&mut Expand {
-        bodies: &names.bodies,
-    });
+    let _ = walk::visit_mut(
+        &mut q,
+        &mut Expand {
+            bodies: &names.bodies,
+        },
+    );
     Ok(q)
 }
 
@@ -107,7 +111,7 @@ impl VisitorMut for Names {
                 ));
             }
             let mut query = cte.query;
-            query.visit(self)?;
+            walk::visit_mut(&mut query, self)?;
             self.bodies.push(Body {
                 query,
                 columns: cte.alias.columns,

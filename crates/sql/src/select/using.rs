@@ -20,11 +20,12 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{
     self, Expr as Ast, Ident, JoinConstraint, JoinOperator, Query, SelectItem, SetExpr, Statement,
-    TableFactor, VisitMut, VisitorMut,
+    TableFactor, VisitorMut,
 };
 use waterline_planner::semijoin::and_all;
 
 use crate::error::SqlError;
+use waterline_planner::walk;
 
 /// A table of a FROM as USING sees it: the name it goes by, its columns, and which of
 /// them a USING made part of a coalesced column.
@@ -68,7 +69,7 @@ pub(crate) fn rewrite(
     if !uses_using(statement) {
         return Ok(());
     }
-    match statement.visit(&mut Rewrite { columns_of }) {
+    match walk::visit_mut(statement, &mut Rewrite { columns_of }) {
         ControlFlow::Continue(()) => Ok(()),
         ControlFlow::Break(e) => Err(e),
     }
@@ -90,7 +91,7 @@ fn uses_using(statement: &Statement) -> bool {
             }
         }
     }
-    ast::Visit::visit(statement, &mut Find).is_break()
+    walk::visit(statement, &mut Find).is_break()
 }
 
 /// A join's USING or NATURAL constraint, if it has one.
@@ -326,11 +327,11 @@ fn rewrite_select(
                 // Named as written.
                 let alias = id.clone();
                 let mut expr = Ast::Identifier(id.clone());
-                let _ = expr.visit(&mut names);
+                let _ = walk::visit_mut(&mut expr, &mut names);
                 projection.push(SelectItem::ExprWithAlias { expr, alias });
             }
             _ => {
-                let _ = item.visit(&mut names);
+                let _ = walk::visit_mut(&mut item, &mut names);
                 projection.push(item);
             }
         }
@@ -338,20 +339,20 @@ fn rewrite_select(
     select.projection = projection;
     for from in &mut select.from {
         for join in &mut from.joins {
-            let _ = join.join_operator.visit(&mut names);
+            let _ = walk::visit_mut(&mut join.join_operator, &mut names);
         }
     }
     if let Some(e) = &mut select.selection {
-        let _ = e.visit(&mut names);
+        let _ = walk::visit_mut(e, &mut names);
     }
     // GROUP BY, HAVING and ORDER BY may name a select item's alias instead.
     names.skip = &aliases;
-    let _ = select.group_by.visit(&mut names);
+    let _ = walk::visit_mut(&mut select.group_by, &mut names);
     if let Some(e) = &mut select.having {
-        let _ = e.visit(&mut names);
+        let _ = walk::visit_mut(e, &mut names);
     }
     if let Some(ob) = order_by {
-        let _ = ob.visit(&mut names);
+        let _ = walk::visit_mut(ob, &mut names);
     }
     Ok(())
 }

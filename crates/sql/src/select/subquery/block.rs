@@ -20,7 +20,7 @@
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{self, Expr as Ast, Query, TableFactor, Visit, VisitMut, Visitor, VisitorMut};
+use sqlparser::ast::{self, Expr as Ast, Query, TableFactor, Visitor, VisitorMut};
 use waterline_planner::explain::{ExplainRow, Node};
 use waterline_txn::{Column, LockMode, TableSchema, Transaction};
 
@@ -36,6 +36,7 @@ use crate::select::{
     Explained, Format, RowFilter, bind_in, explain_in, read_in, select_of, without_from,
 };
 use crate::session::{Response, Session};
+use waterline_planner::walk;
 
 /// What the blocks of one statement share.
 pub(super) struct Context<'a> {
@@ -181,7 +182,7 @@ fn blocks(q: &Query) -> usize {
         }
     }
     let mut count = Count(0);
-    let _ = q.visit(&mut count);
+    let _ = walk::visit(q, &mut count);
     count.0
 }
 
@@ -229,7 +230,7 @@ fn child_ids(q: &Query, first: usize) -> (Vec<usize>, Vec<usize>) {
         exprs: Vec::new(),
         derived: Vec::new(),
     };
-    let _ = q.visit(&mut walk);
+    let _ = walk::visit(q, &mut walk);
     (walk.exprs, walk.derived)
 }
 
@@ -287,7 +288,7 @@ fn answer_block(
     let candidates = semi::candidates(s, st, &q);
     let mut resolve = Resolve::new(s, trx, st, expr_ids.clone(), 1);
     resolve.defer = semi::addresses(&q, &candidates);
-    if let ControlFlow::Break(e) = VisitMut::visit(&mut q, &mut resolve) {
+    if let ControlFlow::Break(e) = walk::visit_mut(&mut q, &mut resolve) {
         return Err(e);
     }
     let Resolve {
@@ -453,7 +454,7 @@ pub(super) fn resolve_statement(
     statement: &mut ast::Statement,
 ) -> Result<Vec<(usize, Query)>, SqlError> {
     let mut resolve = Resolve::new(s, trx, st, Vec::new(), 0);
-    match VisitMut::visit(statement, &mut resolve) {
+    match walk::visit_mut(statement, &mut resolve) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(resolve.correlated),
     }

@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{self, Expr as Ast, Query, SetExpr, TableFactor, VisitMut, VisitorMut};
+use sqlparser::ast::{self, Expr as Ast, Query, SetExpr, TableFactor, VisitorMut};
 use std::sync::Arc;
 use waterline_planner::BoundTable;
 use waterline_planner::semijoin::{and_all, where_conjuncts};
@@ -34,6 +34,7 @@ use super::values::{column_type, constant};
 use super::{contains_subquery, factors, own_exprs};
 use crate::error::SqlError;
 use crate::session::{Response, ResultColumn, Session};
+use waterline_planner::walk;
 
 /// The name of the table of the values of a block's correlated select-list subqueries
 /// (not one a FROM can name: `*` leaves it out).
@@ -91,14 +92,14 @@ pub(super) fn take_items(q: &mut Query, only_full_group_by: bool) -> Result<Item
     }
     let mut take = Take(Vec::new());
     for (i, item) in select.projection.iter_mut().enumerate() {
-        let _ = item.visit(&mut take);
+        let _ = walk::visit_mut(item, &mut take);
         items.positions.resize(take.0.len(), Some(i + 1));
     }
     if let Some(h) = &mut select.having {
-        let _ = h.visit(&mut take);
+        let _ = walk::visit_mut(h, &mut take);
     }
     if let Some(ob) = &mut q.order_by {
-        let _ = ob.visit(&mut take);
+        let _ = walk::visit_mut(ob, &mut take);
     }
     items.positions.resize(take.0.len(), None);
     // Aggregates of the block itself (the subqueries' own are taken out by now).
@@ -138,7 +139,7 @@ fn value_column(k: usize) -> Ast {
 /// that table; the projection is bound again once its values are known).
 pub(super) fn without_values(q: &Query) -> Query {
     let mut q = q.clone();
-    let _ = ast::visit_expressions_mut(&mut q, |e| {
+    let _ = walk::exprs_mut(&mut q, |e| {
         if let Ast::CompoundIdentifier(ids) = e
             && ids.first().is_some_and(|i| i.value == VALUES)
         {
@@ -394,7 +395,7 @@ pub(super) fn with_placeholders(s: &Session, q: &Query, tables: &[BoundTable]) -
         value: &|_, _| Ast::Value(ast::Value::Placeholder("?".into()).into()),
         scopes: Vec::new(),
     };
-    let _ = q.visit(&mut visitor);
+    let _ = walk::visit_mut(&mut q, &mut visitor);
     q
 }
 
@@ -413,7 +414,7 @@ fn substitute(
         value,
         scopes: Vec::new(),
     };
-    let _ = e.visit(&mut visitor);
+    let _ = walk::visit_mut(&mut e, &mut visitor);
     e
 }
 

@@ -24,6 +24,7 @@ use super::{contains_subquery, factors, subquery_of, with_params};
 use crate::dml::{bind_delete, bind_update, delete_in, update_in};
 use crate::error::SqlError;
 use crate::session::{Bound, Response, Session};
+use waterline_planner::walk;
 
 /// Whether UPDATE or DELETE `statement` has a subquery in an expression.
 pub(crate) fn has_subquery(statement: &Statement) -> bool {
@@ -114,7 +115,7 @@ fn target_of(statement: &Statement) -> Result<String, SqlError> {
 /// table, which MySQL materializes first).
 fn refuse_reading_target(statement: &Statement, target: &str) -> Result<(), SqlError> {
     let mut reads = false;
-    let _ = ast::visit_expressions(statement, |e| {
+    let _ = walk::exprs(statement, |e| {
         if let Some(q) = subquery_of(e)
             && let ast::SetExpr::Select(select) = q.body.as_ref()
         {
@@ -310,13 +311,13 @@ fn replace_outermost(e: &mut ast::Expr, with: &mut dyn FnMut(&ast::Expr) -> ast:
             ControlFlow::Continue(())
         }
     }
-    let _ = ast::VisitMut::visit(e, &mut Replace(with));
+    let _ = walk::visit_mut(e, &mut Replace(with));
 }
 
 /// Whether `e` names a column called one of `names` (by its last part: conservative, a
 /// column of the subquery's own tables of that name counts too).
 fn reads_any(e: &ast::Expr, names: &[String]) -> bool {
-    ast::visit_expressions(e, |x| {
+    walk::exprs(e, |x| {
         let name = match x {
             ast::Expr::Identifier(id) => Some(&id.value),
             ast::Expr::CompoundIdentifier(ids) => ids.last().map(|i| &i.value),

@@ -28,6 +28,7 @@ use waterline_planner::semijoin::and_all;
 
 use super::merge::{mergeable, output_names};
 use super::{contains_subquery, own_exprs};
+use waterline_planner::walk;
 
 /// A FROM table's alias and columns.
 struct Entry {
@@ -169,7 +170,7 @@ pub(super) fn merged(
     let mut failed = false;
     let mut qualify = |e: &Ast| -> Ast {
         let mut e = e.clone();
-        let _ = ast::visit_expressions_mut(&mut e, |x| {
+        let _ = walk::exprs_mut(&mut e, |x| {
             match x {
                 Ast::Identifier(id) if !id.value.starts_with('@') => {
                     let mut found = inner_entries.iter().filter(|t| t.has(&id.value));
@@ -242,7 +243,7 @@ pub(super) fn merged(
     let mut unknown = false;
     let mut subst = |e: &Ast| -> Ast {
         let mut e = e.clone();
-        let _ = ast::visit_expressions_mut(&mut e, |x| {
+        let _ = walk::exprs_mut(&mut e, |x| {
             match x {
                 Ast::CompoundIdentifier(ids)
                     if ids.len() == 2 && ids[0].value.eq_ignore_ascii_case(&d) =>

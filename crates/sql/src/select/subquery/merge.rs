@@ -16,6 +16,7 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{self, Expr as Ast, Query, SelectItem, SetExpr, TableFactor};
 
 use super::{contains_subquery, own_exprs};
+use waterline_planner::walk;
 
 /// The aggregate functions, which keep a derived table from being merged.
 const AGGREGATES: [&str; 8] = [
@@ -213,7 +214,7 @@ pub(crate) fn output_names(
 }
 
 fn has_aggregate(e: &Ast) -> bool {
-    ast::visit_expressions(e, |x| match x {
+    walk::exprs(e, |x| match x {
         Ast::Function(f)
             if AGGREGATES
                 .iter()
@@ -254,7 +255,7 @@ impl Subst<'_> {
         if let SetExpr::Select(select) = outer.body.as_mut() {
             select.from.clear();
         }
-        !ast::visit_expressions(&outer, |e| match e {
+        !walk::exprs(&outer, |e| match e {
             Ast::Identifier(id)
                 if self.column(e).is_none()
                     && !own_aliases.contains(&id.value.to_ascii_lowercase()) =>
@@ -270,7 +271,7 @@ impl Subst<'_> {
     /// `e` with each column of the derived table replaced by its expression.
     fn apply(&self, e: &Ast) -> Ast {
         let mut e = e.clone();
-        let _ = ast::visit_expressions_mut(&mut e, |x| {
+        let _ = walk::exprs_mut(&mut e, |x| {
             if let Some(i) = self.column(x) {
                 *x = match self.exprs[i] {
                     simple @ (Ast::Identifier(_) | Ast::CompoundIdentifier(_) | Ast::Value(_)) => {

@@ -69,6 +69,7 @@ use super::{Explained, Format, select_of};
 use crate::access::Derived;
 use crate::error::SqlError;
 use crate::session::{Bound, Response, ResultColumn, Session};
+use waterline_planner::walk;
 
 /// The table factors of `select`'s FROM: each item's first table and those it joins, and
 /// the tables inside a parenthesized join rather than the join.
@@ -124,7 +125,7 @@ fn subquery_of(e: &Ast) -> Option<&ast::Query> {
 
 /// Whether `node` has a subquery expression anywhere in it.
 fn contains_subquery(node: &impl ast::Visit) -> bool {
-    ast::visit_expressions(node, |e| match subquery_of(e) {
+    walk::exprs(node, |e| match subquery_of(e) {
         Some(_) => ControlFlow::Break(()),
         None => ControlFlow::Continue(()),
     })
@@ -287,7 +288,7 @@ fn with_params<T: ast::VisitMut + Clone>(q: &T, params: &[Value]) -> Result<T, S
     let mut q = q.clone();
     let mut params = params.iter();
     let mut missing = false;
-    let _ = ast::visit_expressions_mut(&mut q, |e| {
+    let _ = walk::exprs_mut(&mut q, |e| {
         if let Ast::Value(v) = &*e
             && matches!(v.value, ast::Value::Placeholder(_))
         {
@@ -333,7 +334,7 @@ fn name_as_written(q: &ast::Query, columns: &mut [ResultColumn]) {
 /// The table names and aliases of every FROM in `q` (lower case).
 fn names_in_from(q: &ast::Query) -> HashSet<String> {
     let mut names = HashSet::new();
-    let _ = ast::visit_relations(q, |name| {
+    let _ = walk::relations(q, |name| {
         if let Some(last) = name.0.last().and_then(|p| p.as_ident()) {
             names.insert(crate::names::short(&last.value).to_ascii_lowercase());
         }
@@ -381,7 +382,7 @@ fn refers_outside(message: &str, outer: &HashSet<String>, s: &Session) -> bool {
 /// empty table of the columns its query describes, named as the query names them.
 pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
     let mut stripped = super::cte::inline(q)?;
-    let _ = ast::visit_expressions_mut(&mut stripped, |e| {
+    let _ = walk::exprs_mut(&mut stripped, |e| {
         if matches!(
             e,
             Ast::InSubquery { .. } | Ast::Subquery(_) | Ast::Exists { .. }

@@ -32,6 +32,7 @@ use crate::access::{Derived, SchemaCatalog, TxnAccess};
 use crate::error::SqlError;
 use crate::select::bind_in;
 use crate::session::{Response, Session};
+use waterline_planner::walk;
 
 /// The conditions of `q`'s WHERE that may become semi-joins, as the session's
 /// `optimizer_switch` allows.
@@ -142,7 +143,7 @@ pub(super) fn choose(
         if !candidate.correlated {
             resolve.kind = super::block::Kind::Materialized;
         }
-        if let std::ops::ControlFlow::Break(err) = ast::VisitMut::visit(&mut e, &mut resolve) {
+        if let std::ops::ControlFlow::Break(err) = walk::visit_mut(&mut e, &mut resolve) {
             return Err(err);
         }
         let left = resolve.into_correlated();
