@@ -15,10 +15,27 @@ use clap::{Parser, Subcommand};
 /// The commit this binary was built from (see `build.rs`), for the reports.
 const BUILD: &str = env!("WATERLINE_BUILD");
 
+/// The Cargo profile this binary was built with (see `build.rs`), for the reports.
+fn profile() -> waterline::tpcc::BuildProfile {
+    waterline::tpcc::BuildProfile {
+        name: env!("WATERLINE_PROFILE").into(),
+        opt_level: env!("WATERLINE_OPT_LEVEL").into(),
+        lto: env!("WATERLINE_LTO").into(),
+        codegen_units: env!("WATERLINE_CODEGEN_UNITS").into(),
+    }
+}
+
 /// waterline: a miniature MVCC row store for studying why transaction systems stop scaling.
 #[derive(Debug, Parser)]
 #[command(
-    version = concat!(env!("CARGO_PKG_VERSION"), " (built from ", env!("WATERLINE_BUILD"), ")"),
+    version = concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (built from ", env!("WATERLINE_BUILD"),
+        "; profile ", env!("WATERLINE_PROFILE"),
+        ": opt-level ", env!("WATERLINE_OPT_LEVEL"),
+        ", lto ", env!("WATERLINE_LTO"),
+        ", codegen-units ", env!("WATERLINE_CODEGEN_UNITS"), ")"
+    ),
     about
 )]
 struct Cli {

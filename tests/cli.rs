@@ -340,6 +340,23 @@ fn tpcc_runs_a_comparison_and_writes_its_report() {
     for file in ["results.json", "throughput.svg"] {
         assert!(dir.path().join(file).exists(), "{file}");
     }
+    // The profile the binary was built with, as its build script recorded it (the tests run
+    // a debug build), and that it is not the one numbers are compared with.
+    assert!(
+        stdout.contains("build profile: dev (opt-level 0, lto false, codegen-units 256); not the measurement profile"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn version_names_the_commit_and_the_build_profile() {
+    let out = Command::new(BIN).arg("--version").output().unwrap();
+    let version = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        version.contains("(built from ")
+            && version.contains("; profile dev: opt-level 0, lto false, codegen-units 256)"),
+        "{version}"
+    );
 }
 
 #[test]

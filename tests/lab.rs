@@ -205,7 +205,7 @@ fn quick_isolation(flags: &[&str], dir: &Path) {
 }
 
 #[test]
-fn results_go_to_a_dated_folder_per_machine_with_the_command_commit_and_machine() {
+fn results_go_to_a_dated_folder_per_machine_with_the_command_commit_profile_and_machine() {
     let root = tempfile::tempdir().unwrap();
     let run = || quick_isolation(&["--machine-name", "test box", "--results"], root.path());
     run();
@@ -248,9 +248,21 @@ fn results_go_to_a_dated_folder_per_machine_with_the_command_commit_and_machine(
         ] {
             assert!(run.contains(fact), "{fact}: {run}");
         }
+        // The profile as the binary's build script recorded it: the tests' binary is a
+        // debug build (`dev`), which is not the measurement profile, and the files say so.
+        let profile = run
+            .lines()
+            .find_map(|l| l.strip_prefix("- build profile: "))
+            .expect("RUN.md says which profile the binary was built with");
+        assert!(
+            profile.starts_with("dev (opt-level 0, lto false, codegen-units 256)")
+                && profile.contains("not the measurement profile"),
+            "{profile}"
+        );
         let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
         assert!(
-            summary.contains(&format!("- Built from: {built}")),
+            summary.contains(&format!("- Built from: {built}"))
+                && summary.contains(&format!("- Build profile: {profile}")),
             "{summary}"
         );
         assert!(summary.contains("then 0.3 s per point"), "{summary}");
@@ -259,6 +271,11 @@ fn results_go_to_a_dated_folder_per_machine_with_the_command_commit_and_machine(
             json.contains("\"built_from\"") && json.contains("\"cpu_model\""),
             "{json}"
         );
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let recorded = &json["run"]["build_profile"];
+        assert_eq!(recorded["name"], "dev", "{recorded}");
+        assert_eq!(recorded["opt_level"], "0", "{recorded}");
+        assert_eq!(recorded["measurement_profile"], false, "{recorded}");
     }
 
     let out = Command::new(BIN)

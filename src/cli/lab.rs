@@ -137,6 +137,14 @@ pub fn run(args: LabArgs) -> CliResult<()> {
         &machine,
     );
     let started = utc_now();
+    let profile = crate::profile();
+    if !profile.is_measurement() {
+        eprintln!(
+            "waterline lab: this binary's build profile is {}{}",
+            profile.describe(),
+            profile.caveat()
+        );
+    }
     // Refuse what cannot work before the first experiment runs.
     for spec in &chosen {
         for pin in pins(&args, spec, &machine) {
@@ -541,6 +549,12 @@ fn summary(
     );
     let _ = writeln!(out, "- Machine: {}", info.machine.describe());
     let _ = writeln!(out, "- Built from: {}", info.build);
+    let _ = writeln!(
+        out,
+        "- Build profile: {}{}",
+        info.profile.describe(),
+        info.profile.caveat()
+    );
     let _ = writeln!(
         out,
         "- Command: `waterline lab {}{}` = `waterline tpcc {}`",

@@ -408,6 +408,7 @@ impl Loaded {
                 machine: placement.machine(),
                 load: self.load,
                 build: crate::BUILD.into(),
+                profile: crate::profile(),
             },
             points,
         }

@@ -201,6 +201,74 @@ pub struct RunInfo {
     /// The commit the running binary was built from (`waterline`'s build script), e.g.
     /// `1a2b3c... (with uncommitted changes)`.
     pub build: String,
+    /// The Cargo profile it was built with.
+    pub profile: BuildProfile,
+}
+
+/// The Cargo profile a binary was built with, as its build script recorded it: what a
+/// measurement made with that binary means depends on it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildProfile {
+    /// The profile's name: `measure` where numbers are made, `release` for a quick optimized
+    /// build, `dev` for a debug one.
+    pub name: String,
+    /// `opt-level`.
+    pub opt_level: String,
+    /// `lto` as the manifest sets it (`false` is Cargo's default, LTO within each crate only).
+    pub lto: String,
+    /// `codegen-units`.
+    pub codegen_units: String,
+}
+
+impl BuildProfile {
+    /// The profile measurements are made with (Cargo.toml's `[profile.measure]`).
+    pub const MEASUREMENT: &str = "measure";
+
+    /// For tests and for a binary that cannot say.
+    pub fn unknown() -> BuildProfile {
+        let unknown = || "unknown".to_owned();
+        BuildProfile {
+            name: unknown(),
+            opt_level: unknown(),
+            lto: unknown(),
+            codegen_units: unknown(),
+        }
+    }
+
+    /// Whether this is the measurement profile.
+    pub fn is_measurement(&self) -> bool {
+        self.name == Self::MEASUREMENT
+    }
+
+    /// `measure (opt-level 3, lto fat, codegen-units 1)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} (opt-level {}, lto {}, codegen-units {})",
+            self.name, self.opt_level, self.lto, self.codegen_units
+        )
+    }
+
+    /// What a report says after the profile when it is not the measurement profile: empty
+    /// for the measurement profile.
+    pub fn caveat(&self) -> &'static str {
+        if self.is_measurement() {
+            ""
+        } else {
+            "; not the measurement profile: build with `--profile measure` (target/measure/) \
+             for numbers to compare"
+        }
+    }
+
+    /// For results.json.
+    pub fn json(&self) -> Json {
+        json!({
+            "name": self.name,
+            "opt_level": self.opt_level,
+            "lto": self.lto,
+            "codegen_units": self.codegen_units,
+            "measurement_profile": self.is_measurement(),
+        })
+    }
 }
 
 /// A whole sweep.
@@ -374,6 +442,7 @@ impl Report {
         json!({
             "run": {
                 "built_from": info.build,
+                "build_profile": info.profile.json(),
                 "backend": info.backend,
                 "scale": scale_json(&info.scale),
                 "seed": info.seed,
@@ -580,6 +649,12 @@ impl Report {
         );
         let _ = writeln!(out, "machine: {}", info.machine.describe());
         let _ = writeln!(out, "built from: {}", info.build);
+        let _ = writeln!(
+            out,
+            "build profile: {}{}",
+            info.profile.describe(),
+            info.profile.caveat()
+        );
         // What each configuration ran with, as its engine and a client's session said.
         for config in self.configs() {
             if let Some(p) = self.points.iter().find(|p| p.config == config) {
@@ -797,6 +872,7 @@ mod tests {
                 machine: Machine::cpus_only(),
                 load: (0, 0.0),
                 build: "test".into(),
+                profile: BuildProfile::unknown(),
             },
             points,
         }

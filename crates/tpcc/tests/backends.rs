@@ -276,6 +276,7 @@ fn report(backend: &str, points: Vec<waterline_tpcc::Point>, load: (u64, f64)) -
             machine: waterline_tpcc::Machine::cpus_only(),
             load,
             build: "test".into(),
+            profile: waterline_tpcc::BuildProfile::unknown(),
         },
         points,
     }

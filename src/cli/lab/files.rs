@@ -91,12 +91,15 @@ pub(super) fn write_run(
     started: &str,
     machine: &waterline::tpcc::Machine,
 ) -> CliResult<()> {
+    let profile = crate::profile();
     let text = format!(
-        "# {title}\n\n- command: `{}`\n- built from: {}\n- ran: {started} to {} UTC\n- \
-         machine: {}\n\nEach configuration in summary.md (and each point's `effective` in \
-         results.json) is as the engine read it back.\n",
+        "# {title}\n\n- command: `{}`\n- built from: {}\n- build profile: {}{}\n- ran: \
+         {started} to {} UTC\n- machine: {}\n\nEach configuration in summary.md (and each \
+         point's `effective` in results.json) is as the engine read it back.\n",
         command_line(),
         crate::BUILD,
+        profile.describe(),
+        profile.caveat(),
         utc_now(),
         machine.describe()
     );
@@ -114,9 +117,11 @@ pub(super) fn write_index(
     outcomes: &[Outcome],
     machine: &waterline::tpcc::Machine,
 ) -> CliResult<()> {
+    let profile = crate::profile();
+    let profile = format!("{}{}", profile.describe(), profile.caveat());
     let mut md = format!(
-        "# waterline lab: every experiment\n\nMachine: {}\n\nBuilt from: {}\n\n\
-         | experiment | book | result | summary |\n|---|---|---|---|\n",
+        "# waterline lab: every experiment\n\nMachine: {}\n\nBuilt from: {}\n\nBuild \
+         profile: {profile}\n\n| experiment | book | result | summary |\n|---|---|---|---|\n",
         machine.describe(),
         crate::BUILD
     );
@@ -125,9 +130,10 @@ pub(super) fn write_index(
          <style>body{{font-family:sans-serif;max-width:1000px;margin:auto}}\
          table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 6px}}\
          img{{max-width:100%}}</style></head><body>\n<h1>waterline lab: every experiment</h1>\n\
-         <p>Machine: {}</p>\n<p>Built from: {}</p>\n<ul>\n",
+         <p>Machine: {}</p>\n<p>Built from: {}</p>\n<p>Build profile: {}</p>\n<ul>\n",
         escape(&machine.describe()),
-        escape(crate::BUILD)
+        escape(crate::BUILD),
+        escape(&profile)
     );
     for (spec, o) in specs.iter().zip(outcomes) {
         let failed = if o.ok { "" } else { " (FAILED checks)" };
