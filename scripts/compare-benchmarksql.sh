@@ -12,7 +12,7 @@
 #   DURABILITY  durable: waterline --data-dir (fdatasync per group) against MariaDB with
 #                        innodb_flush_log_at_trx_commit=1;
 #               memory:  waterline in memory against innodb_flush_log_at_trx_commit=0.
-# e.g. scripts/compare-benchmarksql.sh target/release/waterline bmsql-durable 3 durable 1 8
+# e.g. scripts/compare-benchmarksql.sh target/measure/waterline bmsql-durable 3 durable 1 8
 # The binary says which commit it was built from (`waterline --version`; see run-info.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,7 @@ cd "$(dirname "$0")/.."
 . scripts/benchmarksql-out.sh
 . scripts/mariadb-server.sh
 binary=$(realpath "$1") name=$2 runs=$3 durability=$4 minutes=$5 terminals=$6
+warn_profile "$binary"
 case "$durability" in
   durable) flush=1 ;;
   memory) flush=0 ;;

@@ -13,7 +13,7 @@
 #   ISOLATION   read-committed or repeatable-read, for both servers.
 #   SECONDS     measured per run (after a 3 s warm-up for tpcc, none for sysbench).
 #   WATERLINE SERVE FLAGS  for both servers, e.g. --lock-release early
-# e.g. scripts/compare-durability.sh target/release/waterline durable-vs-memory-early 3 \
+# e.g. scripts/compare-durability.sh target/measure/waterline durable-vs-memory-early 3 \
 #        read-committed 10 -- --lock-release early
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +21,7 @@ cd "$(dirname "$0")/.."
 . scripts/server-pairs.sh
 command="$*"
 binary=$(realpath "$1") name=$2 pairs=$3 isolation=$4 seconds=$5
+warn_profile "$binary"
 shift 5
 [ "${1:-}" = "--" ] && shift
 serve_flags=("$@")

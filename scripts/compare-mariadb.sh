@@ -16,7 +16,7 @@
 #   ISOLATION   read-committed or repeatable-read, for both servers.
 #   SECONDS     measured per run (after a 3 s warm-up for tpcc, none for sysbench).
 #   WATERLINE SERVE FLAGS  e.g. --lock-release early
-# e.g. scripts/compare-mariadb.sh target/release/waterline vs-mariadb-durable 3 durable \
+# e.g. scripts/compare-mariadb.sh target/measure/waterline vs-mariadb-durable 3 durable \
 #        read-committed 20 -- --lock-release early
 # The workloads are server-pairs.sh's.
 set -euo pipefail
@@ -25,6 +25,7 @@ cd "$(dirname "$0")/.."
 . scripts/server-pairs.sh
 command="$*"
 binary=$(realpath "$1") name=$2 pairs=$3 durability=$4 isolation=$5 seconds=$6
+warn_profile "$binary"
 shift 6
 [ "${1:-}" = "--" ] && shift
 serve_flags=("$@")

@@ -8,13 +8,15 @@
 # (the median of the pair ratios candidate/baseline).
 #
 # Usage: scripts/compare-pairs.sh BASE_BINARY BASE_COMMIT NEW_BINARY NAME PAIRS -- TPCC ARGS...
-#   NEW_BINARY is a release build of this checkout; BASE_COMMIT names what BASE_BINARY was
+#   NEW_BINARY is a measurement-profile build of this checkout (`cargo build --profile
+#   measure --locked`, target/measure/waterline); BASE_COMMIT names what BASE_BINARY was
 #   built from. TPCC ARGS go to `waterline tpcc` as they are (e.g. --backend sql
 #   --clients 8 --duration 10 --warmup 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/run-info.sh
 base=$1 base_commit=$2 new=$3 name=$4 pairs=$5
+warn_profile "$base" "$new"
 shift 5
 [ "${1:-}" = "--" ] && shift
 dir="results/$(date -u +%Y-%m-%d)-$(hostname)/${name}"
@@ -45,6 +47,7 @@ scripts/pairs-summary.py "$dir/pairs.csv" txn_per_sec txn/s > "$dir/summary.md"
   echo
   echo "- command: \`waterline --transparent-huge-pages off tpcc $*\`, ${pairs} alternating pairs"
   echo "- baseline: ${base_commit}"
+  echo "- baseline's build profile: $(build_profile "$base")"
   run_info candidate "$new"
 } > "$dir/RUN.md"
 cat "$dir/summary.md"

@@ -14,6 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/run-info.sh
 base=$1 base_commit=$2 new=$3 name=$4 pairs=$5
+warn_profile "$base" "$new"
 shift 5
 durable=()
 if [ "${1:-}" = "--durable" ]; then
@@ -68,6 +69,7 @@ scripts/pairs-summary.py "$dir/pairs.csv" tps tps > "$dir/summary.md"
   echo
   echo "- command: \`sysbench ${test} ${common[*]} $* run\` against \`waterline serve ${durable[*]:+--data-dir DIR ${durable[*]}}\`, ${pairs} alternating pairs, a fresh server per run (durability as pairs.csv reports it)"
   echo "- baseline: ${base_commit}"
+  echo "- baseline's build profile: $(build_profile "$base")"
   run_info candidate "$new"
 } > "$dir/RUN.md"
 cat "$dir/summary.md"

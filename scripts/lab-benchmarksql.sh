@@ -14,13 +14,14 @@
 #
 # Usage: scripts/lab-benchmarksql.sh WATERLINE_BINARY NAME MINUTES WAREHOUSES TERMINALS...
 #   BenchmarkSQL runs at most 10 terminals per warehouse (terminalWarehouseFixed).
-# e.g. scripts/lab-benchmarksql.sh target/release/waterline bmsql-thread-pool 1 10 10 50 100
+# e.g. scripts/lab-benchmarksql.sh target/measure/waterline bmsql-thread-pool 1 10 10 50 100
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/run-info.sh
 . scripts/benchmarksql-out.sh
 command="$*"
 binary=$(realpath "$1") name=$2 minutes=$3 warehouses=$4
+warn_profile "$binary"
 shift 4
 terminals=("$@")
 [ ${#terminals[@]} -gt 0 ] || { echo "give one or more terminal counts" >&2; exit 2; }

@@ -5,15 +5,16 @@
 # and writes results/<date>-<host>/<NAME>/ (RUN.md, summary.md). The README's test command
 # runs the same test against the debug build, whose unoptimized frames get twice the bound;
 # an optimized build takes too long for CI, so this bound is checked here, with every
-# release build that is measured.
+# measurement-profile build that is measured.
 #
 # Usage: scripts/memory-per-connection.sh BINARY [NAME]   (BINARY from
-#          `cargo build --release --locked --bin waterline`; NAME defaults to
+#          `cargo build --profile measure --locked --bin waterline`; NAME defaults to
 #          memory-per-connection)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/run-info.sh
 binary=$(realpath "$1") name=${2:-memory-per-connection}
+warn_profile "$binary"
 dir="results/$(date -u +%Y-%m-%d)-$(hostname)/${name}"
 mkdir -p "$dir"
 {

@@ -1,14 +1,16 @@
 # Sourced by the scripts that write results/: the lines of RUN.md that say what ran where.
-# Prints "- candidate: <commit>" (or with another label), "- ran: ..." and "- machine: ...".
-# run_info LABEL BINARY: the commit is the one BINARY says it was built from
-# (`waterline --version`); for a binary too old to say, BUILT_FROM=<commit> names it, or
+# Prints "- candidate: <commit>" (or with another label), its build profile, "- ran: ..."
+# and "- machine: ...".
+# run_info LABEL BINARY: the commit and profile are the ones BINARY says it was built from and
+# with (`waterline --version`); for a binary too old to say, BUILT_FROM=<commit> names it, or
 # else HEAD is assumed.
 run_info() {
   local label=${1:-built from} binary=${2:-}
   local built=""
-  [ -n "$binary" ] && built=$("$binary" --version 2>/dev/null | sed -n 's/.*(built from \(.*\))$/\1/p')
+  [ -n "$binary" ] && built=$(built_from "$binary")
   if [ -n "$built" ]; then
     echo "- ${label}: ${built} (scripts from $(git rev-parse --short HEAD))"
+    echo "- ${label}'s build profile: $(build_profile "$binary")"
   elif [ -n "${BUILT_FROM:-}" ]; then
     echo "- ${label}: ${BUILT_FROM} (the binary; scripts from $(git rev-parse --short HEAD))"
   else
@@ -40,4 +42,36 @@ steal_since() {
   read -r total stolen <<< "$1"
   cpu_mark | awk -v t="$total" -v s="$stolen" \
     '{ d = $1 - t; p = 0; if (d > 0) p = 100 * ($2 - s) / d; printf "%.1f\n", p }'
+}
+
+# built_from BINARY: the commit `BINARY --version` names (empty for a binary that cannot say).
+built_from() {
+  "$1" --version 2>/dev/null \
+    | sed -n 's/.*(built from \(.*\); profile .*/\1/p; t; s/.*(built from \(.*\))$/\1/p'
+}
+
+# build_profile BINARY: the Cargo profile `BINARY --version` names, with its opt-level, LTO and
+# codegen units, and a warning where it is not the measurement profile (Cargo.toml's
+# `[profile.measure]`, which numbers are made with). A binary too old to say is "unknown".
+build_profile() {
+  local said
+  said=$("$1" --version 2>/dev/null | sed -n 's/.*; profile \([^:]*\): \(.*\))$/\1 (\2)/p')
+  case "$said" in
+    "") echo "unknown (the binary does not say)" ;;
+    "measure "*) echo "$said" ;;
+    *) echo "$said; NOT the measurement profile (cargo build --profile measure)" ;;
+  esac
+}
+
+# warn_profile BINARY...: says on standard error which of the binaries are not of the
+# measurement profile, before a comparison spends its time on them.
+warn_profile() {
+  local binary profile
+  for binary in "$@"; do
+    profile=$(build_profile "$binary")
+    case "$profile" in
+      "measure "*) ;;
+      *) echo "warning: $binary: build profile $profile" >&2 ;;
+    esac
+  done
 }

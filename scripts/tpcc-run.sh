@@ -4,12 +4,13 @@
 # from, the machine), beside the report's own summary.md, CSV and JSON.
 #
 # Usage: scripts/tpcc-run.sh WATERLINE_BINARY NAME -- TPCC ARGS...
-#   e.g. scripts/tpcc-run.sh target/release/waterline lock-release-tpcc -- --data-dir /tmp/d \
+#   e.g. scripts/tpcc-run.sh target/measure/waterline lock-release-tpcc -- --data-dir /tmp/d \
 #          --compare lock-release=after-sync,early --clients 64 --rounds 3
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/run-info.sh
 binary=$(realpath "$1") name=$2
+warn_profile "$binary"
 shift 2
 [ "${1:-}" = "--" ] && shift
 dir="results/$(date -u +%Y-%m-%d)-$(hostname)/${name}"
