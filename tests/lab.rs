@@ -36,8 +36,17 @@ fn used_columns(summary: &str) -> Vec<String> {
 #[test]
 fn every_experiment_runs_quick_and_writes_what_its_summary_claims() {
     let dir = tempfile::tempdir().unwrap();
+    // With the numa feature every experiment runs pinned (hwloc places each thread), so the
+    // pinned path of every experiment is checked too; without it, unpinned.
+    let pin: &[&str] = if cfg!(feature = "numa") {
+        &["--pin", "compact"]
+    } else {
+        &[]
+    };
     let out = Command::new(BIN)
-        .args(["lab", "all", "--quick", "--report-dir"])
+        .args(["lab", "all", "--quick"])
+        .args(pin)
+        .arg("--report-dir")
         .arg(dir.path())
         // Shorter still than --quick: this is a test of the files, not a measurement.
         .args(["--", "--duration", "0.4", "--warmup", "0.1"])
