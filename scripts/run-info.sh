@@ -10,7 +10,11 @@ run_info() {
   [ -n "$binary" ] && built=$(built_from "$binary")
   if [ -n "$built" ]; then
     echo "- ${label}: ${built} (scripts from $(git rev-parse --short HEAD))"
-    echo "- ${label}'s build profile: $(build_profile "$binary")"
+    if [ "$label" = "built from" ]; then
+      echo "- build profile: $(build_profile "$binary")"
+    else
+      echo "- ${label}'s build profile: $(build_profile "$binary")"
+    fi
   elif [ -n "${BUILT_FROM:-}" ]; then
     echo "- ${label}: ${BUILT_FROM} (the binary; scripts from $(git rev-parse --short HEAD))"
   else
