@@ -140,9 +140,8 @@ pub fn run(args: LabArgs) -> CliResult<()> {
     let profile = crate::profile();
     if !profile.is_measurement() {
         eprintln!(
-            "waterline lab: this binary's build profile is {}{}",
-            profile.describe(),
-            profile.caveat()
+            "waterline lab: this binary's build profile is {}",
+            profile.stated()
         );
     }
     // Refuse what cannot work before the first experiment runs.
@@ -549,12 +548,7 @@ fn summary(
     );
     let _ = writeln!(out, "- Machine: {}", info.machine.describe());
     let _ = writeln!(out, "- Built from: {}", info.build);
-    let _ = writeln!(
-        out,
-        "- Build profile: {}{}",
-        info.profile.describe(),
-        info.profile.caveat()
-    );
+    let _ = writeln!(out, "- Build profile: {}", info.profile.stated());
     let _ = writeln!(
         out,
         "- Command: `waterline lab {}{}` = `waterline tpcc {}`",

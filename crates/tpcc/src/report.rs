@@ -248,14 +248,17 @@ impl BuildProfile {
         )
     }
 
-    /// What a report says after the profile when it is not the measurement profile: empty
-    /// for the measurement profile.
-    pub fn caveat(&self) -> &'static str {
+    /// What every report says of the profile: [`describe`](Self::describe), and for any
+    /// profile but the measurement one, that it is not it.
+    pub fn stated(&self) -> String {
         if self.is_measurement() {
-            ""
+            self.describe()
         } else {
-            "; not the measurement profile: build with `--profile measure` (target/measure/) \
-             for numbers to compare"
+            format!(
+                "{}; not the measurement profile: build with `--profile measure` \
+                 (target/measure/) for numbers to compare",
+                self.describe()
+            )
         }
     }
 
@@ -649,12 +652,7 @@ impl Report {
         );
         let _ = writeln!(out, "machine: {}", info.machine.describe());
         let _ = writeln!(out, "built from: {}", info.build);
-        let _ = writeln!(
-            out,
-            "build profile: {}{}",
-            info.profile.describe(),
-            info.profile.caveat()
-        );
+        let _ = writeln!(out, "build profile: {}", info.profile.stated());
         // What each configuration ran with, as its engine and a client's session said.
         for config in self.configs() {
             if let Some(p) = self.points.iter().find(|p| p.config == config) {

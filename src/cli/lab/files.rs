@@ -91,15 +91,13 @@ pub(super) fn write_run(
     started: &str,
     machine: &waterline::tpcc::Machine,
 ) -> CliResult<()> {
-    let profile = crate::profile();
+    let profile = crate::profile().stated();
     let text = format!(
-        "# {title}\n\n- command: `{}`\n- built from: {}\n- build profile: {}{}\n- ran: \
+        "# {title}\n\n- command: `{}`\n- built from: {}\n- build profile: {profile}\n- ran: \
          {started} to {} UTC\n- machine: {}\n\nEach configuration in summary.md (and each \
          point's `effective` in results.json) is as the engine read it back.\n",
         command_line(),
         crate::BUILD,
-        profile.describe(),
-        profile.caveat(),
         utc_now(),
         machine.describe()
     );
@@ -117,8 +115,7 @@ pub(super) fn write_index(
     outcomes: &[Outcome],
     machine: &waterline::tpcc::Machine,
 ) -> CliResult<()> {
-    let profile = crate::profile();
-    let profile = format!("{}{}", profile.describe(), profile.caveat());
+    let profile = crate::profile().stated();
     let mut md = format!(
         "# waterline lab: every experiment\n\nMachine: {}\n\nBuilt from: {}\n\nBuild \
          profile: {profile}\n\n| experiment | book | result | summary |\n|---|---|---|---|\n",
