@@ -4,8 +4,9 @@
 use waterline_planner::PlanError;
 use waterline_txn::{Interruption, Refusal, TxnError};
 
-/// A MySQL error.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+/// A MySQL error. Two are equal when a client sees the same: number, state and message
+/// (their causes are not compared).
+#[derive(Clone, Debug, thiserror::Error)]
 #[error("ERROR {code} ({state}): {message}")]
 pub struct SqlError {
     /// MySQL's error number (1064, 1146, ...).
@@ -16,6 +17,12 @@ pub struct SqlError {
     pub message: String,
     /// The engine error behind it, if any (a deadlock, a lock wait timeout, ...).
     pub cause: Option<Box<TxnError>>,
+}
+
+impl PartialEq for SqlError {
+    fn eq(&self, other: &SqlError) -> bool {
+        (self.code, self.state, &self.message) == (other.code, other.state, &other.message)
+    }
 }
 
 impl SqlError {

@@ -46,114 +46,20 @@
 //!   back.
 
 use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use waterline_readview::TrxId;
 
 use crate::error::TxnError;
-use crate::key::Key;
-use crate::table_id::TableId;
-use crate::trx::Ending;
-use crate::value::{Row, Value};
-
-/// One logical change, as the log records it: the row image after the change, by key.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RedoRecord {
-    /// The table.
-    pub table: TableId,
-    /// The row's primary key (or hidden row id).
-    pub key: Key,
-    /// The row after the change; `None` for a delete.
-    pub after: Option<Row>,
-}
-
-/// A transaction's changes as its commit's log record carries them, encoded change by change
-/// as the transaction makes them (the `commit` entry of `redo.rs`): a commit hands the log
-/// the bytes it writes, with no copy of a row image on the way (InnoDB's mini-transactions
-/// write redo into their log buffer as they go, likewise). Empty for a transaction whose
-/// pipeline keeps nothing ([`CommitPipeline::wants_redo`]).
-#[derive(Clone, Default, PartialEq)]
-pub struct Redo {
-    /// The entry so far: its kind and a change count (written in [`Redo::into_payload`]),
-    /// then the changes; nothing before the first change.
-    bytes: Vec<u8>,
-    changes: u32,
-}
-
-/// Where a savepoint found a transaction's [`Redo`]: changes after it are undone.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct RedoMark {
-    bytes: usize,
-    changes: u32,
-}
-
-impl Redo {
-    /// Room for a small transaction's changes (a sysbench write_only transaction's four rows
-    /// are some 800 bytes), so that most commits allocate their record once.
-    const FIRST_CAPACITY: usize = 1024;
-
-    /// How many changes it holds.
-    pub fn len(&self) -> usize {
-        self.changes as usize
-    }
-
-    /// Whether it holds no change.
-    pub fn is_empty(&self) -> bool {
-        self.changes == 0
-    }
-
-    /// The changes, decoded (for a pipeline or a test that looks at them).
-    pub fn records(&self) -> Result<Vec<RedoRecord>, TxnError> {
-        match crate::redo::Entry::decode(&self.clone().into_payload())? {
-            crate::redo::Entry::Commit(records) => Ok(records),
-            _ => Err(TxnError::Durability(
-                "a redo buffer holds something other than a commit".to_owned(),
-            )),
-        }
-    }
-
-    /// Adds one change: the row under `key` of `table` becomes `after` (`None`: deleted).
-    pub(crate) fn push(&mut self, table: TableId, key: &Key, after: Option<&[Value]>) {
-        if self.bytes.is_empty() {
-            self.bytes.reserve(Self::FIRST_CAPACITY);
-            crate::redo::start_commit(&mut self.bytes);
-        }
-        crate::redo::put_change(&mut self.bytes, table, key, after);
-        self.changes += 1;
-    }
-
-    pub(crate) fn mark(&self) -> RedoMark {
-        RedoMark {
-            bytes: self.bytes.len(),
-            changes: self.changes,
-        }
-    }
-
-    /// Forgets the changes made after `mark`.
-    pub(crate) fn truncate(&mut self, mark: RedoMark) {
-        if mark.changes < self.changes {
-            self.bytes.truncate(mark.bytes);
-            self.changes = mark.changes;
-        }
-    }
-
-    /// The log record's payload: the whole `commit` entry.
-    pub fn into_payload(mut self) -> Vec<u8> {
-        if self.bytes.is_empty() {
-            crate::redo::start_commit(&mut self.bytes);
-        }
-        crate::redo::finish_commit(&mut self.bytes, self.changes);
-        self.bytes
-    }
-}
-
-impl fmt::Debug for Redo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Redo")
-            .field("changes", &self.changes)
-            .field("bytes", &self.bytes.len())
-            .finish()
-    }
-}
+use crate::lock::Held;
+use crate::purge::Tables;
+use crate::redo::Redo;
+use crate::shared::Shared;
+use crate::spare::{LOCKS, UNDO};
+use crate::stats::Counter;
+use crate::undo::{Undo, undo_all};
 
 /// A committing transaction's right to become visible. Publish it (alone or in a group)
 /// once its redo is durable; dropping it unpublished rolls the transaction back.
@@ -228,6 +134,9 @@ impl Drop for CommitTicket {
     }
 }
 
+/// An engine's commit pipeline, as [`Shared`] holds it.
+pub(crate) type Pipeline = Arc<dyn CommitPipeline>;
+
 /// Where commits go after the transaction system has prepared them.
 pub trait CommitPipeline: Send + Sync + fmt::Debug {
     /// Makes `redo` durable as the pipeline's policy says, then publishes `ticket` (or lets
@@ -253,5 +162,120 @@ impl CommitPipeline for Immediate {
 
     fn wants_redo(&self) -> bool {
         false
+    }
+}
+
+/// What ending a read-write transaction needs: its id, undo, and locks.
+#[derive(Debug)]
+pub(crate) struct Ending {
+    pub(crate) shared: Arc<Shared<Pipeline>>,
+    pub(crate) id: TrxId,
+    pub(crate) tables: Tables,
+    pub(crate) undo: Vec<Undo>,
+    pub(crate) locks: Vec<Held>,
+    /// When its commit record was written to the log (a durable pipeline's flush stage), if
+    /// it kept its locks: from then on they are held for the sync alone.
+    pub(crate) written: Option<Instant>,
+    /// Whether its locks were released early, once its record was written (`commit.rs`).
+    pub(crate) released: bool,
+}
+
+impl Ending {
+    pub(crate) fn trx_id(&self) -> TrxId {
+        self.id
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared<Pipeline>> {
+        &self.shared
+    }
+
+    /// Its commit record is in the log (at `at`). With `release`, its row locks go now,
+    /// before the record is durable and the transaction visible (early lock release,
+    /// `commit.rs`): its versions are marked released first, so a transaction granted one
+    /// of the locks finds them no longer locking.
+    pub(crate) fn written(&mut self, at: Instant, release: bool) {
+        if !release {
+            self.written = Some(at);
+            return;
+        }
+        for undo in &self.undo {
+            undo.version.set_released();
+        }
+        self.released = true;
+        self.shared.released.fetch_add(1, Ordering::SeqCst);
+        self.shared.locks.release_all(self.id, &self.locks);
+        self.locks.clear();
+        self.shared.stats.incr(Counter::EarlyLockReleases);
+    }
+
+    /// See [`CommitTicket::may_follow_released`].
+    pub(crate) fn may_follow_released(&self) -> bool {
+        self.shared.released.load(Ordering::SeqCst) > 0
+    }
+
+    /// Releases the locks it still holds and counts how long they were held after its
+    /// commit record was written.
+    pub(crate) fn end_locks(&mut self) {
+        if let Some(written) = self.written.take() {
+            let held = u64::try_from(written.elapsed().as_micros()).unwrap_or(u64::MAX);
+            self.shared
+                .stats
+                .add(Counter::LockHoldAfterLogWriteMicros, held);
+        }
+        self.shared.locks.end(self.id, &self.locks);
+    }
+
+    /// After the transaction ended (committed or rolled back) and its locks went: it no
+    /// longer counts as released and unpublished.
+    fn end_release(&self) {
+        if self.released {
+            self.shared.released.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// After the transaction became visible with commit number `no`.
+    pub(crate) fn finish_commit(mut self, no: u64) {
+        for undo in &self.undo {
+            undo.version.set_committed(no);
+        }
+        self.shared.trx_sys.deregister(self.id);
+        self.end_locks();
+        self.end_release();
+        LOCKS.with(|spares| spares.give(self.locks));
+        // A version with nothing below it (a new row) leaves purge nothing to cut: only
+        // records with older versions go to the history list. Two thirds of a NewOrder's
+        // writes are such inserts.
+        let mut touched = Vec::with_capacity(self.undo.len());
+        touched.extend(
+            self.undo
+                .iter()
+                .filter(|undo| undo.version.has_prev())
+                .map(Undo::touched),
+        );
+        UNDO.with(|spares| spares.give(self.undo));
+        self.shared.history.push(no, self.tables, touched);
+        self.shared.stats.incr(Counter::Commits);
+    }
+
+    /// Undoes every change, newest first, then ends the transaction and releases its locks.
+    /// (A transaction whose locks went early is rolled back only when its commit failed in
+    /// the log, and then every commit after it fails too: see `Chain::pop`.)
+    pub(crate) fn roll_back(mut self) {
+        undo_all(
+            &self.shared.locks,
+            &self.shared.history,
+            &self.tables,
+            self.undo.iter(),
+        );
+        UNDO.with(|spares| spares.give(std::mem::take(&mut self.undo)));
+        // An id that began cannot fail to end; if the bookkeeping disagrees, the engine is
+        // already inconsistent and the debug build says so.
+        let ended = self.shared.trx_sys.end_rolled_back(self.id);
+        debug_assert!(ended.is_ok(), "ending {} failed: {ended:?}", self.id);
+        self.shared.trx_sys.deregister(self.id);
+        self.end_locks();
+        self.end_release();
+        LOCKS.with(|spares| spares.give(self.locks));
+        self.shared.stats.incr(Counter::Rollbacks);
     }
 }

@@ -234,9 +234,7 @@ impl EngineConfig {
         if self.trx_shards == 0 {
             return Err(TxnError::Config("trx_shards must be at least 1".into()));
         }
-        self.admission
-            .validate()
-            .map_err(|error| TxnError::Config(error.to_string()))?;
+        self.admission.validate()?;
         if self.commit.segment_bytes == 0 {
             return Err(TxnError::Config(
                 "commit.segment_bytes must be positive".into(),

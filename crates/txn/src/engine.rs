@@ -1,13 +1,7 @@
-//! The engine: configuration, catalog, transaction system, lock table, commit pipeline, and
-//! purge: the background thread, and the steps committing threads take while the running
-//! transactions fill the CPUs.
-//!
-//! Why one file of this length: the engine wires the parts (catalog, trx-sys, lock table,
-//! commit pipeline, purge, admission) and owns their lives; each part is its own module.
+//! The engine: it wires the parts (catalog, trx-sys, lock table, commit pipeline, purge
+//! thread, admission) and owns their lives; each part is its own module.
 
 use std::any::Any;
-use std::cell::Cell;
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -19,16 +13,17 @@ use waterline_commit::GroupCommitStats;
 use waterline_throttle::{Admission, Policy};
 use waterline_types::{Refusal, SchemaError};
 
-use crate::commit::{CommitPipeline, Immediate};
+use crate::commit::{CommitPipeline, Immediate, Pipeline};
 use crate::config::{EngineConfig, Isolation};
-use crate::durable::{self, Durable, Recovery};
+use crate::durable::Durable;
 use crate::error::TxnError;
 use crate::lock::LockManager;
 use crate::lock::{DataLock, DataLockWait};
-use crate::purge::History;
+use crate::purge::{History, PurgeReport};
 use crate::redo::Entry;
 use crate::schema::{IndexDef, TableSchema};
-use crate::stats::{Counter, Stats, StatsSnapshot};
+use crate::shared::Shared;
+use crate::stats::{Stats, StatsSnapshot};
 use crate::table::Table;
 use crate::table_id::TableId;
 use crate::trx::Transaction;
@@ -47,104 +42,6 @@ fn live(catalog: &[Table], name: &str) -> Option<usize> {
     (catalog.iter()).position(|t| !t.is_dropped() && t.name().eq_ignore_ascii_case(name))
 }
 
-/// What every transaction of an engine shares.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) config: EngineConfig,
-    pub(crate) trx_sys: TrxSys,
-    pub(crate) locks: LockManager,
-    pub(crate) stats: Arc<Stats>,
-    catalog: RwLock<Vec<Table>>,
-    /// Bumped by every change of the catalog (CREATE TABLE, CREATE INDEX, DROP TABLE), under
-    /// its write lock: a prepared statement's binding is good while this has not moved.
-    catalog_version: AtomicU64,
-    /// What a layer above keeps with each table of the catalog, by id (see
-    /// [`Engine::set_table_attributes`]); changed under the catalog's write lock.
-    attributes: parking_lot::Mutex<std::collections::HashMap<TableId, Arc<str>>>,
-    /// What a layer above keeps with the engine (see [`Engine::set_attributes`]).
-    engine_attributes: parking_lot::Mutex<Option<Arc<str>>>,
-    /// The next temporary table's number (its id is this in [`TEMPORARY_TABLE_IDS`]).
-    next_temporary: std::sync::atomic::AtomicU32,
-    pub(crate) pipeline: Arc<dyn CommitPipeline>,
-    /// Committed (and rolled-back) transactions' records, waiting for purge.
-    pub(crate) history: History,
-    /// The CPUs this process may use: committing threads help purge only while the
-    /// transactions running fill them.
-    /// Set while recovery replays the log: the purge thread and the committing threads'
-    /// purge steps wait (an explicit [`Engine::purge`] still runs).
-    purge_paused: AtomicBool,
-    cpus: usize,
-    /// Transactions whose locks went early (`commit.rs`) and that have not ended yet: while
-    /// there are any, a transaction that locked something and logged nothing commits
-    /// through the log, behind what it may have read (`durable.rs`).
-    pub(crate) released: std::sync::atomic::AtomicUsize,
-}
-
-/// What one purge pass did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PurgeReport {
-    /// The horizon it used: versions shadowed by a commit numbered below it were unlinked.
-    pub horizon: u64,
-    /// Versions unlinked.
-    pub versions: u64,
-}
-
-/// A committing thread considers a purge step after every this many of its commits
-/// ([`EngineConfig::commit_purge`])...
-const COMMIT_PURGE_EVERY: u64 = 8;
-/// ...which visits at most this many history entries: twice its share, so that the clients
-/// keep the list short and the purge thread finds little left.
-const COMMIT_PURGE_ENTRIES: usize = 16;
-
-/// Whether a committing thread takes a purge step, with `readers` other transactions
-/// reading (views open) on `cpus` CPUs: only while they and it fill the CPUs. With a CPU
-/// to spare, the purge thread runs there without delaying anyone, and a step would only
-/// lengthen this thread's path.
-fn commit_purge_due(readers: usize, cpus: usize) -> bool {
-    readers + 1 >= cpus
-}
-
-impl Shared {
-    fn purge(&self) -> PurgeReport {
-        let horizon = self.trx_sys.purge_horizon();
-        let versions = self.history.purge(horizon, &self.locks);
-        self.stats.incr(Counter::PurgeRuns);
-        self.stats.add(Counter::VersionsPurged, versions);
-        PurgeReport { horizon, versions }
-    }
-
-    /// After a commit: every [`COMMIT_PURGE_EVERY`]th commit of this thread, one bounded
-    /// purge step, if [`EngineConfig::commit_purge`] is on and [`commit_purge_due`].
-    pub(crate) fn help_purge(&self) {
-        thread_local! {
-            static COMMITS: Cell<u64> = const { Cell::new(0) };
-        }
-        if !self.config.commit_purge
-            || self.config.purge_interval.is_none()
-            || self.purge_paused.load(Ordering::Relaxed)
-        {
-            return;
-        }
-        let due = COMMITS.with(|commits| {
-            let n = commits.get().wrapping_add(1);
-            commits.set(n);
-            n % COMMIT_PURGE_EVERY == 0
-        });
-        if !due || self.history.is_empty() {
-            return;
-        }
-        let (horizon, readers) = self.trx_sys.purge_horizon_and_readers();
-        if !commit_purge_due(readers, self.cpus) {
-            return;
-        }
-        let versions = self
-            .history
-            .purge_some(horizon, COMMIT_PURGE_ENTRIES, &self.locks);
-        self.stats.incr(Counter::CommitPurges);
-        self.stats.add(Counter::VersionsPurged, versions);
-    }
-}
-
 /// The background purge thread and its stop signal.
 #[derive(Debug)]
 struct PurgeWorker {
@@ -153,7 +50,7 @@ struct PurgeWorker {
 }
 
 impl PurgeWorker {
-    fn start(shared: Arc<Shared>, interval: Duration) -> PurgeWorker {
+    fn start(shared: Arc<Shared<Pipeline>>, interval: Duration) -> PurgeWorker {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let signal = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
@@ -223,7 +120,7 @@ impl Drop for PurgeWorker {
 /// ```
 #[derive(Debug)]
 pub struct Engine {
-    shared: Arc<Shared>,
+    shared: Arc<Shared<Pipeline>>,
     /// The durable engine's pipeline (also `shared.pipeline`), for DDL and checkpoints.
     durable: Option<Arc<Durable>>,
     /// Admission at begin (book 8.3), unless the policy is `Unlimited`.
@@ -257,39 +154,6 @@ impl Engine {
     /// An empty engine that commits in memory ([`Immediate`]); `config.commit` is ignored.
     pub fn open(config: EngineConfig) -> Result<Engine, TxnError> {
         Engine::with_pipeline(config, Arc::new(Immediate))
-    }
-
-    /// A durable engine in `dir` (created if needed): recovers what the directory holds (the
-    /// last checkpoint, then the log after it) and commits through the group-commit pipeline
-    /// and the log as `config.commit` says. Returns what recovery did; see `durable.rs`.
-    ///
-    /// ```
-    /// use waterline_txn::{Column, ColumnType, Engine, EngineConfig, Isolation, Key, TableSchema};
-    ///
-    /// let dir = std::env::temp_dir().join(format!("waterline-doc-{}", std::process::id()));
-    /// # let _ = std::fs::remove_dir_all(&dir);
-    /// {
-    ///     let (engine, _) = Engine::open_dir(&dir, EngineConfig::default())?;
-    ///     let t = engine.create_table(
-    ///         TableSchema::new("t", vec![Column::new("id", ColumnType::Int)]).primary_key(&["id"])?,
-    ///     )?;
-    ///     let mut trx = engine.begin_with(Isolation::ReadCommitted);
-    ///     trx.insert(&t, vec![7.into()])?;
-    ///     trx.commit()?; // durable: its group was fdatasync'ed
-    /// }
-    /// let (engine, recovery) = Engine::open_dir(&dir, EngineConfig::default())?;
-    /// assert_eq!(recovery.replayed, 1);
-    /// let t = engine.table("t")?;
-    /// assert!(engine.begin_with(Isolation::ReadCommitted).get(&t, Key::one(7))?.is_some());
-    /// # drop(engine);
-    /// # std::fs::remove_dir_all(&dir).unwrap();
-    /// # Ok::<(), waterline_txn::TxnError>(())
-    /// ```
-    pub fn open_dir(
-        dir: impl AsRef<Path>,
-        config: EngineConfig,
-    ) -> Result<(Engine, Recovery), TxnError> {
-        durable::open(dir.as_ref(), config)
     }
 
     pub(crate) fn with_durable(
@@ -359,9 +223,7 @@ impl Engine {
                         .into(),
                 ));
             }
-            policy => {
-                Some(Admission::new(policy).map_err(|error| TxnError::Config(error.to_string()))?)
-            }
+            policy => Some(Admission::new(policy)?),
         };
         Ok(Engine {
             shared,
@@ -797,17 +659,6 @@ mod tests {
     use crate::KeyRange;
     use crate::key::Key;
     use crate::schema::{Column, ColumnType};
-
-    #[test]
-    fn commits_help_purge_only_while_the_transactions_fill_the_cpus() {
-        // One client on two CPUs: the purge thread has the other one.
-        assert!(!commit_purge_due(0, 2));
-        // Two clients on two CPUs: a purge thread would be a third runnable thread.
-        assert!(commit_purge_due(1, 2));
-        assert!(commit_purge_due(63, 2));
-        assert!(commit_purge_due(0, 1));
-        assert!(!commit_purge_due(7, 64));
-    }
 
     #[test]
     fn a_dropped_table_lives_only_as_long_as_its_last_handle() {

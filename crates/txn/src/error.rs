@@ -1,12 +1,19 @@
 //! The errors of the transaction system. A conflict carries the data that explains it (trx
 //! ids, table, key) and says whether retrying the transaction can succeed.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use waterline_commit::{CommitError, WalError};
 use waterline_readview::{ActiveSetError, ConfigError, TrxId};
+use waterline_throttle::ThrottleError;
 
 use crate::key::Key;
 
-/// Everything a transaction operation can fail with.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+/// Everything a transaction operation can fail with. An error of a part below (the log, the
+/// group commit, the active set, admission) is carried as that part's own error, so a
+/// caller can tell a full disk from a damaged file ([`std::error::Error::source`]).
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum TxnError {
     /// The row lock was not granted within `lock_wait_timeout` (MySQL error 1205). Only the
     /// failed statement is rolled back; the transaction may go on or retry.
@@ -86,23 +93,48 @@ pub enum TxnError {
     /// The transaction ended already (committed, rolled back, or chosen as deadlock victim).
     #[error("the transaction is no longer active")]
     NotActive,
-    /// An invalid [`crate::EngineConfig`].
+    /// An invalid [`crate::EngineConfig`], or an operation the engine's configuration does
+    /// not allow (a checkpoint of an in-memory engine).
     #[error("invalid engine configuration: {0}")]
     Config(String),
-    /// The trx id or CSN space is exhausted, or the trx-sys bookkeeping refused a change; not
+    /// An invalid read-view configuration (its bitmap windows).
+    #[error("invalid engine configuration: {0}")]
+    ReadViewConfig(#[from] ConfigError),
+    /// An invalid admission policy.
+    #[error("invalid engine configuration: {0}")]
+    Admission(#[from] ThrottleError),
+    /// The trx-sys bookkeeping refused a change (an id out of order, a reserved id); not
     /// expected in practice.
     #[error("transaction system: {0}")]
-    TrxSys(String),
+    TrxSys(#[from] ActiveSetError),
+    /// The trx id space is exhausted (after 2^64 - 2 transactions).
+    #[error("transaction system: trx ids exhausted")]
+    TrxIdsExhausted,
     /// The commit pipeline could not make the transaction durable; it was rolled back.
     #[error("commit failed: {0}")]
-    Commit(String),
+    Commit(#[source] CommitError),
     /// The statement was stopped from outside while it waited for a row lock (see
     /// [`crate::Transaction::set_interrupt`]): MySQL's `KILL QUERY`. Only the statement is
     /// rolled back.
     #[error("{0}")]
     Interrupted(Interruption),
-    /// The durable engine's files: opening, recovery, or a checkpoint failed (an I/O error,
-    /// a damaged checkpoint, a log that does not reach back to the checkpoint).
+    /// The log's files (opening, scanning or writing the log or a checkpoint image).
+    #[error("durability: {0}")]
+    Log(#[source] Arc<WalError>),
+    /// A file or directory of the durable engine could not be created, read, renamed,
+    /// removed or synced.
+    #[error("durability: {what} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// On which file or directory.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// What the durable engine's files hold cannot be used: a damaged checkpoint, a log that
+    /// does not reach back to it, a record naming a table that was never created.
     #[error("durability: {0}")]
     Durability(String),
 }
@@ -137,14 +169,17 @@ impl TxnError {
     }
 }
 
-impl From<ActiveSetError> for TxnError {
-    fn from(error: ActiveSetError) -> Self {
-        TxnError::TrxSys(error.to_string())
+impl PartialEq for TxnError {
+    /// The same kind of failure with the same details. The errors of the parts below hold OS
+    /// errors, which do not compare, so errors compare by what they say.
+    fn eq(&self, other: &TxnError) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
     }
 }
 
-impl From<ConfigError> for TxnError {
-    fn from(error: ConfigError) -> Self {
-        TxnError::Config(error.to_string())
+impl From<WalError> for TxnError {
+    fn from(error: WalError) -> Self {
+        TxnError::Log(Arc::new(error))
     }
 }

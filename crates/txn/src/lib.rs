@@ -31,13 +31,22 @@
 //! - `lock.rs`: record, gap, next-key and insert-intention locks (InnoDB's modes), lock-wait
 //!   timeout, wait-for-graph deadlock detection; the victim's error is typed and retryable.
 //!   `trx/gaps.rs`: which of them a walk, a point read and an insert take.
-//! - `trx.rs`: the embedded API ([`Transaction`]), statements, undo.
+//! - `trx.rs`: the embedded API ([`Transaction`]), statements; `undo.rs`: what a rollback
+//!   pops.
+//! - `shared.rs`: what every transaction of an engine shares (trx-sys, locks, catalog,
+//!   pipeline, history), and the purge steps committing threads take.
 //! - `spare.rs`: the lock and undo lists a thread's transactions reuse.
 //! - `purge.rs`: the history list of committed changes that purge visits.
-//! - `commit.rs`: the seam where the WAL and group commit plug in ([`CommitPipeline`]).
-//! - `durable.rs`, `redo.rs`: the durable engine ([`Engine::open_dir`]): commits through
-//!   `waterline-commit`'s group commit into its log, one record per transaction;
-//!   checkpoints from a read view ([`Engine::checkpoint`]); recovery ([`Recovery`]).
+//! - `commit.rs`: the seam where the WAL and group commit plug in ([`CommitPipeline`]), and
+//!   a ticket's end of its transaction (publish, or roll back).
+//! - `redo.rs`: what a commit's log record holds ([`Redo`], encoded as the changes are made).
+//! - `durable.rs`: the durable engine's pipeline, `waterline-commit`'s group commit into its
+//!   log, one record per transaction; `recovery.rs`, above the engine: opening one
+//!   ([`Engine::open_dir`], [`Recovery`]) and checkpoints from a read view
+//!   ([`Engine::checkpoint`]).
+//!
+//! The files stack without a cycle: `redo`, `undo` and `shared` below `commit`, `commit`
+//! below `trx`, `durable` below `engine`, `recovery` above it.
 //!
 //! ## Invariants
 //!
@@ -72,7 +81,9 @@ pub mod horizon;
 mod lock;
 mod prefetch;
 mod purge;
+mod recovery;
 mod redo;
+mod shared;
 mod spare;
 mod stats;
 use waterline_sync as sync;
@@ -80,14 +91,17 @@ mod table;
 mod table_id;
 mod trx;
 mod trx_sys;
+mod undo;
 mod version;
 
-pub use commit::{CommitPipeline, CommitTicket, Immediate, Redo, RedoRecord};
+pub use commit::{CommitPipeline, CommitTicket, Immediate};
 pub use config::{CommitConfig, EngineConfig, Isolation, LockRelease, ViewClose};
-pub use durable::{CheckpointReport, Recovery};
-pub use engine::{Engine, PurgeReport};
+pub use engine::Engine;
 pub use error::{Interruption, TxnError};
 pub use lock::{DataLock, DataLockWait, LockMode, LockWait};
+pub use purge::PurgeReport;
+pub use recovery::{CheckpointReport, Recovery};
+pub use redo::{Redo, RedoRecord};
 pub use stats::{Counter, Stats, StatsSnapshot};
 pub use table::Table;
 pub use table_id::TableId;
@@ -99,7 +113,13 @@ pub use waterline_types::{
     copy_row,
 };
 // The engine's own paths to the vocabulary it shares with the planner.
-pub use waterline_commit::{FlushPolicy, GroupCommitConfig, GroupCommitStats, Lsn, Tail, Wakeup};
-pub use waterline_readview::{SnapshotKind, TrxId};
-pub use waterline_throttle::{AdaptiveConfig, Admission, Metrics as AdmissionMetrics, Policy};
+pub use waterline_commit::{
+    CommitError, FlushPolicy, GroupCommitConfig, GroupCommitStats, Lsn, Tail, Wakeup, WalError,
+};
+pub use waterline_readview::{
+    ActiveSetError, ConfigError as ReadViewConfigError, SnapshotKind, TrxId,
+};
+pub use waterline_throttle::{
+    AdaptiveConfig, Admission, Metrics as AdmissionMetrics, Policy, ThrottleError,
+};
 use waterline_types::{index_stats, key, schema, value};

@@ -26,6 +26,15 @@ use crate::lock::LockManager;
 use crate::table::{Kept, Table};
 use crate::version::RecordRef;
 
+/// What one purge pass did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PurgeReport {
+    /// The horizon it used: versions shadowed by a commit numbered below it were unlinked.
+    pub horizon: u64,
+    /// Versions unlinked.
+    pub versions: u64,
+}
+
 /// A record to visit, with its table's position in the transaction's [`Tables`] (the
 /// record may have left the index since, which the visit notices).
 pub(crate) type Touched = (u32, RecordRef);

@@ -3,7 +3,7 @@
 //! A committed transaction is one record: all its row images, so a crash can never leave
 //! half of it in the log (the record is whole and checksummed, or it is not replayed). A
 //! `CREATE TABLE` is a record of its own, written before the table can be used. A checkpoint
-//! image uses the same entries (`checkpoint.rs`).
+//! image uses the same entries (`recovery.rs`).
 //!
 //! ```text
 //!  entry   := 1 commit  | 2 create-table | 3 image-end | 4 create-index | 5 drop-table
@@ -20,12 +20,113 @@
 //!  end     := u64 wal_lsn, u64 rows                (the last entry of a checkpoint image)
 //! ```
 
-use crate::commit::RedoRecord;
+use std::fmt;
+
 use crate::error::TxnError;
 use crate::key::Key;
 use crate::schema::{Column, ColumnType, IndexDef, TableSchema};
 use crate::table_id::TableId;
 use crate::value::{DateTime, Decimal, Row, Value};
+
+/// One logical change, as the log records it: the row image after the change, by key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedoRecord {
+    /// The table.
+    pub table: TableId,
+    /// The row's primary key (or hidden row id).
+    pub key: Key,
+    /// The row after the change; `None` for a delete.
+    pub after: Option<Row>,
+}
+
+/// A transaction's changes as its commit's log record carries them, encoded change by change
+/// as the transaction makes them (the `commit` entry above): a commit hands the log
+/// the bytes it writes, with no copy of a row image on the way (InnoDB's mini-transactions
+/// write redo into their log buffer as they go, likewise). Empty for a transaction whose
+/// pipeline keeps nothing ([`crate::CommitPipeline::wants_redo`]).
+#[derive(Clone, Default, PartialEq)]
+pub struct Redo {
+    /// The entry so far: its kind and a change count (written in [`Redo::into_payload`]),
+    /// then the changes; nothing before the first change.
+    bytes: Vec<u8>,
+    changes: u32,
+}
+
+/// Where a savepoint found a transaction's [`Redo`]: changes after it are undone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RedoMark {
+    bytes: usize,
+    changes: u32,
+}
+
+impl Redo {
+    /// Room for a small transaction's changes (a sysbench write_only transaction's four rows
+    /// are some 800 bytes), so that most commits allocate their record once.
+    const FIRST_CAPACITY: usize = 1024;
+
+    /// How many changes it holds.
+    pub fn len(&self) -> usize {
+        self.changes as usize
+    }
+
+    /// Whether it holds no change.
+    pub fn is_empty(&self) -> bool {
+        self.changes == 0
+    }
+
+    /// The changes, decoded (for a pipeline or a test that looks at them).
+    pub fn records(&self) -> Result<Vec<RedoRecord>, TxnError> {
+        match Entry::decode(&self.clone().into_payload())? {
+            Entry::Commit(records) => Ok(records),
+            _ => Err(TxnError::Durability(
+                "a redo buffer holds something other than a commit".to_owned(),
+            )),
+        }
+    }
+
+    /// Adds one change: the row under `key` of `table` becomes `after` (`None`: deleted).
+    pub(crate) fn push(&mut self, table: TableId, key: &Key, after: Option<&[Value]>) {
+        if self.bytes.is_empty() {
+            self.bytes.reserve(Self::FIRST_CAPACITY);
+            start_commit(&mut self.bytes);
+        }
+        put_change(&mut self.bytes, table, key, after);
+        self.changes += 1;
+    }
+
+    pub(crate) fn mark(&self) -> RedoMark {
+        RedoMark {
+            bytes: self.bytes.len(),
+            changes: self.changes,
+        }
+    }
+
+    /// Forgets the changes made after `mark`.
+    pub(crate) fn truncate(&mut self, mark: RedoMark) {
+        if mark.changes < self.changes {
+            self.bytes.truncate(mark.bytes);
+            self.changes = mark.changes;
+        }
+    }
+
+    /// The log record's payload: the whole `commit` entry.
+    pub fn into_payload(mut self) -> Vec<u8> {
+        if self.bytes.is_empty() {
+            start_commit(&mut self.bytes);
+        }
+        finish_commit(&mut self.bytes, self.changes);
+        self.bytes
+    }
+}
+
+impl fmt::Debug for Redo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Redo")
+            .field("changes", &self.changes)
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
+}
 
 /// One log or image entry.
 #[derive(Clone, Debug, PartialEq)]

@@ -17,6 +17,16 @@
 
 use std::cell::RefCell;
 
+use crate::lock::Held;
+use crate::undo::Undo;
+
+thread_local! {
+    /// This thread's spare lock lists.
+    pub(crate) static LOCKS: Spares<Held> = const { Spares::new() };
+    /// This thread's spare undo lists.
+    pub(crate) static UNDO: Spares<Undo> = const { Spares::new() };
+}
+
 /// Lists a thread keeps. Two cover a transaction that ends while the next one begins.
 const KEPT: usize = 2;
 

@@ -13,13 +13,11 @@
 //! view; locking reads ([`ReadOptions::lock`]) lock first and then read the newest version,
 //! as `SELECT ... FOR UPDATE` does.
 //!
-//! Why one file of this length: a transaction's life (statements, savepoints, reads by key,
-//! writes, commit, rollback) over its undo and lock lists; range reads are in `trx/scan.rs`,
-//! next-key locking in `trx/gaps.rs`, the release of unselected rows in `trx/locks.rs`.
+//! Range reads are in `trx/scan.rs`, next-key locking in `trx/gaps.rs`, the release of
+//! unselected rows in `trx/locks.rs`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 use smallvec::SmallVec;
 
@@ -28,20 +26,22 @@ use waterline_readview::TrxId;
 use waterline_throttle::Permit;
 
 use crate::KeyRange;
-use crate::commit::{CommitTicket, Redo, RedoMark};
+use crate::commit::{CommitTicket, Ending, Pipeline};
 use crate::config::Isolation;
-use crate::engine::Shared;
 use crate::error::TxnError;
 use crate::hash_index::hash_of;
 use crate::horizon::ViewSlot;
 use crate::key::Key;
-use crate::lock::{Held, LockKey, LockManager, LockMode, LockTarget, LockWait, Request, lock_hash};
-use crate::purge::{Tables, Touched};
+use crate::lock::{Held, LockKey, LockMode, LockTarget, LockWait, Request, lock_hash};
+use crate::purge::Tables;
+use crate::redo::{Redo, RedoMark};
 use crate::schema::project;
-use crate::spare::{self, Spares};
+use crate::shared::Shared;
+use crate::spare::{self, LOCKS, UNDO};
 use crate::stats::{Counter, thread_hint};
-use crate::table::{Kept, Table, Walk};
+use crate::table::{Table, Walk};
 use crate::trx_sys::View;
+use crate::undo::{Undo, undo_all};
 use crate::value::{Row, Value, copy_row};
 use crate::version::{Draft, RecordRef, Version};
 
@@ -133,181 +133,14 @@ pub fn copy_keyed_row(key: &Key, row: &[Value]) -> (Key, Row) {
     (key.clone(), copy_row(row))
 }
 
-thread_local! {
-    /// This thread's spare lock lists (see `spare.rs`).
-    static LOCKS: Spares<Held> = const { Spares::new() };
-    /// This thread's spare undo lists.
-    static UNDO: Spares<Undo> = const { Spares::new() };
-}
-
-/// One change to undo: the version this transaction pushed on a record of the table at
-/// position `table` in the transaction's [`Tables`].
-#[derive(Debug)]
-pub(crate) struct Undo {
-    table: u32,
-    record: RecordRef,
-    version: Version,
-}
-
-impl Undo {
-    /// Pops the version; returns the record for purge if that left it empty (an undone
-    /// insert), so that it leaves the index.
-    fn apply(
-        &self,
-        tables: &[Table],
-        locks: &LockManager,
-        kept: &mut Vec<Kept>,
-    ) -> Option<Touched> {
-        let mut chain = self.record.write();
-        chain.pop(&self.version);
-        if let Some(row) = self.version.row() {
-            let table = &tables[self.table as usize];
-            table.unindex_undone(&self.record.key, row, &chain, locks, kept);
-        }
-        chain.is_empty().then(|| self.touched())
-    }
-
-    fn touched(&self) -> Touched {
-        (self.table, RecordRef::clone(&self.record))
-    }
-}
-
-/// Undoes `undo` (changes to `tables`) newest first and enters the records it emptied into
-/// the history list.
-fn undo_all<'a>(
-    shared: &Shared,
-    tables: &[Table],
-    undo: impl DoubleEndedIterator<Item = &'a Undo>,
-) {
-    let mut kept = Vec::new();
-    let emptied: Vec<Touched> = undo
-        .rev()
-        .filter_map(|u| u.apply(tables, &shared.locks, &mut kept))
-        .collect();
-    shared.history.keep(kept);
-    if !emptied.is_empty() {
-        shared.history.push(0, tables.to_vec(), emptied);
-    }
-}
-
 /// A row's newest version under its writer's exclusive lock: the writer's id, the record,
 /// and the version (a row, not a delete mark).
 type Newest = (TrxId, RecordRef, Version);
 
-/// What ending a read-write transaction needs: its id, undo, and locks.
-#[derive(Debug)]
-pub(crate) struct Ending {
-    shared: Arc<Shared>,
-    id: TrxId,
-    tables: Tables,
-    undo: Vec<Undo>,
-    locks: Vec<Held>,
-    /// When its commit record was written to the log (a durable pipeline's flush stage), if
-    /// it kept its locks: from then on they are held for the sync alone.
-    written: Option<Instant>,
-    /// Whether its locks were released early, once its record was written (`commit.rs`).
-    released: bool,
-}
-
-impl Ending {
-    pub(crate) fn trx_id(&self) -> TrxId {
-        self.id
-    }
-
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
-    }
-
-    /// Its commit record is in the log (at `at`). With `release`, its row locks go now,
-    /// before the record is durable and the transaction visible (early lock release,
-    /// `commit.rs`): its versions are marked released first, so a transaction granted one
-    /// of the locks finds them no longer locking.
-    pub(crate) fn written(&mut self, at: Instant, release: bool) {
-        if !release {
-            self.written = Some(at);
-            return;
-        }
-        for undo in &self.undo {
-            undo.version.set_released();
-        }
-        self.released = true;
-        self.shared.released.fetch_add(1, Ordering::SeqCst);
-        self.shared.locks.release_all(self.id, &self.locks);
-        self.locks.clear();
-        self.shared.stats.incr(Counter::EarlyLockReleases);
-    }
-
-    /// See [`CommitTicket::may_follow_released`].
-    pub(crate) fn may_follow_released(&self) -> bool {
-        self.shared.released.load(Ordering::SeqCst) > 0
-    }
-
-    /// Releases the locks it still holds and counts how long they were held after its
-    /// commit record was written.
-    fn end_locks(&mut self) {
-        if let Some(written) = self.written.take() {
-            let held = u64::try_from(written.elapsed().as_micros()).unwrap_or(u64::MAX);
-            self.shared
-                .stats
-                .add(Counter::LockHoldAfterLogWriteMicros, held);
-        }
-        self.shared.locks.end(self.id, &self.locks);
-    }
-
-    /// After the transaction ended (committed or rolled back) and its locks went: it no
-    /// longer counts as released and unpublished.
-    fn end_release(&self) {
-        if self.released {
-            self.shared.released.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-
-    /// After the transaction became visible with commit number `no`.
-    pub(crate) fn finish_commit(mut self, no: u64) {
-        for undo in &self.undo {
-            undo.version.set_committed(no);
-        }
-        self.shared.trx_sys.deregister(self.id);
-        self.end_locks();
-        self.end_release();
-        LOCKS.with(|spares| spares.give(self.locks));
-        // A version with nothing below it (a new row) leaves purge nothing to cut: only
-        // records with older versions go to the history list. Two thirds of a NewOrder's
-        // writes are such inserts.
-        let mut touched = Vec::with_capacity(self.undo.len());
-        touched.extend(
-            self.undo
-                .iter()
-                .filter(|undo| undo.version.has_prev())
-                .map(Undo::touched),
-        );
-        UNDO.with(|spares| spares.give(self.undo));
-        self.shared.history.push(no, self.tables, touched);
-        self.shared.stats.incr(Counter::Commits);
-    }
-
-    /// Undoes every change, newest first, then ends the transaction and releases its locks.
-    /// (A transaction whose locks went early is rolled back only when its commit failed in
-    /// the log, and then every commit after it fails too: see `Chain::pop`.)
-    pub(crate) fn roll_back(mut self) {
-        undo_all(&self.shared, &self.tables, self.undo.iter());
-        UNDO.with(|spares| spares.give(std::mem::take(&mut self.undo)));
-        // An id that began cannot fail to end; if the bookkeeping disagrees, the engine is
-        // already inconsistent and the debug build says so.
-        let ended = self.shared.trx_sys.end_rolled_back(self.id);
-        debug_assert!(ended.is_ok(), "ending {} failed: {ended:?}", self.id);
-        self.shared.trx_sys.deregister(self.id);
-        self.end_locks();
-        self.end_release();
-        LOCKS.with(|spares| spares.give(self.locks));
-        self.shared.stats.incr(Counter::Rollbacks);
-    }
-}
-
 /// A transaction. Dropping an active one rolls it back.
 #[derive(Debug)]
 pub struct Transaction {
-    shared: Arc<Shared>,
+    shared: Arc<Shared<Pipeline>>,
     isolation: Isolation,
     id: Option<TrxId>,
     active: bool,
@@ -346,7 +179,7 @@ pub struct Savepoint {
 
 impl Transaction {
     pub(crate) fn new(
-        shared: Arc<Shared>,
+        shared: Arc<Shared<Pipeline>>,
         isolation: Isolation,
         permit: Option<Permit>,
     ) -> Transaction {
@@ -447,7 +280,12 @@ impl Transaction {
     /// Undoes the changes made after `savepoint` (their locks stay).
     pub fn rollback_to(&mut self, savepoint: Savepoint) {
         let from = savepoint.undo.min(self.undo.len());
-        undo_all(&self.shared, &self.tables, self.undo[from..].iter());
+        undo_all(
+            &self.shared.locks,
+            &self.shared.history,
+            &self.tables,
+            self.undo[from..].iter(),
+        );
         self.undo.truncate(from);
         self.redo.truncate(savepoint.redo);
     }

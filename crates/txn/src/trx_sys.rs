@@ -159,9 +159,7 @@ impl TrxSys {
         let id = {
             let mut latched = self.lock();
             let id = latched.next_id;
-            let next = id
-                .next()
-                .ok_or_else(|| TxnError::TrxSys("trx ids exhausted".into()))?;
+            let next = id.next().ok_or(TxnError::TrxIdsExhausted)?;
             match &mut latched.active {
                 ActiveList::Vector(set) => set.insert(id)?,
                 ActiveList::Hybrid(set) => set.insert(id)?,
@@ -189,9 +187,7 @@ impl TrxSys {
             _ => {
                 let mut latched = self.lock();
                 let no = latched.next_id;
-                let next = no
-                    .next()
-                    .ok_or_else(|| TxnError::TrxSys("trx ids exhausted".into()))?;
+                let next = no.next().ok_or(TxnError::TrxIdsExhausted)?;
                 remove_all(&mut latched.active, ids)?;
                 latched.next_id = next;
                 Ok(no.get())

@@ -145,7 +145,10 @@ fn async_begin_waits_without_blocking_the_runtime() {
 fn a_thread_pool_or_a_zero_limit_is_refused_at_open() {
     for policy in [Policy::ThreadPool(4), Policy::Limit(0)] {
         assert!(
-            matches!(engine(policy), Err(TxnError::Config(_))),
+            matches!(
+                engine(policy),
+                Err(TxnError::Config(_) | TxnError::Admission(_))
+            ),
             "{policy:?}"
         );
     }

@@ -1,18 +1,14 @@
 //! The embedded API's less travelled paths: tables without a primary key, secondary index
 //! rechecks, ordered and limited scans, bad input, and the commit seam.
-//!
-//! Why one file of this length: each test is a short walk through one corner of `Transaction`
-//! over the same small tables; split by topic, the files would share every helper and say
-//! nothing more.
 
 use std::ops::Bound;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use waterline_txn::{
-    Column, ColumnType, CommitPipeline, CommitTicket, Counter, Decimal, Engine, EngineConfig,
-    Isolation, Key, KeyRange, LockMode, LockWait, ReadOptions, Redo, RedoRecord, SnapshotKind,
-    Table, TableSchema, TrxId, TxnError, Value, copy_keyed_row, copy_row,
+    Column, ColumnType, CommitError, CommitPipeline, CommitTicket, Counter, Decimal, Engine,
+    EngineConfig, Isolation, Key, KeyRange, LockMode, LockWait, ReadOptions, Redo, RedoRecord,
+    SnapshotKind, Table, TableSchema, TrxId, TxnError, Value, WalError, copy_keyed_row, copy_row,
 };
 
 fn config() -> EngineConfig {
@@ -440,7 +436,12 @@ struct Failing;
 
 impl CommitPipeline for Failing {
     fn commit(&self, _: TrxId, _: Redo, _: CommitTicket) -> Result<(), TxnError> {
-        Err(TxnError::Commit("disk full".into()))
+        let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
+        Err(TxnError::Commit(CommitError::Log(Arc::new(WalError::Io {
+            op: "write",
+            path: "wal-0.log".into(),
+            source: full,
+        }))))
     }
 }
 

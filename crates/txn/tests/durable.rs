@@ -12,7 +12,8 @@ use std::time::Duration;
 use tempfile::TempDir;
 use waterline_txn::{
     Column, ColumnType, CommitConfig, Engine, EngineConfig, FlushPolicy, Isolation, Key, KeyRange,
-    ReadOptions, Row, SnapshotKind, Table, TableSchema, Tail, TxnError, Value, copy_keyed_row,
+    ReadOptions, Row, SnapshotKind, Table, TableSchema, Tail, TxnError, Value, WalError,
+    copy_keyed_row,
 };
 
 fn temp_dir() -> TempDir {
@@ -368,9 +369,10 @@ fn a_damaged_checkpoint_or_a_missing_log_is_a_clear_error() {
     fs::remove_dir_all(dir.path().join("wal")).unwrap();
     let error = Engine::open_dir(dir.path(), config.clone()).unwrap_err();
     assert!(
-        matches!(error, TxnError::Durability(ref m) if m.contains("missing")),
+        matches!(&error, TxnError::Log(wal) if matches!(**wal, WalError::Damaged { .. })),
         "{error}"
     );
+    assert!(error.to_string().contains("missing"), "{error}");
 
     fs::remove_dir_all(dir.path()).unwrap();
     copy_dir(&saved, dir.path());
