@@ -10,7 +10,7 @@ use waterline_planner::explain::{COLUMNS, ExplainRow, Node, explain_block, tree}
 use waterline_txn::{Transaction, Value};
 
 use super::limit::{limit_offset, usable_rows};
-use super::{BoundQuery, bind, select_of, subquery};
+use super::{BoundQuery, bind, select_of};
 use crate::access::{Derived, TxnAccess};
 use crate::error::SqlError;
 use crate::session::{Response, Session};
@@ -53,17 +53,13 @@ pub(crate) enum Explained {
     Tree(Node),
 }
 
-/// EXPLAIN of a query (planned in the session's transaction, not run; a query with
-/// subqueries runs them, as their values are what the query around them is planned with).
-pub(crate) fn explain(
+/// EXPLAIN of a query without subqueries (planned in the session's transaction, not run).
+pub(crate) fn explain_flat(
     s: &mut Session,
     q: &ast::Query,
     params: &[Value],
     format: Format,
 ) -> Result<Response, SqlError> {
-    if subquery::has_subquery(q) {
-        return subquery::explain(s, q, params, format);
-    }
     let db = s.database().cloned();
     let (_, tables) = s.tables();
     let bound = bind(s, &tables, q)?;

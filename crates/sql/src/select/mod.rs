@@ -24,7 +24,7 @@ pub(crate) mod subquery;
 pub(crate) mod union;
 pub(crate) mod using;
 
-pub(crate) use explain::{Explained, Format, explain, explain_in};
+pub(crate) use explain::{Explained, Format, explain_in};
 
 use limit::{limit_offset, rows_wanted, usable_rows};
 use project::{Projection, bind_projection, project};
@@ -99,6 +99,21 @@ fn handles(tables: &[Table], bound: &[BoundTable]) -> Vec<Table> {
                 .cloned()
         })
         .collect()
+}
+
+/// EXPLAIN of a query (planned in the session's transaction, not run; a query with
+/// subqueries runs them, as their values are what the query around them is planned with).
+pub(crate) fn explain(
+    s: &mut Session,
+    q: &ast::Query,
+    params: &[Value],
+    format: Format,
+) -> Result<Response, SqlError> {
+    if subquery::has_subquery(q) {
+        subquery::explain(s, q, params, format)
+    } else {
+        explain::explain_flat(s, q, params, format)
+    }
 }
 
 /// Binds a query against the catalog's `tables`.
