@@ -579,8 +579,7 @@ impl fmt::Display for Expr {
 #[cfg(test)]
 mod size {
     /// Expressions are walked at every evaluation: a variant that grows them all costs
-    /// every statement (an IN list's sorted copy once took them from 48 to 56 bytes, and
-    /// TPC-C over SQL sessions some 5%).
+    /// every statement. Box what is large.
     #[test]
     fn an_expression_stays_48_bytes() {
         let size = std::mem::size_of::<super::Expr>();

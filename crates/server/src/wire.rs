@@ -27,9 +27,6 @@
 //! command once begun is still read, run and answered with blocking calls. The filter's own
 //! replies go straight to the socket: opensrv has flushed its last reply before it asks for
 //! the next command, so the two never interleave.
-//!
-//! Why one file of this length: the filter reads and writes the same packets in both
-//! directions; each packet it fixes is a row of the table above and an arm of one match.
 
 use std::future::Future;
 use std::io::{self, BufReader, Read, Write};

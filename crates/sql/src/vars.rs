@@ -1,9 +1,7 @@
 //! System variables (`@@name`, SET, SHOW VARIABLES) and SHOW STATUS, which reports the
 //! engine's own counters next to the server's.
 //!
-//! Why one file of this length: every variable waterline knows is read in one match and set in
-//! another, so a variable's value, its SET and its range sit a few lines apart; SHOW STATUS's
-//! counters are here with them. The values a session keeps are `settings.rs`'s.
+//! SHOW STATUS's counters are here too. The values a session keeps are `settings.rs`'s.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -16,9 +16,6 @@
 //!
 //! A deadlock or lock wait timeout is retried (up to [`MAX_RETRIES`] times) and counted; any
 //! other error stops the run and is reported.
-//!
-//! Why one file of this length: the clients, the warm-up and measured windows, the retries and
-//! the tally are one timeline, read from start to end.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};

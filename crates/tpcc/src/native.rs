@@ -27,10 +27,6 @@
 //! The reads and writes are the same, and so are their results: a test runs the same
 //! inputs through both orders and the SQL backend and compares every row. With one
 //! warehouse and two clients, the hot rows last halve the row-lock waits (see the README).
-//!
-//! Why one file of this length: the five transactions in the spec's order, each one function to
-//! hold against the spec's text (clauses 2.4 to 2.8), with the loader's sink and the checks
-//! that share their table handles.
 
 use std::collections::BTreeSet;
 use std::ops::Bound;

@@ -81,10 +81,7 @@
 //! on the next entry where InnoDB takes a next-key lock (the same inserts wait, fewer
 //! writers).
 //!
-//! Why one file of this length: the lock kinds, their compatibility, the wait and grant
-//! protocol and the deadlock search change together (a new kind of lock touches all four), and
-//! this page explains them as one mechanism; the `data_locks` view (`lock/view.rs`) and the
-//! tests (`lock/tests.rs`) are files of their own.
+//! The `data_locks` view is `lock/view.rs`; the tests are `lock/tests.rs`.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;

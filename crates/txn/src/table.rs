@@ -5,9 +5,6 @@
 //! changed in place; readers recheck every hit against the clustered version they see
 //! (InnoDB does the same for secondary index records it cannot prove visible). Purge drops an
 //! entry once no remaining version of its row carries that value.
-//!
-//! Why one file of this length: the clustered index and the secondary indexes change together
-//! on every write, and purge's removal mirrors that write.
 
 use std::ops::Bound;
 use std::sync::Arc;

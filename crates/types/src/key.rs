@@ -36,9 +36,6 @@
 //! 16-byte read of the copy (moving the key into a lock list or an index entry) spans
 //! several of those stores, which the processor cannot forward, and would wait for them to reach
 //! the cache (see `copy_row` in `value.rs` for the same stall on values).
-//!
-//! Why one file of this length: the encoding and the decoding are mirrors (every byte one
-//! writes the other reads back) and are read together, with the property tests that check them.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -97,8 +94,8 @@ impl Bytes {
     /// Appends `tag` and the first `k` bytes of `word`, big-endian, whose bytes past the
     /// `k`th are zero. With room for all eight inline, they are written in one store: the
     /// zeros land past the new length, where the array is zero anyway. Byte by byte, each
-    /// byte was a store of the byte and one of the length, and the next byte's store waited
-    /// for the length (3% of a TPC-C run went to encoding keys' integers that way).
+    /// byte would be a store of the byte and one of the length, and the next byte's store
+    /// would wait for the length.
     fn push_tagged_word(&mut self, tag: u8, word: u64, k: usize) {
         debug_assert!(k <= 8 && word.checked_shl(8 * k as u32).unwrap_or(0) == 0);
         if let Bytes::Inline { len, bytes } = self {

@@ -1,9 +1,6 @@
 //! Column values and keys. A [`Value`] has one total order (NULL first), so rows can be keyed
 //! by any tuple of columns; [`Decimal`] and [`DateTime`] are small exact types, enough for
 //! TPC-C's money and timestamps.
-//!
-//! Why one file of this length: `Value`, `Decimal` and `DateTime` with their orders and
-//! conversions, each small, and `copy_row`; their tests close the file.
 
 use std::cmp::Ordering;
 use std::fmt;

@@ -85,11 +85,8 @@ fn push_ids_of_word(out: &mut Vec<TrxId>, w: u64, mut word: u64) -> usize {
 
 /// Appends `src` to `dst`. A snapshot usually copies a few long ids and a few bitmap words,
 /// and for so few a call to `memcpy` costs more than the copy. So short copies go in
-/// constant-size chunks, which compile to inline moves, and long ones to `memcpy`. In the
-/// `snapshot_open` benchmark this took the hybrid open at 1,000 active from 43 to 21 ns. (A
-/// one-off probe on the 2-core test machine, not kept in the repository, put 4 + 16 words at
-/// 14 ns in chunks against 27-36 ns through `memcpy`, and 4 + 257 words the other way round,
-/// 92 against 60 ns: hence the cut-off.)
+/// constant-size chunks, which compile to inline moves, and long ones (past `SHORT`, about
+/// where `memcpy` starts to win: the `snapshot_open` benchmark) to `memcpy`.
 #[inline]
 fn append<T: Copy>(dst: &mut Vec<T>, src: &[T]) {
     const CHUNK: usize = 4;
