@@ -17,8 +17,8 @@
 //!   configuration the median of the rounds' ratios. On a noisy machine one run says
 //!   little; the rounds, taking turns, are the evidence.
 //!
-//! Why one file of this length: the CSV, the JSON and the summary text are written from the
-//! same points and must agree column for column (`plot.rs` draws them).
+//! The CSV, the JSON and the summary text are written from the same points and agree column
+//! for column; `plot.rs` draws them.
 
 use std::fmt::Write as _;
 use std::fs;
