@@ -20,156 +20,23 @@
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{self, Expr as Ast, Query, TableFactor, Visitor, VisitorMut};
-use waterline_planner::explain::{ExplainRow, Node};
+use sqlparser::ast::{self, Expr as Ast, Query, TableFactor, Visitor};
 use waterline_txn::{Column, LockMode, TableSchema, Transaction};
+
+use super::context::{Context, Explaining, Kind};
+use super::resolve::Resolve;
 
 use super::correlated::{
     filter_rows, item_values, take_filters, take_items, with_placeholders, without_values,
 };
-use super::values::{column_type, in_list, scalar, table_named};
-use super::{factors_mut, refers_outside, subquery_of};
+use super::values::{column_type, table_named};
+use super::{factors_mut, subquery_of};
 use super::{joined, merge, semi};
 use crate::access::Derived;
 use crate::error::SqlError;
-use crate::select::{
-    Explained, Format, RowFilter, bind_in, explain_in, read_in, select_of, without_from,
-};
+use crate::select::{RowFilter, bind_in, explain_in, read_in, select_of, without_from};
 use crate::session::{Response, Session};
 use waterline_planner::walk;
-
-/// What the blocks of one statement share.
-pub(super) struct Context<'a> {
-    /// The mode of a locking read (SERIALIZABLE's FOR SHARE), if any.
-    pub(super) lock: Option<LockMode>,
-    /// The database in use.
-    pub(super) db: Option<&'a str>,
-    /// Every table name and alias of the statement (lower case): a name a block does not
-    /// know that is one of these makes the block correlated.
-    pub(super) outer: HashSet<String>,
-    /// EXPLAIN's rows or trees, when the statement is explained.
-    pub(super) explain: Option<Explaining>,
-    /// The number of the block being answered (0: none yet).
-    pub(super) current: usize,
-}
-
-/// A statement's EXPLAIN while its blocks are planned.
-pub(super) struct Explaining {
-    pub(super) format: Format,
-    /// The table's rows, of every block.
-    pub(super) rows: Vec<ExplainRow>,
-    /// Each block's tree: its number, the number of the block it is in, what it is.
-    pub(super) trees: Vec<(usize, usize, Kind, Node)>,
-}
-
-impl Explaining {
-    /// A new one, in `format`.
-    pub(super) fn new(format: Format) -> Explaining {
-        Explaining {
-            format,
-            rows: Vec::new(),
-            trees: Vec::new(),
-        }
-    }
-
-    /// Block `id`'s EXPLAIN (its derived tables' aliases with their numbers, and its
-    /// correlated conditions, checked after its join).
-    fn add(
-        &mut self,
-        explained: Explained,
-        (id, parent, kind): (usize, usize, Kind),
-        names: &[(String, usize)],
-        filters: &[Ast],
-    ) {
-        match explained {
-            Explained::Rows(mut rows) => {
-                if !filters.is_empty()
-                    && let Some(extra) = rows.last_mut().map(|r| &mut r.values[10])
-                    && !extra.as_deref().unwrap_or_default().contains("Using where")
-                {
-                    *extra = Some(match extra.take() {
-                        Some(e) => format!("Using where; {e}"),
-                        None => "Using where".to_owned(),
-                    });
-                }
-                self.rows.extend(rows.into_iter().map(|mut row| {
-                    if let Some((_, n)) = names
-                        .iter()
-                        .find(|(alias, _)| row.values[2].as_deref() == Some(alias.as_str()))
-                    {
-                        row.values[2] = Some(format!("<derived{n}>"));
-                    }
-                    row
-                }));
-            }
-            Explained::Tree(mut node) => {
-                if !filters.is_empty() {
-                    let conds: Vec<String> = filters.iter().map(ToString::to_string).collect();
-                    node = Node::new(format!("Filter: ({})", conds.join(" and ")), vec![node]);
-                }
-                self.trees.push((id, parent, kind, node));
-            }
-        }
-    }
-
-    /// MySQL's `UNION RESULT` row for a UNION of blocks `ids`: after them, with no id.
-    fn union_result(&mut self, ids: &[String]) {
-        if self.format != Format::Table {
-            return;
-        }
-        let mut values: [Option<String>; 11] = Default::default();
-        values[1] = Some("UNION RESULT".to_owned());
-        values[2] = Some(format!("<union{}>", ids.join(",")));
-        values[3] = Some("ALL".to_owned());
-        values[10] = Some("Using temporary".to_owned());
-        self.rows.push(ExplainRow { values });
-    }
-
-    /// The statement's tree: block `id`'s, with the blocks in it under it.
-    pub(super) fn tree(&self, id: usize) -> Node {
-        let Some((_, _, _, node)) = self.trees.iter().find(|t| t.0 == id) else {
-            return Node::new(format!("Select #{id}"), Vec::new());
-        };
-        let mut node = node.clone();
-        let mut inner: Vec<&(usize, usize, Kind, Node)> =
-            self.trees.iter().filter(|t| t.1 == id).collect();
-        inner.sort_by_key(|t| t.0);
-        for &(n, _, kind, _) in inner {
-            let what = match kind {
-                Kind::Subquery => "subquery; run only once",
-                Kind::Materialized => "subquery; materialized once",
-                Kind::Dependent => "subquery in condition; dependent",
-                Kind::Derived => "derived table; materialized",
-                Kind::Union => "union",
-                Kind::Top => "query",
-            };
-            node.children.push(Node::new(
-                format!("Select #{n} ({what})"),
-                vec![self.tree(n)],
-            ));
-        }
-        node
-    }
-}
-
-/// Where a block stands in its statement.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Kind {
-    /// The statement's outer block.
-    Top,
-    /// A subquery in an expression.
-    Subquery,
-    /// An IN or EXISTS subquery of WHERE that could have been flattened, run once instead
-    /// by cost: into a `<subqueryN>` table (MySQL's semi-join materialization) or into
-    /// constants (its subquery materialization).
-    Materialized,
-    /// A correlated subquery in an expression, run per row of the block around it.
-    Dependent,
-    /// A derived table.
-    Derived,
-    /// A SELECT of a UNION after the first (the first is what the UNION is).
-    Union,
-}
 
 /// How many SELECTs `q` holds, its own included.
 fn blocks(q: &Query) -> usize {
@@ -232,6 +99,25 @@ fn child_ids(q: &Query, first: usize) -> (Vec<usize>, Vec<usize>) {
     };
     let _ = walk::visit(q, &mut walk);
     (walk.exprs, walk.derived)
+}
+
+/// A context for a statement's blocks, answered by [`answer`]: reading with `lock` (if
+/// any) in database `db`, `outer` the names of every table and alias of the statement.
+pub(super) fn context<'a>(
+    lock: Option<LockMode>,
+    db: Option<&'a str>,
+    outer: HashSet<String>,
+    explain: Option<Explaining>,
+) -> Context<'a> {
+    Context {
+        lock,
+        db,
+        outer,
+        explain,
+        current: 0,
+        answer,
+        answer_union,
+    }
 }
 
 /// What block `q` (numbered `id`) returns, read in `trx`; `None` when `run` is false (the
@@ -443,181 +329,6 @@ fn answer_union(
         e.union_result(&ids);
     }
     crate::select::union::combine(answers)
-}
-
-/// Replaces each subquery in an expression of UPDATE or DELETE `statement` with what it
-/// returns; the correlated ones it leaves, and returns.
-pub(super) fn resolve_statement(
-    s: &mut Session,
-    trx: &mut Transaction,
-    st: &mut Context<'_>,
-    statement: &mut ast::Statement,
-) -> Result<Vec<(usize, Query)>, SqlError> {
-    let mut resolve = Resolve::new(s, trx, st, Vec::new(), 0);
-    match walk::visit_mut(statement, &mut resolve) {
-        ControlFlow::Break(e) => Err(e),
-        ControlFlow::Continue(()) => Ok(resolve.correlated),
-    }
-}
-
-/// A subquery's number of columns and its rows.
-type Answered = (usize, Vec<Vec<waterline_txn::Value>>);
-
-/// Replaces each subquery in an expression of the block with what it returns.
-pub(super) struct Resolve<'b, 'a> {
-    s: &'b mut Session,
-    trx: &'b mut Transaction,
-    st: &'b mut Context<'a>,
-    /// The subquery expressions to leave as they are (by address): the block's semi-join
-    /// candidates, chosen for after the rest is known (`semi.rs`).
-    pub(super) defer: Vec<*const Ast>,
-    /// The numbers of the subqueries left so, in the order met.
-    deferred: Vec<usize>,
-    /// What the subqueries it runs are ([`Kind::Subquery`] unless said).
-    pub(super) kind: Kind,
-    /// The numbers of the block's subqueries, in the order of the text.
-    ids: std::vec::IntoIter<usize>,
-    depth: usize,
-    /// The depth of queries at which the expressions to resolve stand: 1 in a query block,
-    /// 0 in an UPDATE or DELETE.
-    base: usize,
-    /// The correlated subqueries met (left in place), with their numbers.
-    correlated: Vec<(usize, Query)>,
-}
-
-impl<'b, 'a> Resolve<'b, 'a> {
-    /// A resolver of the subqueries numbered `ids` (in the order of the text), standing in
-    /// expressions at query depth `base` (1 in a query block, 0 in a lone expression).
-    pub(super) fn new(
-        s: &'b mut Session,
-        trx: &'b mut Transaction,
-        st: &'b mut Context<'a>,
-        ids: Vec<usize>,
-        base: usize,
-    ) -> Resolve<'b, 'a> {
-        Resolve {
-            s,
-            trx,
-            st,
-            defer: Vec::new(),
-            deferred: Vec::new(),
-            kind: Kind::Subquery,
-            ids: ids.into_iter(),
-            depth: 0,
-            base,
-            correlated: Vec::new(),
-        }
-    }
-
-    /// The correlated subqueries met (left in place), with their numbers.
-    pub(super) fn into_correlated(self) -> Vec<(usize, Query)> {
-        self.correlated
-    }
-
-    /// The rows subquery `q` returns, with its number of columns (which must be `width`, if
-    /// given, in each SELECT of a UNION: 1241); `None` if a name it does not know is one the
-    /// statement's tables have: it is correlated, left for the block to run per row.
-    fn rows(&mut self, q: &Query, width: Option<usize>) -> Result<Option<Answered>, SqlError> {
-        let id = self.ids.next().unwrap_or_default();
-        let answered = match q.body.as_ref() {
-            ast::SetExpr::Select(_) => answer(self.s, self.trx, self.st, q, (id, self.kind), true),
-            _ => answer_union(self.s, self.trx, self.st, q, (id, self.kind), width).map(Some),
-        };
-        match answered {
-            Ok(answer) => {
-                let width = match &answer {
-                    Some(Response::Rows { columns, .. }) => columns.len(),
-                    _ => 0,
-                };
-                let rows = answer.map(Response::into_rows).unwrap_or_default();
-                self.s.trace_note(|| {
-                    format!(
-                        "select #{id}: run once (not correlated), its {} row(s) made constants of the query around it",
-                        rows.len()
-                    )
-                });
-                Ok(Some((width, rows)))
-            }
-            Err(e)
-                if e.code == 1054
-                    && refers_outside(&e.message, &self.st.outer, self.s)
-                    && !matches!(q.body.as_ref(), ast::SetExpr::Select(_)) =>
-            {
-                Err(SqlError::unsupported(
-                    "a UNION subquery that reads the query around it",
-                ))
-            }
-            Err(e) if e.code == 1054 && refers_outside(&e.message, &self.st.outer, self.s) => {
-                self.s
-                    .trace_note(|| format!("select #{id}: correlated, run per row"));
-                self.correlated.push((id, q.clone()));
-                Ok(None)
-            }
-            Err(e) => Err(e),
-        }
-    }
-}
-
-impl VisitorMut for Resolve<'_, '_> {
-    type Break = SqlError;
-
-    fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<SqlError> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-
-    fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<SqlError> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-
-    /// After the expression's children: a subquery's own subqueries are its block's to run.
-    fn post_visit_expr(&mut self, e: &mut Ast) -> ControlFlow<SqlError> {
-        if self.depth != self.base {
-            return ControlFlow::Continue(());
-        }
-        let Some(q) = subquery_of(e) else {
-            return ControlFlow::Continue(());
-        };
-        if self.defer.iter().any(|&d| std::ptr::eq(d, e)) {
-            self.deferred.push(self.ids.next().unwrap_or_default());
-            return ControlFlow::Continue(());
-        }
-        let expected = match &*e {
-            Ast::InSubquery { expr, .. } => Some(arity(expr)),
-            _ => None,
-        };
-        let (width, rows) = match self.rows(&q.clone(), expected) {
-            Ok(Some(answered)) => answered,
-            Ok(None) => return ControlFlow::Continue(()),
-            Err(err) => return ControlFlow::Break(err),
-        };
-        let replacement = match &*e {
-            Ast::InSubquery { expr, .. } if width != arity(expr) => {
-                Err(waterline_planner::PlanError::Operand(arity(expr)).into())
-            }
-            Ast::InSubquery { expr, negated, .. } => Ok(in_list(expr, rows, *negated)),
-            Ast::Exists { negated, .. } => Ok(Ast::Value(
-                ast::Value::Boolean(rows.is_empty() == *negated).into(),
-            )),
-            _ => scalar(rows),
-        };
-        match replacement {
-            Ok(r) => {
-                *e = r;
-                ControlFlow::Continue(())
-            }
-            Err(err) => ControlFlow::Break(err),
-        }
-    }
-}
-
-/// How many values `x` is: the length of a row, else 1.
-pub(super) fn arity(x: &Ast) -> usize {
-    match x {
-        Ast::Tuple(items) => items.len(),
-        _ => 1,
-    }
 }
 
 /// Each derived table's alias, with its block's number.

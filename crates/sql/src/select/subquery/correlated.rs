@@ -29,7 +29,7 @@ use waterline_planner::value::truth;
 
 use waterline_txn::{Column, Row, TableSchema, Transaction, Value};
 
-use super::block::{Context, Kind, answer};
+use super::context::{Context, Kind};
 use super::values::{column_type, constant};
 use super::{contains_subquery, factors, own_exprs};
 use crate::error::SqlError;
@@ -189,7 +189,7 @@ pub(super) fn item_values(
                     if let SetExpr::Select(select) = template.body.as_mut() {
                         select.projection = vec![ast::SelectItem::UnnamedExpr(e)];
                     }
-                    match answer(s, trx, st, &template, (id, Kind::Subquery), true) {
+                    match (st.answer)(s, trx, st, &template, (id, Kind::Subquery), true) {
                         Ok(Some(Response::Rows { rows, columns: cs })) => {
                             if columns[k].is_none() {
                                 columns[k] = cs.into_iter().next();
@@ -350,7 +350,7 @@ pub(super) fn filter_rows(
                     if let SetExpr::Select(select) = template.body.as_mut() {
                         select.projection = vec![ast::SelectItem::UnnamedExpr(e)];
                     }
-                    let answered = answer(s, trx, st, &template, (id, Kind::Subquery), true);
+                    let answered = (st.answer)(s, trx, st, &template, (id, Kind::Subquery), true);
                     let pass = match answered {
                         Ok(Some(Response::Rows { rows, .. })) => {
                             rows.first().and_then(|r| r.first()).and_then(truth) == Some(true)

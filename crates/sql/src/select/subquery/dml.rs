@@ -19,7 +19,9 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{self, FromTable, Statement};
 use waterline_txn::{Isolation, LockMode, Value};
 
-use super::block::{Context, resolve_statement};
+use super::block::{answer, context};
+use super::context::{Context, Kind};
+use super::resolve::resolve_statement;
 use super::{contains_subquery, factors, subquery_of, with_params};
 use crate::dml::{bind_delete, bind_update, delete_in, update_in};
 use crate::error::SqlError;
@@ -52,13 +54,8 @@ impl Bound for DmlWithSubqueries {
         let db = Some(s.catalog_database().to_string());
         s.with_trx(|s, trx| {
             let lock = (trx.isolation() != Isolation::ReadCommitted).then_some(LockMode::Shared);
-            let mut st = Context {
-                lock,
-                db: db.as_deref(),
-                outer: std::iter::once(target.to_ascii_lowercase()).collect(),
-                explain: None,
-                current: 0,
-            };
+            let outer = std::iter::once(target.to_ascii_lowercase()).collect();
+            let mut st = context(lock, db.as_deref(), outer, None);
             if !resolve_statement(s, trx, &mut st, &mut statement)?.is_empty() {
                 return per_row(s, trx, &mut st, &statement, &target);
             }
@@ -225,7 +222,7 @@ fn per_row(
         Some(Statement::Query(q)) => *q,
         _ => return Err(SqlError::other("a correlated UPDATE or DELETE's query")),
     };
-    let rows = match super::block::answer(s, trx, st, &query, (1, super::block::Kind::Top), true)? {
+    let rows = match answer(s, trx, st, &query, (1, Kind::Top), true)? {
         Some(Response::Rows { rows, .. }) => rows,
         _ => Vec::new(),
     };

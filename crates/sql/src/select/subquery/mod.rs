@@ -5,7 +5,9 @@
 //!
 //! Each SELECT is a query block of its own (`block.rs`), numbered and named in EXPLAIN as
 //! MySQL numbers and names the blocks it does not merge or transform (`PRIMARY`,
-//! `SUBQUERY`, `DEPENDENT SUBQUERY`, `DERIVED`, `<derivedN>`).
+//! `SUBQUERY`, `DEPENDENT SUBQUERY`, `DERIVED`, `<derivedN>`). `block.rs` is the only file
+//! that answers blocks; what runs inside one (`resolve.rs`, `correlated.rs`, `semi.rs`)
+//! answers the blocks inside it through the statement's `Context` (`context.rs`).
 //!
 //! An `EXISTS` or `IN` subquery that is one of WHERE's conditions (or its negation) may
 //! instead become a semi-join (an anti-join) of the block: its tables join the block's, read
@@ -53,16 +55,19 @@ use sqlparser::ast::{self, Expr as Ast, SetExpr, Statement, TableFactor};
 use waterline_txn::{Column, LockMode, TableSchema, Transaction, Value};
 
 mod block;
+mod context;
 mod correlated;
 pub(crate) mod dml;
 mod joined;
 mod materialization;
 mod merge;
 pub(crate) use merge::output_names;
+mod resolve;
 mod semi;
 mod values;
 
-use block::{Context, Explaining, Kind, answer};
+use block::{answer, context};
+use context::{Explaining, Kind};
 use values::{column_type, constant, table_named};
 
 use super::{Explained, Format, select_of};
@@ -229,13 +234,7 @@ pub(crate) fn read_in(
     // Placeholders first, in the order of the text, before a CTE's query is copied to where
     // it is read.
     let inlined = super::cte::inline(&with_params(q, params)?)?;
-    let mut st = Context {
-        lock,
-        db: db.as_deref(),
-        outer: names_in_from(&inlined),
-        explain: None,
-        current: 0,
-    };
+    let mut st = context(lock, db.as_deref(), names_in_from(&inlined), None);
     answer(s, trx, &mut st, &inlined, (1, Kind::Top), true)?
         .ok_or_else(|| SqlError::other("a query that returned nothing"))
 }
@@ -252,13 +251,12 @@ pub(crate) fn explain(
     let db = s.catalog_database();
     let inlined = super::cte::inline(&with_params(q, params)?)?;
     let explaining = s.with_trx(|s, trx| {
-        let mut st = Context {
-            lock: None,
-            db: Some(&db),
-            outer: names_in_from(&inlined),
-            explain: Some(Explaining::new(format)),
-            current: 0,
-        };
+        let mut st = context(
+            None,
+            Some(&db),
+            names_in_from(&inlined),
+            Some(Explaining::new(format)),
+        );
         answer(s, trx, &mut st, &inlined, (1, Kind::Top), false)?;
         st.explain
             .ok_or_else(|| SqlError::other("an EXPLAIN that explained nothing"))

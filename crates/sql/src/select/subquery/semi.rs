@@ -27,7 +27,8 @@ pub(super) use waterline_planner::semijoin::take_conditions as take;
 use waterline_planner::semijoin::{Flattenable, and_all, flattenable, where_conjuncts};
 use waterline_txn::Transaction;
 
-use super::block::{Context, Resolve};
+use super::context::{Context, Kind};
+use super::resolve::Resolve;
 use crate::access::{Derived, SchemaCatalog, TxnAccess};
 use crate::error::SqlError;
 use crate::select::bind_in;
@@ -141,7 +142,7 @@ pub(super) fn choose(
         let mut e = cond;
         let mut resolve = Resolve::new(s, trx, st, vec![id], 0);
         if !candidate.correlated {
-            resolve.kind = super::block::Kind::Materialized;
+            resolve.kind = Kind::Materialized;
         }
         if let std::ops::ControlFlow::Break(err) = walk::visit_mut(&mut e, &mut resolve) {
             return Err(err);
@@ -185,14 +186,8 @@ fn materialize(
     else {
         return Ok(None);
     };
-    let Some(Response::Rows { columns, rows }) = super::block::answer(
-        s,
-        trx,
-        st,
-        subquery,
-        (id, super::block::Kind::Materialized),
-        true,
-    )?
+    let Some(Response::Rows { columns, rows }) =
+        (st.answer)(s, trx, st, subquery, (id, Kind::Materialized), true)?
     else {
         return Err(SqlError::other("a subquery that returned nothing"));
     };
