@@ -22,13 +22,15 @@ DAY = re.compile(r"^(\d{4}-\d{2}-\d{2})-(.+)$")
 
 
 def first_heading(path):
-    """The page's first `# ` heading, or (a summary without one) its first line of text."""
+    """The page's first `# ` heading, or (a summary without one) its first line of prose:
+    never a table's row, which would break the index's own table."""
     with open(path, encoding="utf-8") as f:
         lines = [line.strip() for line in f if line.strip()]
     for line in lines:
         if line.startswith("# "):
             return line[2:].strip()
-    return lines[0].rstrip(":") if lines else ""
+    prose = [line for line in lines if not line.startswith(("|", "#", "-", "*"))]
+    return prose[0].rstrip(":") if prose else ""
 
 
 def run_fact(run_md, *keys):
@@ -54,7 +56,8 @@ def runs_of(day_dir):
             (p for p in ("index.md", "summary.md") if os.path.isfile(os.path.join(folder, p))),
             "RUN.md",
         )
-        title = first_heading(os.path.join(folder, page)) or name
+        title = first_heading(os.path.join(folder, page)) or first_heading(run_md) or name
+        title = title.replace("|", "\\|")
         built = run_fact(run_md, "built from", "waterline built from", "candidate")
         commit = built.split()[0][:12] if built else "?"
         if "uncommitted" in built:
