@@ -37,7 +37,7 @@ run_info() {
 # first line of /proc/stat). steal_since MARK: the share of the CPU time since MARK that
 # the hypervisor gave to other guests (the `st` of vmstat), in percent with one decimal.
 # A run on a virtual machine whose host is busy measures the host as much as the build:
-# the comparisons write this for every run, and pairs-summary.py says when it was high.
+# lab-benchmarksql.sh writes this for every run (`waterline compare` reads the same counters).
 cpu_mark() {
   awk '/^cpu / { print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9; exit }' /proc/stat
 }

@@ -86,6 +86,9 @@ enum Command {
     /// One of the book's chapter-8 experiments: a sweep comparing baseline and fix, written
     /// as CSV, SVG and a markdown summary.
     Lab(Box<cli::lab::LabArgs>),
+    /// Two builds, or waterline and MariaDB, in alternating pairs over one workload (tpcc,
+    /// sysbench, BenchmarkSQL, a criterion bench), written as a results folder.
+    Compare(Box<cli::compare::CompareArgs>),
 }
 
 fn main() {
@@ -96,6 +99,7 @@ fn main() {
         Command::Sql(args) => cli::sql::run(args),
         Command::Tpcc(args) => cli::tpcc::run(*args),
         Command::Lab(args) => cli::lab::run(*args),
+        Command::Compare(args) => cli::compare::run(*args),
     };
     if let Err(e) = result {
         eprintln!("waterline: {e}");

@@ -32,7 +32,7 @@ use waterline::tpcc::{Point, Report};
 
 use super::tpcc::{CliResult, TpccParser, absolute, configurations, finish, load, sweep};
 
-mod files;
+pub(crate) mod files;
 mod served;
 mod specs;
 

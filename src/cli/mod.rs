@@ -2,6 +2,7 @@
 //! SQL shell), `tpcc` (TPC-C-lite) and `lab` (the book's experiments). Every knob of [`EngineConfig`] is a flag, so one binary runs every baseline
 //! and every fix.
 
+pub mod compare;
 pub mod lab;
 pub mod serve;
 pub mod sql;

@@ -19,7 +19,7 @@ fn default_report_dir() -> PathBuf {
 }
 
 /// Now, UTC, as `yyyy-mm-dd hh:mm:ss`.
-pub(super) fn utc_now() -> String {
+pub(crate) fn utc_now() -> String {
     let micros = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64 * 1_000_000);
@@ -39,9 +39,18 @@ pub(super) fn report_root(
     let Some(results) = &args.results else {
         return default_report_dir();
     };
-    let label: String = args
-        .machine_name
-        .as_deref()
+    dated_dir(results, args.machine_name.as_deref(), machine, name)
+}
+
+/// `<results>/<yyyy-mm-dd>-<machine>/<name>/` for today and this machine (named
+/// `machine_name`, or by its host name), `-2`, `-3`, ... after `name` if taken.
+pub(crate) fn dated_dir(
+    results: &Path,
+    machine_name: Option<&str>,
+    machine: &waterline::tpcc::Machine,
+    name: &str,
+) -> PathBuf {
+    let label: String = machine_name
         .unwrap_or(&machine.host.name)
         .chars()
         .map(|c| {
@@ -64,7 +73,7 @@ pub(super) fn report_root(
 }
 
 /// The command line as typed, each argument quoted for a POSIX shell where it needs it.
-fn command_line() -> String {
+pub(crate) fn command_line() -> String {
     let quote = |a: String| {
         if !a.is_empty()
             && a.chars()
