@@ -91,14 +91,3 @@ fn is_time_function(name: &str) -> bool {
         "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP" | "UTC_TIMESTAMP"
     )
 }
-
-impl waterline_planner::SessionValues for Session {
-    fn value(&self, e: &ast::Expr) -> Result<Option<Value>, waterline_planner::PlanError> {
-        session_value(self, e)
-            .map_err(|e| waterline_planner::PlanError::Session(e.code, e.state, e.message))
-    }
-
-    fn utc_offset_secs(&self) -> i64 {
-        self.settings().time_zone.offset_secs
-    }
-}

@@ -27,7 +27,6 @@ mod access;
 mod alter;
 mod control;
 mod ddl;
-mod dispatch;
 mod dml;
 mod engine_status;
 pub mod error;

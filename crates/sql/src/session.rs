@@ -7,15 +7,15 @@
 //! timeout rolls the whole transaction back, since clients such as sysbench retry from BEGIN
 //! without sending ROLLBACK.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use waterline_txn::{Table, Transaction, Value};
+use waterline_txn::{Table, Value};
 
 use crate::error::SqlError;
 use crate::shared::Shared;
 
 mod connection;
+mod dispatch;
 mod locking;
 mod naming;
 mod prepared;
@@ -24,6 +24,7 @@ mod statement;
 mod temporary;
 mod trace;
 mod transaction;
+mod variables;
 
 pub(crate) use prepared::{Binding, Bound, Prepared};
 pub use response::{
@@ -31,50 +32,26 @@ pub use response::{
     SERVER_STATUS_IN_TRANS,
 };
 
-/// One client's session.
+/// One client's session: a connection's state, each part in the file of `session/` that
+/// keeps it.
 pub struct Session {
     shared: Arc<Shared>,
-    connection_id: u32,
-    user: String,
-    /// The database in use (`USE`), shared with each statement that reads it.
-    database: Option<Arc<str>>,
-    /// The session's variables (`SET`; `vars.rs` owns them).
-    settings: crate::settings::Settings,
-    /// The level the open transaction began at.
-    trx_level: crate::settings::Level,
-    /// Whether the open transaction is READ ONLY.
-    trx_read_only: bool,
-    /// When the running statement first asked for the time (UTC microseconds; 0: not yet):
-    /// NOW() is this, however often a statement calls it, as in MySQL (SYSDATE() reads the
-    /// clock). Read from the clock only by a statement that needs it.
-    statement_began: std::cell::Cell<i64>,
-    /// The running (or last) statement read a table without an index.
-    no_index_used: bool,
-    /// The session's temporary tables (CREATE TEMPORARY TABLE): named as their creator
-    /// named them, each hiding a base table of the same name from this session alone.
-    temporary: Vec<Table>,
-    /// Bumped by every CREATE or DROP of a temporary table: with the engine's catalog
-    /// version it says whether a binding still names the same tables.
-    temporary_changes: u64,
-    trx: Option<Transaction>,
-    /// The tables LOCK TABLES gave the session: name, id, and whether locked WRITE.
+    /// Who logged in, and what `KILL` reaches the session through (`connection.rs`).
+    connection: connection::Connection,
+    /// The database in use, the session's variables, user variables (`variables.rs`).
+    vars: variables::Variables,
+    /// The open transaction and how it began (`transaction.rs`).
+    transaction: transaction::Open,
+    /// The tables LOCK TABLES gave the session: name, id, and whether locked WRITE
+    /// (`locking.rs`).
     locked_tables: Vec<locking::Locked>,
-    /// The open transaction's savepoints (SAVEPOINT), oldest first.
-    savepoints: Vec<(String, waterline_txn::Savepoint)>,
-    last_insert_id: u64,
-    /// User variables (`SET @v = ...`), by lowercase name.
-    user_variables: HashMap<String, Value>,
-    warnings: Vec<(String, u16, String)>,
-    prepared: HashMap<u32, Prepared>,
-    next_statement: u32,
-    /// The catalog version the kept bindings were last checked against.
-    bindings_checked: u64,
-    /// What `KILL` reaches this session through (registered with `shared`).
-    control: Arc<crate::control::Control>,
-    /// The running statement's look-out: whether it must stop.
-    watch: crate::control::Watch,
-    /// The optimizer trace of the running and the last statement.
-    traces: trace::Traces,
+    /// The session's temporary tables (`temporary.rs`).
+    temporary: temporary::Temporary,
+    /// Prepared statements (`prepared.rs`).
+    prepared: prepared::Statements,
+    /// The running (or last) statement: its clock, warnings, look-out, trace
+    /// (`statement.rs`).
+    statement: statement::Current,
 }
 
 impl Session {
@@ -123,122 +100,113 @@ impl Session {
         let connection_id = shared.connection_id();
         let control = shared.controls.register(connection_id, user);
         Ok(Session {
-            watch: crate::control::Watch::new(&control, None),
-            traces: trace::Traces::default(),
-            control,
-            settings: crate::settings::Settings::new(&shared),
-            trx_level: crate::settings::Level::Engine(shared.config.isolation),
-            trx_read_only: false,
-            connection_id,
-            user: user.to_owned(),
-            database: database.map(Arc::from),
-            statement_began: std::cell::Cell::new(0),
-            no_index_used: false,
-            temporary: Vec::new(),
-            temporary_changes: 0,
-            trx: None,
-            savepoints: Vec::new(),
-            user_variables: HashMap::new(),
+            statement: statement::Current::new(&control),
+            connection: connection::Connection {
+                id: connection_id,
+                user: user.to_owned(),
+                control,
+            },
+            vars: variables::Variables::new(&shared, database),
+            transaction: transaction::Open::new(&shared),
             locked_tables: Vec::new(),
-            last_insert_id: 0,
-            warnings: Vec::new(),
-            prepared: HashMap::new(),
-            next_statement: 1,
-            bindings_checked: 0,
+            temporary: temporary::Temporary::default(),
+            prepared: prepared::Statements::default(),
             shared,
         })
     }
 
     /// The session's variables.
     pub(crate) fn settings(&self) -> &crate::settings::Settings {
-        &self.settings
+        &self.vars.settings
     }
 
     /// The session's variables, to change (`SET`).
     pub(crate) fn settings_mut(&mut self) -> &mut crate::settings::Settings {
-        &mut self.settings
+        &mut self.vars.settings
     }
 
     /// `innodb_lock_wait_timeout`, for the open transaction too.
     pub(crate) fn set_lock_wait_timeout(&mut self, timeout: std::time::Duration) {
-        self.settings.lock_wait_timeout = timeout;
-        if let Some(trx) = &mut self.trx {
+        self.vars.settings.lock_wait_timeout = timeout;
+        if let Some(trx) = &mut self.transaction.trx {
             trx.set_lock_wait_timeout(timeout);
         }
     }
 
     /// The database in use, if any (`USE`).
     pub(crate) fn database(&self) -> Option<&Arc<str>> {
-        self.database.as_ref()
+        self.vars.database.as_ref()
     }
 
     /// What stops the session's statements and says what it is doing.
     pub(crate) fn control(&self) -> &Arc<crate::control::Control> {
-        &self.control
+        &self.connection.control
     }
 
     /// The running statement's look-out: whether it must stop.
     pub(crate) fn watch(&self) -> &crate::control::Watch {
-        &self.watch
+        &self.statement.watch
     }
 
     /// The running statement read a table without an index, if `yes`
     /// (`SERVER_QUERY_NO_INDEX_USED`).
     pub(crate) fn scanned_without_index(&mut self, yes: bool) {
-        self.no_index_used |= yes;
+        self.statement.no_index_used |= yes;
     }
 
     /// `LAST_INSERT_ID()`.
     pub(crate) fn last_insert_id(&self) -> u64 {
-        self.last_insert_id
+        self.vars.last_insert_id
     }
 
     /// The first AUTO_INCREMENT value the last INSERT generated.
     pub(crate) fn set_last_insert_id(&mut self, id: u64) {
-        self.last_insert_id = id;
+        self.vars.last_insert_id = id;
     }
 
     /// The warnings the last statement left (SHOW WARNINGS).
     pub(crate) fn warnings(&self) -> &[(String, u16, String)] {
-        &self.warnings
+        &self.statement.warnings
     }
 
     /// A statement starts with no warnings.
     pub(crate) fn clear_warnings(&mut self) {
-        self.warnings.clear();
+        self.statement.warnings.clear();
     }
 
     /// Adds a warning (`level` is `Note` or `Warning`) to the statement's.
     pub(crate) fn warn(&mut self, level: &str, code: u16, message: String) {
-        if level == "Note" && !self.settings.sql_notes {
+        if level == "Note" && !self.vars.settings.sql_notes {
             return;
         }
-        self.warnings.push((level.to_owned(), code, message));
+        self.statement
+            .warnings
+            .push((level.to_owned(), code, message));
     }
 
     /// User variable `@name` (any case), NULL if never set.
     pub(crate) fn user_variable(&self, name: &str) -> Value {
-        (self.user_variables.get(&name.to_ascii_lowercase()).cloned()).unwrap_or(Value::Null)
+        (self.vars.user.get(&name.to_ascii_lowercase()).cloned()).unwrap_or(Value::Null)
     }
 
     /// `SET @name = value`.
     pub(crate) fn set_user_variable(&mut self, name: &str, value: Value) {
-        self.user_variables.insert(name.to_ascii_lowercase(), value);
+        self.vars.user.insert(name.to_ascii_lowercase(), value);
     }
 
     /// The statement's warnings, to add to.
     pub(crate) fn warnings_mut(&mut self) -> &mut Vec<(String, u16, String)> {
-        &mut self.warnings
+        &mut self.statement.warnings
     }
 
     /// This session's connection id.
     pub fn connection_id(&self) -> u32 {
-        self.connection_id
+        self.connection.id
     }
 
     /// Whether a transaction is open.
     pub fn in_transaction(&self) -> bool {
-        self.trx.is_some()
+        self.transaction.trx.is_some()
     }
 
     /// The server status flags MySQL sends in every OK and EOF packet: `SERVER_STATUS_IN_TRANS`
@@ -246,13 +214,13 @@ impl Session {
     /// act on them: PyMySQL, for one, sends `SET autocommit=0` only if the flag says it is on.
     pub fn server_status(&self) -> u16 {
         let mut flags = 0;
-        if self.trx.is_some() {
+        if self.transaction.trx.is_some() {
             flags |= SERVER_STATUS_IN_TRANS;
         }
-        if self.settings.autocommit {
+        if self.vars.settings.autocommit {
             flags |= SERVER_STATUS_AUTOCOMMIT;
         }
-        if self.no_index_used {
+        if self.statement.no_index_used {
             flags |= SERVER_QUERY_NO_INDEX_USED;
         }
         flags
@@ -266,21 +234,21 @@ impl Session {
         } else {
             self.statement_began()
         };
-        let local = utc + self.settings.time_zone.offset_secs * 1_000_000;
+        let local = utc + self.vars.settings.time_zone.offset_secs * 1_000_000;
         waterline_txn::DateTime(crate::settings::truncate_fsp(local, fsp))
     }
 
     /// When the running statement began, in UTC microseconds (its first look at the clock).
     pub(crate) fn statement_began(&self) -> i64 {
-        if self.statement_began.get() == 0 {
-            self.statement_began.set(crate::settings::utc_micros());
+        if self.statement.began.get() == 0 {
+            self.statement.began.set(crate::settings::utc_micros());
         }
-        self.statement_began.get()
+        self.statement.began.get()
     }
 
     /// The warnings the last statement left (the count OK and EOF packets carry).
     pub fn warning_count(&self) -> u16 {
-        u16::try_from(self.warnings.len()).unwrap_or(u16::MAX)
+        u16::try_from(self.statement.warnings.len()).unwrap_or(u16::MAX)
     }
 
     /// COM_RESET_CONNECTION: the session as a new one starts, in the same database and for
@@ -288,27 +256,27 @@ impl Session {
     /// its prepared statements gone.
     pub fn reset(&mut self) {
         self.abort();
-        self.settings = crate::settings::Settings::new(&self.shared);
-        self.last_insert_id = 0;
-        self.warnings.clear();
-        self.prepared.clear();
+        self.vars.settings = crate::settings::Settings::new(&self.shared);
+        self.vars.last_insert_id = 0;
+        self.statement.warnings.clear();
+        self.prepared.by_id.clear();
         self.drop_all_temporary();
     }
 
     /// Rolls back the open transaction, if any (a client that went away).
     pub fn abort(&mut self) {
-        if let Some(trx) = self.trx.take() {
+        if let Some(trx) = self.transaction.trx.take() {
             trx.rollback();
         }
     }
 
     pub(crate) fn database_name(&self) -> &str {
-        self.database.as_deref().unwrap_or("")
+        self.vars.database.as_deref().unwrap_or("")
     }
 
     /// The session uses no database (its database was dropped).
     pub(crate) fn leave_database(&mut self) {
-        self.database = None;
+        self.vars.database = None;
     }
 
     /// `USE name` (and COM_INIT_DB).
@@ -316,7 +284,7 @@ impl Session {
         if !self.shared.has_database(name) {
             return Err(SqlError::unknown_database(name));
         }
-        self.database = Some(Arc::from(name));
+        self.vars.database = Some(Arc::from(name));
         Ok(())
     }
 }
@@ -325,9 +293,9 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.abort();
         if !self.locked_tables.is_empty() {
-            self.shared.table_locks.unlock(self.connection_id);
+            self.shared.table_locks.unlock(self.connection.id);
         }
         self.drop_all_temporary();
-        self.shared.controls.unregister(self.connection_id);
+        self.shared.controls.unregister(self.connection.id);
     }
 }

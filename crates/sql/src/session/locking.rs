@@ -63,11 +63,11 @@ impl Session {
                 None => ids.push((l.id, l.write)),
             }
         }
-        let stop = self.control.stop_flag();
+        let stop = self.connection.control.stop_flag();
         (self.shared.table_locks).lock(
-            self.connection_id,
+            self.connection.id,
             &ids,
-            (self.settings.lock_wait_timeout, &stop),
+            (self.vars.settings.lock_wait_timeout, &stop),
         )?;
         self.locked_tables = wanted;
         Ok(Response::done(0))
@@ -85,14 +85,14 @@ impl Session {
         if !self.locked_tables.is_empty() {
             return f(self);
         }
-        let stop = self.control.stop_flag();
+        let stop = self.connection.control.stop_flag();
         (self.shared.table_locks).lock(
-            self.connection_id,
+            self.connection.id,
             &[(table, true)],
-            (self.settings.lock_wait_timeout, &stop),
+            (self.vars.settings.lock_wait_timeout, &stop),
         )?;
         let result = f(self);
-        self.shared.table_locks.unlock(self.connection_id);
+        self.shared.table_locks.unlock(self.connection.id);
         result
     }
 
@@ -135,7 +135,7 @@ impl Session {
             return Ok(());
         }
         let committed = self.commit();
-        self.shared.table_locks.unlock(self.connection_id);
+        self.shared.table_locks.unlock(self.connection.id);
         self.locked_tables.clear();
         committed.map(drop)
     }
@@ -176,11 +176,11 @@ impl Session {
         let ids: Vec<_> = (used.iter())
             .filter_map(|u| Some((self.shared.engine.table(&u.name).ok()?.id(), u.write)))
             .collect();
-        let stop = self.control.stop_flag();
+        let stop = self.connection.control.stop_flag();
         (self.shared.table_locks).enter(
-            self.connection_id,
+            self.connection.id,
             &ids,
-            (self.settings.lock_wait_timeout, &stop),
+            (self.vars.settings.lock_wait_timeout, &stop),
         )
     }
 }

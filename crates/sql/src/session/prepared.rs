@@ -9,6 +9,26 @@ use waterline_txn::Value;
 use super::{Response, Session};
 use crate::error::SqlError;
 
+/// The session's prepared statements, by id.
+#[derive(Debug)]
+pub(super) struct Statements {
+    pub(super) by_id: std::collections::HashMap<u32, Prepared>,
+    /// The next statement's id.
+    pub(super) next_id: u32,
+    /// The catalog version the kept bindings were last checked against.
+    pub(super) checked: u64,
+}
+
+impl Default for Statements {
+    fn default() -> Statements {
+        Statements {
+            by_id: std::collections::HashMap::new(),
+            next_id: 1,
+            checked: 0,
+        }
+    }
+}
+
 /// A prepared statement.
 #[derive(Clone, Debug)]
 pub(crate) struct Prepared {
@@ -49,7 +69,7 @@ pub(crate) struct Binding {
 impl Binding {
     /// Whether it still names what it named: the catalog and `s`'s database are the same.
     pub(crate) fn is_current(&self, s: &Session) -> bool {
-        self.version == s.catalog_version() && self.database == s.database
+        self.version == s.catalog_version() && self.database == s.vars.database
     }
 }
 
@@ -59,43 +79,43 @@ impl Session {
     /// that is never run again keeps a dropped table only until its session's next statement.
     pub(crate) fn forget_stale_bindings(&mut self) {
         let version = self.catalog_version();
-        if version != self.bindings_checked {
-            for p in self.prepared.values_mut() {
+        if version != self.prepared.checked {
+            for p in self.prepared.by_id.values_mut() {
                 if p.binding.as_ref().is_some_and(|b| b.version != version) {
                     p.binding = None;
                 }
             }
-            self.bindings_checked = version;
+            self.prepared.checked = version;
         }
     }
 
     /// Keeps `prepared` under a new id, which it returns.
     pub(crate) fn keep_prepared(&mut self, prepared: Prepared) -> u32 {
-        let id = self.next_statement;
-        self.next_statement = self.next_statement.wrapping_add(1).max(1);
-        self.prepared.insert(id, prepared);
+        let id = self.prepared.next_id;
+        self.prepared.next_id = self.prepared.next_id.wrapping_add(1).max(1);
+        self.prepared.by_id.insert(id, prepared);
         id
     }
 
     /// Prepared statement `id`.
     pub(crate) fn prepared(&self, id: u32) -> Option<Prepared> {
-        self.prepared.get(&id).cloned()
+        self.prepared.by_id.get(&id).cloned()
     }
 
     /// Keeps `binding` with prepared statement `id`, for its next executions.
     pub(crate) fn keep_binding(&mut self, id: u32, binding: Arc<Binding>) {
-        if let Some(p) = self.prepared.get_mut(&id) {
+        if let Some(p) = self.prepared.by_id.get_mut(&id) {
             p.binding = Some(binding);
         }
     }
 
     /// The parameter count of prepared statement `id`.
     pub fn prepared_params(&self, id: u32) -> Option<usize> {
-        self.prepared.get(&id).map(|p| p.params)
+        self.prepared.by_id.get(&id).map(|p| p.params)
     }
 
     /// Forgets prepared statement `id`.
     pub fn close_prepared(&mut self, id: u32) {
-        self.prepared.remove(&id);
+        self.prepared.by_id.remove(&id);
     }
 }

@@ -21,21 +21,21 @@ pub(crate) struct Traces {
 impl Session {
     /// Whether the optimizer trace is on (`optimizer_trace`'s `enabled`).
     pub(crate) fn tracing(&self) -> bool {
-        self.settings.optimizer_trace
+        self.vars.settings.optimizer_trace
     }
 
     /// A planner over `catalog` in the session's mode (`waterline_planner_mode`), tracing
     /// if the trace is on.
     pub(crate) fn planner<'c>(&self, catalog: &'c dyn Catalog) -> Planner<'c> {
         Planner::new(catalog)
-            .mode(self.settings.planner)
+            .mode(self.vars.settings.planner)
             .trace(self.tracing())
     }
 
     /// Adds a line to the running statement's trace, if the trace is on.
     pub(crate) fn trace_note(&mut self, line: impl FnOnce() -> String) {
         if self.tracing() {
-            self.traces.running.push(line());
+            self.statement.traces.running.push(line());
         }
     }
 
@@ -43,26 +43,26 @@ impl Session {
     pub(crate) fn trace_plan(&mut self, plan: &Plan) {
         if self.tracing() {
             let lines = plan.trace.lines().iter().map(|l| format!("  {l}"));
-            self.traces.running.extend(lines);
+            self.statement.traces.running.extend(lines);
         }
     }
 
     /// The running statement ends: if it planned something, its trace is the last, for
     /// `query` (its text).
     pub(crate) fn finish_trace(&mut self, query: impl FnOnce() -> String) {
-        if !self.traces.running.is_empty() {
-            let lines = std::mem::take(&mut self.traces.running);
-            self.traces.last = Some((query(), lines.join("\n")));
+        if !self.statement.traces.running.is_empty() {
+            let lines = std::mem::take(&mut self.statement.traces.running);
+            self.statement.traces.last = Some((query(), lines.join("\n")));
         }
     }
 
     /// Forgets the running statement's trace (a statement that reads the trace).
     pub(crate) fn discard_trace(&mut self) {
-        self.traces.running.clear();
+        self.statement.traces.running.clear();
     }
 
     /// The last statement's text and trace, if the trace was on for it.
     pub(crate) fn last_trace(&self) -> Option<&(String, String)> {
-        self.traces.last.as_ref()
+        self.statement.traces.last.as_ref()
     }
 }

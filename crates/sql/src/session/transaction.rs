@@ -9,6 +9,30 @@ use waterline_txn::Transaction;
 use super::{Response, Session};
 use crate::error::SqlError;
 
+/// The session's transaction, if one is open, and how it began.
+#[derive(Debug)]
+pub(super) struct Open {
+    pub(super) trx: Option<Transaction>,
+    /// The level the open transaction began at.
+    pub(super) level: crate::settings::Level,
+    /// Whether the open transaction is READ ONLY.
+    pub(super) read_only: bool,
+    /// The open transaction's savepoints (SAVEPOINT), oldest first.
+    pub(super) savepoints: Vec<(String, waterline_txn::Savepoint)>,
+}
+
+impl Open {
+    /// No transaction open; the next begins at the server's isolation.
+    pub(super) fn new(shared: &crate::shared::Shared) -> Open {
+        Open {
+            trx: None,
+            level: crate::settings::Level::Engine(shared.config.isolation),
+            read_only: false,
+            savepoints: Vec::new(),
+        }
+    }
+}
+
 impl Session {
     /// Runs `f` as one statement of the session's transaction, opening one if none is open
     /// and committing it after if it is the statement's own (autocommit).
@@ -16,8 +40,8 @@ impl Session {
         &mut self,
         f: impl FnOnce(&mut Self, &mut Transaction) -> Result<R, SqlError>,
     ) -> Result<R, SqlError> {
-        let own = self.trx.is_none() && self.settings.autocommit;
-        let mut trx = match self.trx.take() {
+        let own = self.transaction.trx.is_none() && self.vars.settings.autocommit;
+        let mut trx = match self.transaction.trx.take() {
             Some(t) => t,
             None => self.begin_trx(),
         };
@@ -52,7 +76,7 @@ impl Session {
             Err(_) if own => trx.rollback(),
             Ok(_) if own => trx.commit().map_err(SqlError::from)?,
             _ => {
-                self.trx = Some(trx);
+                self.transaction.trx = Some(trx);
             }
         }
         result
@@ -72,21 +96,22 @@ impl Session {
         self.commit()?;
         self.take_next_modes();
         let trx = (self.shared.engine)
-            .begin_async(self.trx_level.engine())
+            .begin_async(self.transaction.level.engine())
             .await;
-        self.trx = Some(self.adopt(trx));
+        self.transaction.trx = Some(self.adopt(trx));
         Ok(())
     }
 
     /// Whether a plain SELECT now reads `FOR SHARE`: in a SERIALIZABLE transaction, open
     /// or about to open with autocommit off (an autocommit SELECT stays a consistent read).
     pub(crate) fn serializable_read(&self) -> bool {
-        let level = match self.trx {
-            Some(_) => self.trx_level,
-            None if !self.settings.autocommit => self
+        let level = match self.transaction.trx {
+            Some(_) => self.transaction.level,
+            None if !self.vars.settings.autocommit => self
+                .vars
                 .settings
                 .next_isolation
-                .unwrap_or(self.settings.isolation),
+                .unwrap_or(self.vars.settings.isolation),
             None => return false,
         };
         level == crate::settings::Level::Serializable
@@ -94,25 +119,29 @@ impl Session {
 
     fn begin_trx(&mut self) -> Transaction {
         self.take_next_modes();
-        let trx = self.shared.engine.begin_with(self.trx_level.engine());
+        let trx = self
+            .shared
+            .engine
+            .begin_with(self.transaction.level.engine());
         self.adopt(trx)
     }
 
     /// The isolation level and access mode of the transaction beginning now: SET
     /// TRANSACTION's for the next one if it said, else the session's.
     fn take_next_modes(&mut self) {
-        self.trx_level = (self.settings.next_isolation.take()).unwrap_or(self.settings.isolation);
-        self.trx_read_only =
-            (self.settings.next_read_only.take()).unwrap_or(self.settings.read_only);
+        self.transaction.level =
+            (self.vars.settings.next_isolation.take()).unwrap_or(self.vars.settings.isolation);
+        self.transaction.read_only =
+            (self.vars.settings.next_read_only.take()).unwrap_or(self.vars.settings.read_only);
     }
 
     /// `trx`, beginning now, made the session's: its lock wait timeout, the KILL flag, its
     /// trx id reported for INNODB_TRX, and no savepoints yet.
     fn adopt(&mut self, mut trx: Transaction) -> Transaction {
-        trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
-        trx.set_interrupt(self.control.stop_flag());
-        trx.report_id_to(self.control.trx_began(self.open_trx()));
-        self.savepoints.clear();
+        trx.set_lock_wait_timeout(self.vars.settings.lock_wait_timeout);
+        trx.set_interrupt(self.connection.control.stop_flag());
+        trx.report_id_to(self.connection.control.trx_began(self.open_trx()));
+        self.transaction.savepoints.clear();
         trx
     }
 
@@ -121,16 +150,16 @@ impl Session {
         crate::control::OpenTrx {
             started: self.now(0, true),
             since: std::time::Instant::now(),
-            isolation: match self.trx_level {
+            isolation: match self.transaction.level {
                 crate::settings::Level::Serializable => "SERIALIZABLE",
                 crate::settings::Level::Engine(waterline_txn::Isolation::ReadCommitted) => {
                     "READ COMMITTED"
                 }
                 crate::settings::Level::Engine(_) => "REPEATABLE READ",
             },
-            read_only: self.trx_read_only,
-            foreign_key_checks: self.settings.foreign_key_checks,
-            unique_checks: self.settings.unique_checks,
+            read_only: self.transaction.read_only,
+            foreign_key_checks: self.vars.settings.foreign_key_checks,
+            unique_checks: self.vars.settings.unique_checks,
         }
     }
 
@@ -143,22 +172,25 @@ impl Session {
         database: &str,
         f: impl FnOnce(&mut Self) -> R,
     ) -> R {
-        let no_database = self.database.is_none();
+        let no_database = self.vars.database.is_none();
         if no_database {
-            self.database = Some(std::sync::Arc::from(database));
+            self.vars.database = Some(std::sync::Arc::from(database));
         }
-        let kept = (self.trx.take(), std::mem::take(&mut self.savepoints));
+        let kept = (
+            self.transaction.trx.take(),
+            std::mem::take(&mut self.transaction.savepoints),
+        );
         let mut trx = (self.shared.engine).begin_with(waterline_txn::Isolation::ReadCommitted);
-        trx.set_lock_wait_timeout(self.settings.lock_wait_timeout);
-        trx.set_interrupt(self.control.stop_flag());
-        self.trx = Some(trx);
+        trx.set_lock_wait_timeout(self.vars.settings.lock_wait_timeout);
+        trx.set_interrupt(self.connection.control.stop_flag());
+        self.transaction.trx = Some(trx);
         let result = f(self);
-        if let Some(trx) = self.trx.take() {
+        if let Some(trx) = self.transaction.trx.take() {
             trx.rollback();
         }
-        (self.trx, self.savepoints) = kept;
+        (self.transaction.trx, self.transaction.savepoints) = kept;
         if no_database {
-            self.database = None;
+            self.vars.database = None;
         }
         result
     }
@@ -166,31 +198,36 @@ impl Session {
     /// SAVEPOINT name: marks where the open transaction is (a savepoint of the same name
     /// moves here). Outside a transaction it marks nothing, as in MySQL with autocommit.
     pub(crate) fn savepoint(&mut self, name: &str) {
-        let Some(trx) = self.trx.as_ref() else {
+        let Some(trx) = self.transaction.trx.as_ref() else {
             return;
         };
-        self.savepoints
+        self.transaction
+            .savepoints
             .retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-        self.savepoints.push((name.to_owned(), trx.savepoint()));
+        self.transaction
+            .savepoints
+            .push((name.to_owned(), trx.savepoint()));
     }
 
     /// ROLLBACK TO SAVEPOINT name (`rollback`) or RELEASE SAVEPOINT name: the changes made
     /// since it are undone (their row locks stay, as InnoDB's do), or it is forgotten; the
     /// savepoints set after it are forgotten either way. 1305 for a name not set.
     pub(crate) fn back_to_savepoint(&mut self, name: &str, rollback: bool) -> Result<(), SqlError> {
-        let at = (self.trx.as_ref())
-            .and_then(|_| (self.savepoints.iter()).position(|(n, _)| n.eq_ignore_ascii_case(name)))
+        let at = (self.transaction.trx.as_ref())
+            .and_then(|_| {
+                (self.transaction.savepoints.iter()).position(|(n, _)| n.eq_ignore_ascii_case(name))
+            })
             .ok_or_else(|| {
                 SqlError::new(1305, "42000", format!("SAVEPOINT {name} does not exist"))
             })?;
         if rollback {
-            let (_, savepoint) = self.savepoints[at];
-            self.savepoints.truncate(at + 1);
-            if let Some(trx) = self.trx.as_mut() {
+            let (_, savepoint) = self.transaction.savepoints[at];
+            self.transaction.savepoints.truncate(at + 1);
+            if let Some(trx) = self.transaction.trx.as_mut() {
                 trx.rollback_to(savepoint);
             }
         } else {
-            self.savepoints.truncate(at);
+            self.transaction.savepoints.truncate(at);
         }
         Ok(())
     }
@@ -201,31 +238,31 @@ impl Session {
         self.unlock_tables()?;
         self.commit()?;
         if read_only.is_some() {
-            self.settings.next_read_only = read_only;
+            self.vars.settings.next_read_only = read_only;
         }
-        self.trx = Some(self.begin_trx());
+        self.transaction.trx = Some(self.begin_trx());
         Ok(())
     }
 
     /// COMMIT or ROLLBACK AND CHAIN: the open transaction ends (`commit`: committed), and a
     /// new one begins at once at its isolation level and access mode.
     pub(crate) fn end_and_chain(&mut self, commit: bool) -> Result<(), SqlError> {
-        let (level, read_only) = (self.trx_level, self.trx_read_only);
+        let (level, read_only) = (self.transaction.level, self.transaction.read_only);
         if commit {
             self.commit()?;
         } else {
             self.abort();
         }
-        self.settings.next_isolation = Some(level);
+        self.vars.settings.next_isolation = Some(level);
         self.start_transaction(Some(read_only))
     }
 
     /// 1792 if `statement` changes a table other than a temporary one and the transaction
     /// it runs in (the open one, or the one it would open) is READ ONLY.
     pub(crate) fn may_write(&self, statement: &sqlparser::ast::Statement) -> Result<(), SqlError> {
-        let read_only = match self.trx {
-            Some(_) => self.trx_read_only,
-            None => (self.settings.next_read_only).unwrap_or(self.settings.read_only),
+        let read_only = match self.transaction.trx {
+            Some(_) => self.transaction.read_only,
+            None => (self.vars.settings.next_read_only).unwrap_or(self.vars.settings.read_only),
         };
         if !read_only
             || !matches!(
@@ -255,7 +292,7 @@ impl Session {
     /// MySQL).
     pub(crate) fn start_with_snapshot(&mut self, read_only: Option<bool>) -> Result<(), SqlError> {
         self.start_transaction(read_only)?;
-        if let Some(trx) = self.trx.as_mut() {
+        if let Some(trx) = self.transaction.trx.as_mut() {
             trx.open_view()?;
         }
         Ok(())
@@ -263,7 +300,7 @@ impl Session {
 
     /// COMMIT (and implicit commits): ends the open transaction.
     pub(crate) fn commit(&mut self) -> Result<Response, SqlError> {
-        match self.trx.take() {
+        match self.transaction.trx.take() {
             Some(trx) => trx
                 .commit()
                 .map(|()| Response::done(0))
