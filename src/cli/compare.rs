@@ -1113,8 +1113,10 @@ fn run_md(
     }
     let _ = writeln!(
         md,
-        "- pairs: {}, baseline first in each\n- ran: {started} to {} UTC\n- machine: {}",
+        "- pairs: {}, baseline first in each\n- compared by: `waterline compare` built from {}\n- \
+         ran: {started} to {} UTC\n- machine: {}",
         args.pairs,
+        crate::BUILD,
         utc_now(),
         machine.describe()
     );
