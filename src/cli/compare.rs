@@ -794,7 +794,9 @@ fn measure(
             }])
         }
         Workload::Bench => {
+            // As `cargo bench` runs it: without --bench criterion only tests each once.
             let output = Command::new(side_binary(side)?)
+                .arg("--bench")
                 .args(&args.args)
                 .arg("--noplot")
                 .output()?;
