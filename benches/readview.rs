@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use waterline::readview::{
-    ActiveSet, CsnLog, HybridActiveSet, HybridReadView, ReadView, TrxId, VecActiveSet,
+    ActiveSet, CsnLog, HybridActiveSet, HybridLayout, HybridReadView, ReadView, TrxId, VecActiveSet,
 };
 
 const ACTIVE: [u64; 5] = [16, 256, 1000, 4096, 16_384];
@@ -35,6 +35,8 @@ const PROBES: usize = 1024;
 struct Population {
     vector: VecActiveSet,
     hybrid: HybridActiveSet,
+    /// The same hybrid set, its snapshots in the book's layout.
+    book: HybridActiveSet,
     csn: Arc<CsnLog>,
     probes: Vec<TrxId>,
 }
@@ -46,6 +48,7 @@ impl Population {
         let mut p = Population {
             vector: VecActiveSet::new(),
             hybrid: HybridActiveSet::new(),
+            book: HybridActiveSet::new().with_layout(HybridLayout::Book),
             csn: Arc::new(CsnLog::new()),
             probes: Vec::new(),
         };
@@ -85,12 +88,14 @@ impl Population {
     fn begin(&mut self, id: TrxId) {
         self.vector.insert(id).unwrap();
         self.hybrid.insert(id).unwrap();
+        self.book.insert(id).unwrap();
         self.csn.begin(id).unwrap();
     }
 
     fn end(&mut self, id: TrxId) {
         self.vector.remove(id).unwrap();
         self.hybrid.remove(id).unwrap();
+        self.book.remove(id).unwrap();
         self.csn.commit(id).unwrap();
     }
 }
@@ -145,26 +150,28 @@ fn snapshot_open(c: &mut Criterion) {
     {
         println!("bytes copied per snapshot (fixed fields + ids or bitmap words):");
         println!(
-            "{:>8} {:>10} {:>10} {:>6} {:>8}",
-            "active", "vector", "hybrid", "csn", "hyb/vec"
+            "{:>8} {:>10} {:>10} {:>12} {:>6} {:>8}",
+            "active", "vector", "hybrid", "hybrid-book", "csn", "hyb/vec"
         );
     }
     for n in ACTIVE {
         let p = Population::new(n, n - LONG_LIVED);
         let mut vector = p.vector.new_view();
         let mut hybrid = p.hybrid.new_view();
+        let mut book = p.book.new_view();
         let mut csn = p.csn.snapshot(None);
         let bytes = (
             p.vector.snapshot_into(&mut vector, None),
             p.hybrid.snapshot_into(&mut hybrid, None),
+            p.book.snapshot_into(&mut book, None),
             p.csn.snapshot_into(&mut csn, None),
         );
         #[allow(clippy::print_stdout)]
         {
             let ratio = 100.0 * bytes.1 as f64 / bytes.0 as f64;
             println!(
-                "{n:>8} {:>10} {:>10} {:>6} {ratio:>7.1}%",
-                bytes.0, bytes.1, bytes.2
+                "{n:>8} {:>10} {:>10} {:>12} {:>6} {ratio:>7.1}%",
+                bytes.0, bytes.1, bytes.2, bytes.3
             );
         }
         group.bench_function(BenchmarkId::new("vector", n), |b| {
@@ -172,6 +179,9 @@ fn snapshot_open(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("hybrid", n), |b| {
             b.iter(|| p.hybrid.snapshot_into(black_box(&mut hybrid), None))
+        });
+        group.bench_function(BenchmarkId::new("hybrid-book", n), |b| {
+            b.iter(|| p.book.snapshot_into(black_box(&mut book), None))
         });
         group.bench_function(BenchmarkId::new("csn", n), |b| {
             b.iter(|| p.csn.snapshot_into(black_box(&mut csn), None))

@@ -16,7 +16,9 @@ use clap::{Args, ValueEnum};
 use waterline::planner::PlannerMode;
 use waterline::throttle::{AdaptiveConfig, Policy};
 use waterline::tpcc::native::{DeliveryClaim, StepOrder};
-use waterline::txn::{CommitConfig, FlushPolicy, GroupCommitConfig, LockRelease, Recovery, Wakeup};
+use waterline::txn::{
+    CommitConfig, FlushPolicy, GroupCommitConfig, HybridLayout, LockRelease, Recovery, Wakeup,
+};
 use waterline::{Engine, EngineConfig, Isolation, SnapshotKind, ViewClose};
 
 /// ReadView kinds (book 8.2).
@@ -28,6 +30,15 @@ pub enum SnapshotArg {
     Hybrid,
     /// Commit sequence numbers.
     Csn,
+}
+
+/// How a hybrid snapshot lays out its copy.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum HybridLayoutArg {
+    /// The book's: every word from the oldest active short id to the newest id.
+    Book,
+    /// The bitmap from where the copy is smallest, the ids before it as ids.
+    Compact,
 }
 
 /// How a READ COMMITTED view closes (book 8.2.4).
@@ -214,6 +225,10 @@ pub struct EngineArgs {
     /// Bytes of a hybrid view's bitmap window (default: the engine's).
     #[arg(long)]
     pub hybrid_view_window_bytes: Option<usize>,
+    /// How a hybrid snapshot lays out its copy: compact (never more bytes than the ids) or
+    /// the book's layout, every word from the oldest active short id on.
+    #[arg(long, value_enum, default_value = "compact")]
+    pub hybrid_layout: HybridLayoutArg,
     /// Slots of the CSN log's ring (default: the engine's).
     #[arg(long)]
     pub csn_ring_slots: Option<usize>,
@@ -278,6 +293,10 @@ impl EngineArgs {
             hybrid_view_window_bytes: self
                 .hybrid_view_window_bytes
                 .unwrap_or(defaults.hybrid_view_window_bytes),
+            hybrid_layout: match self.hybrid_layout {
+                HybridLayoutArg::Book => HybridLayout::Book,
+                HybridLayoutArg::Compact => HybridLayout::Compact,
+            },
             csn_ring_slots: self.csn_ring_slots.unwrap_or(defaults.csn_ring_slots),
             commit: CommitConfig {
                 flush: match self.flush {

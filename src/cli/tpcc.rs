@@ -502,7 +502,7 @@ mod tests {
     use super::*;
 
     /// Every knob set away from its default.
-    const AWAY: [(&str, &str); 22] = [
+    const AWAY: [(&str, &str); 23] = [
         ("isolation", "read-committed"),
         ("planner", "legacy8027"),
         ("step-order", "spec"),
@@ -518,6 +518,7 @@ mod tests {
         ("purge-interval-ms", "5"),
         ("commit-purge", "false"),
         ("hybrid-global-window-bytes", "4096"),
+        ("hybrid-layout", "book"),
         ("csn-ring-slots", "1024"),
         ("flush", "os"),
         ("wakeup", "broadcast"),

@@ -82,7 +82,7 @@ mod view;
 
 pub use csn::{CsnLog, CsnSnapshot, TrxState};
 pub use error::{ActiveSetError, ConfigError};
-pub use hybrid::{HybridActiveSet, HybridReadView};
+pub use hybrid::{HybridActiveSet, HybridLayout, HybridReadView};
 pub use id::{Csn, TrxId};
 pub use vector::{VecActiveSet, VecReadView};
 pub use view::{ActiveSet, ReadView, ViewLimits};

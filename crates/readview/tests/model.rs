@@ -15,8 +15,8 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use waterline_readview::{
-    ActiveSet, Csn, CsnLog, CsnSnapshot, HybridActiveSet, HybridReadView, ReadView, TrxId,
-    VecActiveSet, VecReadView,
+    ActiveSet, Csn, CsnLog, CsnSnapshot, HybridActiveSet, HybridLayout, HybridReadView, ReadView,
+    TrxId, VecActiveSet, VecReadView,
 };
 
 #[derive(Debug, Clone)]
@@ -54,6 +54,8 @@ struct Taken {
     creator: Option<u64>,
     vector: VecReadView,
     hybrid: HybridReadView,
+    /// The book's layout of the same set.
+    book: HybridReadView,
     csn: CsnSnapshot,
 }
 
@@ -62,7 +64,7 @@ impl Taken {
         Some(id) == self.creator || (id < self.low_limit && !self.active.contains(&id))
     }
 
-    fn check(&self, views: [(&str, &dyn Fn(TrxId) -> bool); 3], upto: u64) {
+    fn check(&self, views: [(&str, &dyn Fn(TrxId) -> bool); 4], upto: u64) {
         for id in 0..upto {
             let expected = self.model(id);
             for (kind, visible) in &views {
@@ -83,6 +85,7 @@ impl Taken {
             [
                 ("vector", &|id| self.vector.changes_visible(id)),
                 ("hybrid", &|id| self.hybrid.changes_visible(id)),
+                ("hybrid, book layout", &|id| self.book.changes_visible(id)),
                 ("csn", &|id| self.csn.changes_visible(id)),
             ],
             upto,
@@ -96,19 +99,22 @@ struct World {
     long: Vec<u64>,
     vector: VecActiveSet,
     hybrid: HybridActiveSet,
+    book: HybridActiveSet,
     csn: Arc<CsnLog>,
     taken: Vec<Taken>,
     // Views reused across snapshots, to check that `snapshot_into` resets everything.
-    reused: (VecReadView, HybridReadView, CsnSnapshot),
+    reused: (VecReadView, HybridReadView, HybridReadView, CsnSnapshot),
 }
 
 impl World {
     fn new() -> Self {
         let hybrid = HybridActiveSet::with_windows(16, 8).unwrap();
+        let book = hybrid.clone().with_layout(HybridLayout::Book);
         let csn = Arc::new(CsnLog::with_ring_slots(8).unwrap());
         let reused = (
             VecReadView::default(),
             hybrid.new_view(),
+            book.new_view(),
             csn.snapshot(None),
         );
         World {
@@ -117,6 +123,7 @@ impl World {
             long: Vec::new(),
             vector: VecActiveSet::new(),
             hybrid,
+            book,
             csn,
             taken: Vec::new(),
             reused,
@@ -146,6 +153,7 @@ impl World {
         self.next = id + 1;
         self.vector.insert(TrxId(id)).unwrap();
         self.hybrid.insert(TrxId(id)).unwrap();
+        self.book.insert(TrxId(id)).unwrap();
         self.csn.begin(TrxId(id)).unwrap();
         if long {
             &mut self.long
@@ -168,6 +176,7 @@ impl World {
         let id = TrxId(from.remove(pick(from.len())));
         self.vector.remove(id).unwrap();
         self.hybrid.remove(id).unwrap();
+        self.book.remove(id).unwrap();
         self.csn.commit(id).unwrap();
     }
 
@@ -195,18 +204,27 @@ impl World {
             creator,
             vector: self.vector.snapshot(trx),
             hybrid: self.hybrid.snapshot(trx),
+            book: self.book.snapshot(trx),
             csn: self.csn.snapshot(trx),
         };
         let upto = taken.low_limit + 3;
         taken.check_all(upto);
-        let (vector, hybrid, csn) = &mut self.reused;
-        self.vector.snapshot_into(vector, trx);
-        self.hybrid.snapshot_into(hybrid, trx);
+        let (vector, hybrid, book, csn) = &mut self.reused;
+        let vector_bytes = self.vector.snapshot_into(vector, trx);
+        let hybrid_bytes = self.hybrid.snapshot_into(hybrid, trx);
+        self.book.snapshot_into(book, trx);
         self.csn.snapshot_into(csn, trx);
+        // The compact layout never copies more than the ids would, but for the bitmap's base.
+        assert!(
+            hybrid_bytes <= vector_bytes + 8,
+            "hybrid {hybrid_bytes} B, vector {vector_bytes} B, active {:?}",
+            taken.active
+        );
         taken.check(
             [
                 ("reused vector", &|id| vector.changes_visible(id)),
                 ("reused hybrid", &|id| hybrid.changes_visible(id)),
+                ("reused hybrid, book layout", &|id| book.changes_visible(id)),
                 ("reused csn", &|id| csn.changes_visible(id)),
             ],
             upto,
@@ -275,5 +293,64 @@ fn long_transactions_across_many_windows() {
     let upto = world.next_low_limit() + 3;
     for taken in &world.taken {
         taken.check_all(upto);
+    }
+}
+
+/// Active ids as a few stragglers far below a dense run of recent ones (and sometimes
+/// scattered ids alone): the spread that made the book's layout copy more than the vector.
+fn stragglers_and_a_run() -> impl Strategy<Value = BTreeSet<u64>> {
+    (
+        prop::collection::btree_set(1u64..200_000, 0..12),
+        200_000u64..300_000,
+        0usize..1_500,
+        1u64..4,
+    )
+        .prop_map(|(stragglers, start, run, step)| {
+            let mut ids = stragglers;
+            ids.extend((0..run as u64).map(|k| start + k * step));
+            ids
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// With the book's sizes, whatever the spread: the compact layout copies at most what
+    /// the vector does (and the bitmap's base), at most 300 bytes for 1,000 dense ids, and
+    /// answers as the model does; the book's layout answers the same.
+    #[test]
+    fn a_compact_copy_is_never_larger_than_the_ids(ids in stragglers_and_a_run()) {
+        let mut vector = VecActiveSet::new();
+        let mut compact = HybridActiveSet::new();
+        let mut book = HybridActiveSet::new().with_layout(HybridLayout::Book);
+        // Ids between the active ones were consumed by transactions that have ended.
+        let last = ids.last().copied().unwrap_or(0);
+        for &id in &ids {
+            vector.insert(TrxId(id)).unwrap();
+            compact.insert(TrxId(id)).unwrap();
+            book.insert(TrxId(id)).unwrap();
+        }
+        let (mut v, mut c, mut b) = (vector.new_view(), compact.new_view(), book.new_view());
+        let vector_bytes = vector.snapshot_into(&mut v, None);
+        let compact_bytes = compact.snapshot_into(&mut c, None);
+        book.snapshot_into(&mut b, None);
+        prop_assert!(compact_bytes <= vector_bytes + 8, "{compact_bytes} > {vector_bytes} + 8");
+        for id in (0..=last + 70).step_by(7).chain(ids.iter().copied()) {
+            let expected = id <= last && !ids.contains(&id);
+            prop_assert_eq!(c.changes_visible(TrxId(id)), expected, "compact, id {}", id);
+            prop_assert_eq!(b.changes_visible(TrxId(id)), expected, "book, id {}", id);
+        }
+    }
+}
+
+#[test]
+fn a_thousand_dense_ids_copy_under_300_bytes_in_either_layout() {
+    for layout in [HybridLayout::Compact, HybridLayout::Book] {
+        let mut set = HybridActiveSet::new().with_layout(layout);
+        for id in 1..=1_000 {
+            set.insert(TrxId(id)).unwrap();
+        }
+        let mut view = set.new_view();
+        assert!(set.snapshot_into(&mut view, None) <= 300, "{layout:?}");
     }
 }

@@ -441,6 +441,10 @@ fn describe_engine(engine: &Engine) -> String {
         c.commit_purge,
         c.admission.name(),
     );
+    if c.snapshot == waterline_txn::SnapshotKind::Hybrid {
+        out.push_str(", hybrid_layout=");
+        out.push_str(c.hybrid_layout.name());
+    }
     if engine.commit_stats().is_some() {
         let g = &c.commit.group;
         out.push_str(&format!(

@@ -6,7 +6,7 @@ use std::time::Duration;
 use waterline_commit::{FlushPolicy, GroupCommitConfig, Wakeup};
 use waterline_readview::SnapshotKind;
 use waterline_readview::csn::DEFAULT_CSN_RING_SLOTS;
-use waterline_readview::hybrid::{DEFAULT_VIEW_WINDOW_BYTES, GLOBAL_WINDOW_BYTES};
+use waterline_readview::hybrid::{DEFAULT_VIEW_WINDOW_BYTES, GLOBAL_WINDOW_BYTES, HybridLayout};
 use waterline_throttle::Policy;
 
 use crate::error::TxnError;
@@ -109,6 +109,9 @@ pub struct EngineConfig {
     pub hybrid_global_window_bytes: usize,
     /// Bytes of a hybrid view's bitmap window.
     pub hybrid_view_window_bytes: usize,
+    /// How a hybrid snapshot lays out its copy: `Compact` (the default: never more bytes
+    /// than the ids) or the book's `Book`, to measure the book's behaviour beside it.
+    pub hybrid_layout: HybridLayout,
     /// Slots of the CSN log's id ring.
     pub csn_ring_slots: usize,
     /// How a durable engine ([`crate::Engine::open_dir`]) logs and group-commits; an
@@ -193,6 +196,7 @@ impl Default for EngineConfig {
             commit_purge: true,
             hybrid_global_window_bytes: GLOBAL_WINDOW_BYTES,
             hybrid_view_window_bytes: DEFAULT_VIEW_WINDOW_BYTES,
+            hybrid_layout: HybridLayout::default(),
             csn_ring_slots: DEFAULT_CSN_RING_SLOTS,
             commit: CommitConfig::default(),
             admission: Policy::Unlimited,

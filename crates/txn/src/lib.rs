@@ -117,7 +117,7 @@ pub use waterline_commit::{
     CommitError, FlushPolicy, GroupCommitConfig, GroupCommitStats, Lsn, Tail, Wakeup, WalError,
 };
 pub use waterline_readview::{
-    ActiveSetError, ConfigError as ReadViewConfigError, SnapshotKind, TrxId,
+    ActiveSetError, ConfigError as ReadViewConfigError, HybridLayout, SnapshotKind, TrxId,
 };
 pub use waterline_throttle::{
     AdaptiveConfig, Admission, Metrics as AdmissionMetrics, Policy, ThrottleError,

@@ -102,10 +102,13 @@ impl TrxSys {
     pub(crate) fn new(config: &EngineConfig, stats: Arc<Stats>) -> Result<TrxSys, TxnError> {
         let active = match config.snapshot {
             SnapshotKind::Vector => ActiveList::Vector(VecActiveSet::default()),
-            SnapshotKind::Hybrid => ActiveList::Hybrid(HybridActiveSet::with_windows(
-                config.hybrid_global_window_bytes,
-                config.hybrid_view_window_bytes,
-            )?),
+            SnapshotKind::Hybrid => ActiveList::Hybrid(
+                HybridActiveSet::with_windows(
+                    config.hybrid_global_window_bytes,
+                    config.hybrid_view_window_bytes,
+                )?
+                .with_layout(config.hybrid_layout),
+            ),
             SnapshotKind::Csn => ActiveList::Csn,
         };
         let csn_slots = match config.snapshot {

@@ -7,6 +7,33 @@ use super::{
 use crate::view::{ActiveSet, ViewLimits};
 use crate::{ActiveSetError, ConfigError, TrxId, error};
 
+/// How a snapshot lays out the short ids it copies into a [`HybridReadView`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum HybridLayout {
+    /// The book's, and its published patch's: every word from the oldest active short id to
+    /// the newest id, as far as the view's window reaches (the oldest words' ids go to the
+    /// view's long vector). One straggler far below the others makes the copy as wide as the
+    /// distance between them: wider, at a few hundred active transactions, than the
+    /// vector's list of ids.
+    Book,
+    /// The bitmap starts at the word that makes the copy smallest: the ids of the words
+    /// before it are copied as ids, into the view's long vector. So a view never copies more
+    /// than the ids themselves would take (plus the bitmap's base), and an id in the bitmap
+    /// is still one bit test.
+    #[default]
+    Compact,
+}
+
+impl HybridLayout {
+    /// The layout's name as flags and reports print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            HybridLayout::Book => "book",
+            HybridLayout::Compact => "compact",
+        }
+    }
+}
+
 /// The book's global active list (8.2.3): `short_rw_trx_ids_bitmap` + `long_rw_trx_ids`.
 ///
 /// The window is a ring of `W` words (`W` a power of two): absolute word `w` (ids
@@ -30,6 +57,7 @@ pub struct HybridActiveSet {
     low_limit_id: TrxId,
     overflow_moves: u64,
     view_window_words: usize,
+    layout: HybridLayout,
 }
 
 impl Default for HybridActiveSet {
@@ -67,7 +95,19 @@ impl HybridActiveSet {
             low_limit_id: TrxId::FIRST,
             overflow_moves: 0,
             view_window_words: window_words(view_bytes)?,
+            layout: HybridLayout::default(),
         })
+    }
+
+    /// The same set, its snapshots laid out as `layout` says.
+    pub fn with_layout(mut self, layout: HybridLayout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// How its snapshots are laid out.
+    pub fn layout(&self) -> HybridLayout {
+        self.layout
     }
 
     /// The first id of the bitmap window (the book's `min_short_valid_id`): active ids below
@@ -104,6 +144,24 @@ impl HybridActiveSet {
         let start = self.slot(first);
         let head = n.min(self.ring.len() - start);
         (&self.ring[start..start + head], &self.ring[..n - head])
+    }
+
+    /// The word a compact snapshot's bitmap of the words `first ..= last` starts at, `last +
+    /// 1` for none: starting one word later saves that word's 8 bytes and costs 8 bytes for
+    /// each active id in it, copied as an id instead. So the smallest copy starts after the
+    /// prefix whose running sum of (ids in a word - 1) is lowest; on a tie the bitmap starts
+    /// earlier, as more ids are then one bit test.
+    fn cheapest_start(&self, first: u64, last: u64) -> u64 {
+        let (head, tail) = self.words(first, last);
+        let (mut best, mut lowest, mut sum) = (first, 0i64, 0i64);
+        for (w, &word) in (first..).zip(head.iter().chain(tail)) {
+            sum += i64::from(word.count_ones()) - 1;
+            if sum < lowest {
+                lowest = sum;
+                best = w + 1;
+            }
+        }
+        best
     }
 
     /// Moves `lo_word` forward to the first non-zero word (or to `hi_word` if none is).
@@ -212,7 +270,8 @@ impl ActiveSet for HybridActiveSet {
 
     /// Copies the long ids and the words from the oldest active short id to the newest id.
     /// Words that do not fit in the view's window (the oldest ones) are copied as ids into the
-    /// view's long vector; the global set is not touched.
+    /// view's long vector, and so, in the [`HybridLayout::Compact`] layout, are those of the
+    /// words before the cheapest start; the global set is not touched.
     fn snapshot_into(&self, view: &mut HybridReadView, creator: Option<TrxId>) -> usize {
         view.set_limits(ViewLimits::new(self.low_limit_id, self.oldest(), creator));
         view.long_ids.clear();
@@ -224,13 +283,24 @@ impl ActiveSet for HybridActiveSet {
         }
         let (mut first, last) = (self.lo_word, self.hi_word);
         let fits = view.window_words as u64;
+        let mut kept = first;
         if last - first + 1 > fits {
-            let kept = last + 1 - fits;
+            kept = last + 1 - fits;
+        }
+        if self.layout == HybridLayout::Compact {
+            kept = self.cheapest_start(kept, last);
+        }
+        if kept > first {
             let (head, tail) = self.words(first, kept - 1);
             for (w, &word) in (first..).zip(head.iter().chain(tail)) {
                 push_ids_of_word(&mut view.long_ids, w, word);
             }
             first = kept;
+        }
+        if first > last {
+            // Every short id is cheaper as an id: no bitmap. The limits answer above it.
+            view.short_base = self.low_limit_id.0;
+            return view.copied_bytes();
         }
         let (head, tail) = self.words(first, last);
         append(&mut view.bits, head);
@@ -383,6 +453,50 @@ mod tests {
         let buffer = view.bits.as_ptr();
         set.snapshot_into(&mut view, None);
         assert_eq!(view.bits.as_ptr(), buffer, "no new allocation");
+    }
+
+    #[test]
+    fn a_straggler_makes_the_books_copy_wide_and_the_compact_one_skips_it() {
+        // One transaction far older than 201 recent ones.
+        let mut compact = HybridActiveSet::new();
+        let mut book = HybridActiveSet::new().with_layout(HybridLayout::Book);
+        for id in std::iter::once(5).chain(100_000..=100_200) {
+            compact.insert(TrxId(id)).unwrap();
+            book.insert(TrxId(id)).unwrap();
+        }
+        let ids_bytes = ViewLimits::BYTES + 8 * 202;
+        let (mut c, mut b) = (compact.new_view(), book.new_view());
+        let book_bytes = book.snapshot_into(&mut b, None);
+        let compact_bytes = compact.snapshot_into(&mut c, None);
+        // The book's: the whole 8 KB window of words up to the newest id.
+        assert_eq!(b.bitmap_words(), 1024);
+        assert!(book_bytes > 4 * ids_bytes, "{book_bytes}");
+        // Compact: the straggler as an id, the recent run as 4 words.
+        assert_eq!(c.long_ids(), &[TrxId(5)]);
+        assert_eq!(c.bitmap_words(), 4);
+        assert_eq!(compact_bytes, ViewLimits::BYTES + 8 + 8 + 4 * 8);
+        for view in [&c, &b] {
+            assert!(!view.changes_visible(TrxId(5)));
+            assert!(view.changes_visible(TrxId(6)));
+            assert!(!view.changes_visible(TrxId(100_100)));
+            assert!(view.changes_visible(TrxId(99_999)));
+        }
+    }
+
+    #[test]
+    fn scattered_ids_alone_are_copied_as_ids() {
+        let mut set = HybridActiveSet::new();
+        for id in [100, 1_000, 10_000, 20_000] {
+            set.insert(TrxId(id)).unwrap();
+        }
+        let mut view = set.new_view();
+        let bytes = set.snapshot_into(&mut view, None);
+        // No word holds two of them: each is cheaper as an id (ties keep the bitmap).
+        assert_eq!(view.bitmap_words(), 1);
+        assert_eq!(bytes, ViewLimits::BYTES + 8 + 3 * 8 + 8);
+        assert!(!view.changes_visible(TrxId(1_000)));
+        assert!(view.changes_visible(TrxId(1_001)));
+        assert!(!view.changes_visible(TrxId(20_000)));
     }
 
     #[test]

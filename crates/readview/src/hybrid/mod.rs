@@ -31,7 +31,7 @@
 mod active_set;
 mod view;
 
-pub use active_set::HybridActiveSet;
+pub use active_set::{HybridActiveSet, HybridLayout};
 pub use view::HybridReadView;
 
 use crate::{ConfigError, TrxId};
