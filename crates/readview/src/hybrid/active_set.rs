@@ -298,7 +298,8 @@ impl ActiveSet for HybridActiveSet {
         if last - first + 1 > fits {
             kept = last + 1 - fits;
         }
-        if self.layout == HybridLayout::Compact {
+        // One word holds at least one id: starting past it cannot save anything.
+        if self.layout == HybridLayout::Compact && kept < last {
             kept = self.cheapest_start(kept, last);
         }
         if kept > first {
