@@ -217,8 +217,9 @@ impl World {
         // The compact layout never copies more than the ids would, but for the bitmap's base.
         assert!(
             hybrid_bytes <= vector_bytes + 8,
-            "hybrid {hybrid_bytes} B, vector {vector_bytes} B, active {:?}",
-            taken.active
+            "hybrid {hybrid_bytes} B, vector {vector_bytes} B, active {:?}, view {:?}",
+            taken.active,
+            hybrid
         );
         taken.check(
             [

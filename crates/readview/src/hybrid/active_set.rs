@@ -298,8 +298,7 @@ impl ActiveSet for HybridActiveSet {
         if last - first + 1 > fits {
             kept = last + 1 - fits;
         }
-        // One word holds at least one id: starting past it cannot save anything.
-        if self.layout == HybridLayout::Compact && kept < last {
+        if self.layout == HybridLayout::Compact {
             kept = self.cheapest_start(kept, last);
         }
         if kept > first {
