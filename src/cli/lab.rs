@@ -590,13 +590,24 @@ fn summary(
         info.warmup_secs,
         info.limit
     );
-    let _ = writeln!(
-        out,
-        "- Baseline: `{}`; ratios are each configuration's txn/s over the baseline's at the \
-         same client count (one run per point: a single measurement, not a median of \
-         repeats; on a noisy machine, a few percent either way is noise).\n",
-        configs[0]
-    );
+    let rounds = report.rounds();
+    if rounds > 1 {
+        let _ = writeln!(
+            out,
+            "- Baseline: `{}`; txn/s is the median of {rounds} alternating rounds, and a ratio \
+             the median of the rounds' ratios to the baseline at the same client count; the \
+             other columns are the last round's.\n",
+            configs[0]
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "- Baseline: `{}`; ratios are each configuration's txn/s over the baseline's at \
+             the same client count (one run per point: a single measurement, not a median of \
+             repeats; on a noisy machine, a few percent either way is noise).\n",
+            configs[0]
+        );
+    }
     // What ran, as each configuration's engine and a client's session read it back.
     for config in &configs {
         if let Some(p) = report.points.iter().find(|p| &p.config == config) {
@@ -626,22 +637,37 @@ fn summary(
             .iter()
             .rfind(|p| p.config == config && p.clients == clients)
     };
+    let medians = report.medians();
+    // With rounds, each configuration's median txn/s and its median ratio to the baseline;
+    // with one, its point's.
+    let txn = |config: &str, clients: usize| match rounds {
+        1 => find(config, clients).map(|p| p.measurement.txn_per_sec()),
+        _ => (medians.iter())
+            .find(|m| m.config == config && m.clients == clients)
+            .map(|m| m.txn_per_sec),
+    };
+    let ratio = |config: &str, clients: usize| match rounds {
+        1 => txn(config, clients)
+            .zip(txn(&configs[0], clients).filter(|b| *b > 0.0))
+            .map(|(t, b)| t / b),
+        _ => (medians.iter())
+            .find(|m| m.config == config && m.clients == clients)
+            .and_then(|m| m.against_baseline.map(|(r, _)| r)),
+    };
     let mut best_ratio: Option<(f64, String, usize)> = None;
     for &n in &clients {
         let _ = write!(out, "| {n} |");
-        let base = find(&configs[0], n).map(|p| p.measurement.txn_per_sec());
         for c in &configs {
-            match find(c, n) {
-                Some(p) => {
-                    let _ = write!(out, " {:.0} |", p.measurement.txn_per_sec());
+            match txn(c, n) {
+                Some(t) => {
+                    let _ = write!(out, " {t:.0} |");
                 }
                 None => out.push_str(" - |"),
             }
         }
         for c in &configs[1..] {
-            match (find(c, n), base) {
-                (Some(p), Some(b)) if b > 0.0 => {
-                    let r = p.measurement.txn_per_sec() / b;
+            match ratio(c, n) {
+                Some(r) => {
                     let _ = write!(out, " {r:.2} |");
                     if best_ratio.as_ref().is_none_or(|(best, _, _)| r > *best) {
                         best_ratio = Some((r, c.clone(), n));
