@@ -35,8 +35,8 @@ const PROBES: usize = 1024;
 struct Population {
     vector: VecActiveSet,
     hybrid: HybridActiveSet,
-    /// The same hybrid set, its snapshots in the book's layout.
-    book: HybridActiveSet,
+    /// The same hybrid set, its snapshots in the compact layout.
+    compact: HybridActiveSet,
     csn: Arc<CsnLog>,
     probes: Vec<TrxId>,
 }
@@ -48,7 +48,7 @@ impl Population {
         let mut p = Population {
             vector: VecActiveSet::new(),
             hybrid: HybridActiveSet::new(),
-            book: HybridActiveSet::new().with_layout(HybridLayout::Book),
+            compact: HybridActiveSet::new().with_layout(HybridLayout::Compact),
             csn: Arc::new(CsnLog::new()),
             probes: Vec::new(),
         };
@@ -88,14 +88,14 @@ impl Population {
     fn begin(&mut self, id: TrxId) {
         self.vector.insert(id).unwrap();
         self.hybrid.insert(id).unwrap();
-        self.book.insert(id).unwrap();
+        self.compact.insert(id).unwrap();
         self.csn.begin(id).unwrap();
     }
 
     fn end(&mut self, id: TrxId) {
         self.vector.remove(id).unwrap();
         self.hybrid.remove(id).unwrap();
-        self.book.remove(id).unwrap();
+        self.compact.remove(id).unwrap();
         self.csn.commit(id).unwrap();
     }
 }
@@ -151,19 +151,19 @@ fn snapshot_open(c: &mut Criterion) {
         println!("bytes copied per snapshot (fixed fields + ids or bitmap words):");
         println!(
             "{:>8} {:>10} {:>10} {:>12} {:>6} {:>8}",
-            "active", "vector", "hybrid", "hybrid-book", "csn", "hyb/vec"
+            "active", "vector", "hybrid", "hybrid-compact", "csn", "hyb/vec"
         );
     }
     for n in ACTIVE {
         let p = Population::new(n, n - LONG_LIVED);
         let mut vector = p.vector.new_view();
         let mut hybrid = p.hybrid.new_view();
-        let mut book = p.book.new_view();
+        let mut compact = p.compact.new_view();
         let mut csn = p.csn.snapshot(None);
         let bytes = (
             p.vector.snapshot_into(&mut vector, None),
             p.hybrid.snapshot_into(&mut hybrid, None),
-            p.book.snapshot_into(&mut book, None),
+            p.compact.snapshot_into(&mut compact, None),
             p.csn.snapshot_into(&mut csn, None),
         );
         #[allow(clippy::print_stdout)]
@@ -180,8 +180,8 @@ fn snapshot_open(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("hybrid", n), |b| {
             b.iter(|| p.hybrid.snapshot_into(black_box(&mut hybrid), None))
         });
-        group.bench_function(BenchmarkId::new("hybrid-book", n), |b| {
-            b.iter(|| p.book.snapshot_into(black_box(&mut book), None))
+        group.bench_function(BenchmarkId::new("hybrid-compact", n), |b| {
+            b.iter(|| p.compact.snapshot_into(black_box(&mut compact), None))
         });
         group.bench_function(BenchmarkId::new("csn", n), |b| {
             b.iter(|| p.csn.snapshot_into(black_box(&mut csn), None))

@@ -225,9 +225,9 @@ pub struct EngineArgs {
     /// Bytes of a hybrid view's bitmap window (default: the engine's).
     #[arg(long)]
     pub hybrid_view_window_bytes: Option<usize>,
-    /// How a hybrid snapshot lays out its copy: compact (never more bytes than the ids) or
-    /// the book's layout, every word from the oldest active short id on.
-    #[arg(long, value_enum, default_value = "compact")]
+    /// How a hybrid snapshot lays out its copy: the book's, every word from the oldest
+    /// active short id on, or compact (never more bytes than the ids, longer under the latch).
+    #[arg(long, value_enum, default_value = "book")]
     pub hybrid_layout: HybridLayoutArg,
     /// Slots of the CSN log's ring (default: the engine's).
     #[arg(long)]

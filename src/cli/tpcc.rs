@@ -518,7 +518,7 @@ mod tests {
         ("purge-interval-ms", "5"),
         ("commit-purge", "false"),
         ("hybrid-global-window-bytes", "4096"),
-        ("hybrid-layout", "book"),
+        ("hybrid-layout", "compact"),
         ("csn-ring-slots", "1024"),
         ("flush", "os"),
         ("wakeup", "broadcast"),

@@ -108,7 +108,9 @@ struct World {
 
 impl World {
     fn new() -> Self {
-        let hybrid = HybridActiveSet::with_windows(16, 8).unwrap();
+        let hybrid = HybridActiveSet::with_windows(16, 8)
+            .unwrap()
+            .with_layout(HybridLayout::Compact);
         let book = hybrid.clone().with_layout(HybridLayout::Book);
         let csn = Arc::new(CsnLog::with_ring_slots(8).unwrap());
         let reused = (
@@ -322,7 +324,7 @@ proptest! {
     #[test]
     fn a_compact_copy_is_never_larger_than_the_ids(ids in stragglers_and_a_run()) {
         let mut vector = VecActiveSet::new();
-        let mut compact = HybridActiveSet::new();
+        let mut compact = HybridActiveSet::new().with_layout(HybridLayout::Compact);
         let mut book = HybridActiveSet::new().with_layout(HybridLayout::Book);
         // Ids between the active ones were consumed by transactions that have ended.
         let last = ids.last().copied().unwrap_or(0);

@@ -109,8 +109,8 @@ pub struct EngineConfig {
     pub hybrid_global_window_bytes: usize,
     /// Bytes of a hybrid view's bitmap window.
     pub hybrid_view_window_bytes: usize,
-    /// How a hybrid snapshot lays out its copy: `Compact` (the default: never more bytes
-    /// than the ids) or the book's `Book`, to measure the book's behaviour beside it.
+    /// How a hybrid snapshot lays out its copy: the book's (`Book`, the default) or
+    /// `Compact` (never more bytes than the ids, but longer under the latch).
     pub hybrid_layout: HybridLayout,
     /// Slots of the CSN log's id ring.
     pub csn_ring_slots: usize,
