@@ -21,9 +21,9 @@ pub enum HybridLayout {
     /// The bitmap starts at the word that makes the copy smallest: the ids of the words
     /// before it are copied as ids, into the view's long vector. So a view never copies more
     /// than the ids themselves would take (plus the bitmap's base), and an id in the bitmap
-    /// is still one bit test. But each id taken out of a word costs more than copying the
-    /// word: in TPC-C-lite at 256 and 1,024 clients it copied 3.5 and 1.5 times fewer bytes
-    /// than the book's layout and ran slower, its views opened under the latch for longer.
+    /// is still one bit test. But taking ids out of words is likely dearer than copying
+    /// the words, under the trx-sys latch: over TPC-C-lite at hundreds of clients this
+    /// layout copied fewer bytes than the book's and ran slower (the read views chapter).
     Compact,
 }
 
