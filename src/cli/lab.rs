@@ -313,7 +313,7 @@ fn run_one(
         let report = if spec.experiment == Experiment::Planner {
             timeline(&tpcc, &labelled, &placement, planner_segments(args.quick))?
         } else {
-            sweep(&tpcc, &labelled, &placement)?
+            sweep(&tpcc, &labelled, &placement)?.0
         };
         reports.push(report);
     }

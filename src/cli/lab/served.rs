@@ -105,7 +105,8 @@ pub(super) fn sweep_servers(
             &args,
             &[(label.clone(), args.knobs.clone())],
             &Placement::new(Pin::None)?,
-        );
+        )
+        .map(|(report, _connections)| report);
         drop(server);
         let report = report?;
         match merged.as_mut() {
