@@ -9,7 +9,7 @@ use waterline_txn::{Column, IndexDef, TableSchema};
 
 use crate::error::SqlError;
 use crate::foreign::ForeignKey;
-use crate::session::{Response, Session};
+use crate::session::{Context, Response};
 use crate::shared::TableMeta;
 use crate::types::{column_type, store};
 
@@ -103,7 +103,7 @@ pub(crate) fn default_value(column: &Column, e: &Ast) -> Result<waterline_txn::V
 
 /// CREATE TABLE [IF NOT EXISTS] t (columns, keys) [ENGINE=...].
 pub(crate) fn create_table(
-    s: &mut Session,
+    s: &mut Context<'_>,
     create: &ast::CreateTable,
 ) -> Result<Response, SqlError> {
     let name = object_name(&create.name)?;
@@ -252,7 +252,7 @@ pub(crate) fn create_table(
 /// The parent must be there and have an index its columns lead, unless `foreign_key_checks`
 /// is off and it is not there yet (MySQL allows a dump to create a child before its parent).
 pub(crate) fn with_child_index(
-    s: &Session,
+    s: &Context<'_>,
     mut schema: TableSchema,
     fk: &ForeignKey,
     index_name: Option<&ast::Ident>,
@@ -285,7 +285,7 @@ pub(crate) fn with_child_index(
 
 /// 3730 if a table other than `names` has a foreign key that references one of the base
 /// tables `names` (a temporary table of the name goes first, and has none).
-fn referenced(s: &Session, names: &[String]) -> Result<(), SqlError> {
+fn referenced(s: &Context<'_>, names: &[String]) -> Result<(), SqlError> {
     let shared = s.shared();
     let dropped = |n: &str| names.iter().any(|d| d.eq_ignore_ascii_case(n));
     for name in names.iter().filter(|n| s.temporary_table(n).is_none()) {
@@ -309,7 +309,7 @@ fn referenced(s: &Session, names: &[String]) -> Result<(), SqlError> {
 /// CREATE DATABASE | SCHEMA [IF NOT EXISTS] name: a new, empty namespace of tables, kept
 /// by a durable engine.
 pub(crate) fn create_database(
-    s: &mut Session,
+    s: &mut Context<'_>,
     name: &ast::ObjectName,
     if_not_exists: bool,
 ) -> Result<Response, SqlError> {
@@ -339,7 +339,7 @@ pub(crate) fn create_database(
 /// if a table of another database has a foreign key to one of them); its number of tables.
 /// A session using it is then in none.
 pub(crate) fn drop_database(
-    s: &mut Session,
+    s: &mut Context<'_>,
     names: &[ast::ObjectName],
     if_exists: bool,
 ) -> Result<Response, SqlError> {
@@ -388,7 +388,7 @@ pub(crate) fn drop_database(
 }
 
 /// Drops base table `name` and its metadata; whether it was there.
-fn drop_base(s: &Session, name: &str) -> bool {
+fn drop_base(s: &Context<'_>, name: &str) -> bool {
     let shared = s.shared();
     if shared.engine.drop_table(name).is_err() {
         return false;
@@ -399,7 +399,7 @@ fn drop_base(s: &Session, name: &str) -> bool {
 
 /// CREATE [UNIQUE] INDEX name ON t (columns).
 pub(crate) fn create_index(
-    s: &mut Session,
+    s: &mut Context<'_>,
     create: &ast::CreateIndex,
 ) -> Result<Response, SqlError> {
     let table = object_name(&create.table_name)?;
@@ -431,7 +431,7 @@ pub(crate) fn create_index(
 /// DROP [TEMPORARY] TABLE [IF EXISTS] t, ...: a temporary table of the name goes first, as
 /// in MySQL; with TEMPORARY, only temporary tables.
 pub(crate) fn drop_tables(
-    s: &mut Session,
+    s: &mut Context<'_>,
     names: &[ast::ObjectName],
     if_exists: bool,
     temporary: bool,
@@ -441,7 +441,7 @@ pub(crate) fn drop_tables(
         .iter()
         .map(object_name)
         .collect::<Result<Vec<_>, _>>()?;
-    let exists = |s: &Session, n: &str| {
+    let exists = |s: &Context<'_>, n: &str| {
         s.temporary_table(n).is_some() || (!temporary && s.shared().engine.table(n).is_ok())
     };
     if !if_exists && let Some(missing) = names.iter().find(|n| !exists(s, n)) {

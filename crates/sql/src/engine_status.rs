@@ -9,11 +9,11 @@ use std::fmt::Write;
 
 use waterline_txn::Value;
 
-use crate::session::{Response, Session};
+use crate::session::{Context, Response};
 use crate::system_views::{lock_data, lock_place};
 
 /// The report: one row of `Type`, `Name`, `Status`, as InnoDB's.
-pub(crate) fn show(s: &Session) -> Response {
+pub(crate) fn show(s: &Context<'_>) -> Response {
     let engine = &s.shared().engine;
     let tables = engine.tables();
     let (locks, waits) = engine.data_locks();

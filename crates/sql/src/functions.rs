@@ -7,10 +7,10 @@ use sqlparser::ast::{self, Expr as Ast, FunctionArguments};
 use waterline_txn::Value;
 
 use crate::error::SqlError;
-use crate::session::Session;
+use crate::session::Context;
 
 /// The value a session function or `@@variable` gives, if `e` is one.
-pub(crate) fn session_value(s: &Session, e: &Ast) -> Result<Option<Value>, SqlError> {
+pub(crate) fn session_value(s: &Context<'_>, e: &Ast) -> Result<Option<Value>, SqlError> {
     match e {
         Ast::Identifier(id) if id.value.starts_with("@@") => {
             crate::vars::get(s, &id.value[2..]).map(Some)

@@ -15,7 +15,7 @@ use waterline_txn::{Column, ColumnType, Table, TableSchema, Value};
 use waterline_planner::own_name;
 
 use crate::foreign::{Action, ForeignKey};
-use crate::session::Session;
+use crate::session::Context;
 use crate::shared::TableMeta;
 
 /// A table of `information_schema` made from the catalog.
@@ -62,7 +62,7 @@ impl Catalog {
     }
 
     /// Its columns and rows, now.
-    pub(crate) fn contents(self, s: &Session) -> (Vec<Column>, Vec<Vec<Value>>) {
+    pub(crate) fn contents(self, s: &Context<'_>) -> (Vec<Column>, Vec<Vec<Value>>) {
         let listed = Listed::of(s);
         match self {
             Catalog::Schemata => schemata(&listed),
@@ -92,7 +92,7 @@ struct Listed {
 }
 
 impl Listed {
-    fn of(s: &Session) -> Listed {
+    fn of(s: &Context<'_>) -> Listed {
         let shared = s.shared();
         let mut tables: Vec<(Table, TableMeta)> = (shared.engine.tables().into_iter())
             .map(|t| {
@@ -569,14 +569,14 @@ fn partitions(listed: &Listed) -> (Vec<Column>, Vec<Vec<Value>>) {
 }
 
 /// PROCESSLIST: what each session is doing (SHOW FULL PROCESSLIST's rows).
-fn processlist(s: &Session) -> (Vec<Column>, Vec<Vec<Value>>) {
+fn processlist(s: &Context<'_>) -> (Vec<Column>, Vec<Vec<Value>>) {
     let columns = declared("ID:i USER:t32 HOST:t261 DB COMMAND:t16 TIME:i STATE INFO:t65535");
     (columns, crate::show::process_rows(s, true))
 }
 
 /// INNODB_TRX: each session's open transaction, in MySQL 8.0's columns. What the engine
 /// does not keep per transaction (when a wait began, rows modified, lock memory) is NULL.
-fn innodb_trx(s: &Session) -> (Vec<Column>, Vec<Vec<Value>>) {
+fn innodb_trx(s: &Context<'_>) -> (Vec<Column>, Vec<Vec<Value>>) {
     let columns = declared(concat!(
         "trx_id:t18 trx_state:t13 trx_started:d trx_requested_lock_id:t105 ",
         "trx_wait_started:d trx_weight:i trx_mysql_thread_id:i trx_query:t1024 ",

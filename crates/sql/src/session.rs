@@ -1,5 +1,6 @@
 //! A session: one client's connection state (database, autocommit, isolation, the open
-//! transaction, prepared statements) and the statement dispatcher.
+//! transaction, prepared statements) and the statement dispatcher, which runs each
+//! statement over a [`Context`] made of the session's parts (`session/context.rs`).
 //!
 //! Transactions follow MySQL: with autocommit on, a statement outside BEGIN ... COMMIT is a
 //! transaction of its own. The admission permit is taken when a transaction begins (BEGIN, or
@@ -9,12 +10,13 @@
 
 use std::sync::Arc;
 
-use waterline_txn::{Table, Value};
+use waterline_txn::Table;
 
 use crate::error::SqlError;
 use crate::shared::Shared;
 
 mod connection;
+mod context;
 mod dispatch;
 mod locking;
 mod naming;
@@ -26,6 +28,7 @@ mod trace;
 mod transaction;
 mod variables;
 
+pub(crate) use context::Context;
 pub(crate) use prepared::{Binding, Bound, Prepared};
 pub use response::{
     Response, ResultColumn, SERVER_QUERY_NO_INDEX_USED, SERVER_STATUS_AUTOCOMMIT,
@@ -115,90 +118,6 @@ impl Session {
         })
     }
 
-    /// The session's variables.
-    pub(crate) fn settings(&self) -> &crate::settings::Settings {
-        &self.vars.settings
-    }
-
-    /// The session's variables, to change (`SET`).
-    pub(crate) fn settings_mut(&mut self) -> &mut crate::settings::Settings {
-        &mut self.vars.settings
-    }
-
-    /// `innodb_lock_wait_timeout`, for the open transaction too.
-    pub(crate) fn set_lock_wait_timeout(&mut self, timeout: std::time::Duration) {
-        self.vars.settings.lock_wait_timeout = timeout;
-        if let Some(trx) = &mut self.transaction.trx {
-            trx.set_lock_wait_timeout(timeout);
-        }
-    }
-
-    /// The database in use, if any (`USE`).
-    pub(crate) fn database(&self) -> Option<&Arc<str>> {
-        self.vars.database.as_ref()
-    }
-
-    /// What stops the session's statements and says what it is doing.
-    pub(crate) fn control(&self) -> &Arc<crate::control::Control> {
-        &self.connection.control
-    }
-
-    /// The running statement's look-out: whether it must stop.
-    pub(crate) fn watch(&self) -> &crate::control::Watch {
-        &self.statement.watch
-    }
-
-    /// The running statement read a table without an index, if `yes`
-    /// (`SERVER_QUERY_NO_INDEX_USED`).
-    pub(crate) fn scanned_without_index(&mut self, yes: bool) {
-        self.statement.no_index_used |= yes;
-    }
-
-    /// `LAST_INSERT_ID()`.
-    pub(crate) fn last_insert_id(&self) -> u64 {
-        self.vars.last_insert_id
-    }
-
-    /// The first AUTO_INCREMENT value the last INSERT generated.
-    pub(crate) fn set_last_insert_id(&mut self, id: u64) {
-        self.vars.last_insert_id = id;
-    }
-
-    /// The warnings the last statement left (SHOW WARNINGS).
-    pub(crate) fn warnings(&self) -> &[(String, u16, String)] {
-        &self.statement.warnings
-    }
-
-    /// A statement starts with no warnings.
-    pub(crate) fn clear_warnings(&mut self) {
-        self.statement.warnings.clear();
-    }
-
-    /// Adds a warning (`level` is `Note` or `Warning`) to the statement's.
-    pub(crate) fn warn(&mut self, level: &str, code: u16, message: String) {
-        if level == "Note" && !self.vars.settings.sql_notes {
-            return;
-        }
-        self.statement
-            .warnings
-            .push((level.to_owned(), code, message));
-    }
-
-    /// User variable `@name` (any case), NULL if never set.
-    pub(crate) fn user_variable(&self, name: &str) -> Value {
-        (self.vars.user.get(&name.to_ascii_lowercase()).cloned()).unwrap_or(Value::Null)
-    }
-
-    /// `SET @name = value`.
-    pub(crate) fn set_user_variable(&mut self, name: &str, value: Value) {
-        self.vars.user.insert(name.to_ascii_lowercase(), value);
-    }
-
-    /// The statement's warnings, to add to.
-    pub(crate) fn warnings_mut(&mut self) -> &mut Vec<(String, u16, String)> {
-        &mut self.statement.warnings
-    }
-
     /// This session's connection id.
     pub fn connection_id(&self) -> u32 {
         self.connection.id
@@ -226,26 +145,6 @@ impl Session {
         flags
     }
 
-    /// When the running statement began in the session's time zone (NOW()), or with `live`
-    /// the clock's time (SYSDATE()), with `fsp` fractional digits.
-    pub(crate) fn now(&self, fsp: u8, live: bool) -> waterline_txn::DateTime {
-        let utc = if live {
-            crate::settings::utc_micros()
-        } else {
-            self.statement_began()
-        };
-        let local = utc + self.vars.settings.time_zone.offset_secs * 1_000_000;
-        waterline_txn::DateTime(crate::settings::truncate_fsp(local, fsp))
-    }
-
-    /// When the running statement began, in UTC microseconds (its first look at the clock).
-    pub(crate) fn statement_began(&self) -> i64 {
-        if self.statement.began.get() == 0 {
-            self.statement.began.set(crate::settings::utc_micros());
-        }
-        self.statement.began.get()
-    }
-
     /// The warnings the last statement left (the count OK and EOF packets carry).
     pub fn warning_count(&self) -> u16 {
         u16::try_from(self.statement.warnings.len()).unwrap_or(u16::MAX)
@@ -260,32 +159,17 @@ impl Session {
         self.vars.last_insert_id = 0;
         self.statement.warnings.clear();
         self.prepared.by_id.clear();
-        self.drop_all_temporary();
+        self.context().drop_all_temporary();
     }
 
     /// Rolls back the open transaction, if any (a client that went away).
     pub fn abort(&mut self) {
-        if let Some(trx) = self.transaction.trx.take() {
-            trx.rollback();
-        }
-    }
-
-    pub(crate) fn database_name(&self) -> &str {
-        self.vars.database.as_deref().unwrap_or("")
-    }
-
-    /// The session uses no database (its database was dropped).
-    pub(crate) fn leave_database(&mut self) {
-        self.vars.database = None;
+        self.context().abort();
     }
 
     /// `USE name` (and COM_INIT_DB).
     pub fn select_database(&mut self, name: &str) -> Result<(), SqlError> {
-        if !self.shared.has_database(name) {
-            return Err(SqlError::unknown_database(name));
-        }
-        self.vars.database = Some(Arc::from(name));
-        Ok(())
+        self.context().select_database(name)
     }
 }
 
@@ -295,7 +179,7 @@ impl Drop for Session {
         if !self.locked_tables.is_empty() {
             self.shared.table_locks.unlock(self.connection.id);
         }
-        self.drop_all_temporary();
+        self.context().drop_all_temporary();
         self.shared.controls.unregister(self.connection.id);
     }
 }

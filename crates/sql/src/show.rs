@@ -10,13 +10,13 @@ use sqlparser::ast::ObjectName;
 use waterline_txn::{ColumnType, IndexDef, Table, TableSchema, Value};
 
 use crate::error::SqlError;
-use crate::session::{Response, Session};
+use crate::session::{Context, Response};
 use crate::shared::TableMeta;
 use crate::types::type_name;
 
 /// The table `name` names (`db.t` in the database in use), with its DEFAULTs and
 /// AUTO_INCREMENT column.
-fn table_of(s: &Session, name: &ObjectName) -> Result<(Table, TableMeta), SqlError> {
+fn table_of(s: &Context<'_>, name: &ObjectName) -> Result<(Table, TableMeta), SqlError> {
     let table = waterline_planner::bind::object_name(name)?;
     let database = s.database_of(&table)?.to_owned();
     let (_, tables) = s.tables();
@@ -41,7 +41,7 @@ fn quoted(name: &str) -> String {
 }
 
 /// `SHOW CREATE TABLE name`.
-pub(crate) fn show_create(s: &Session, name: &ObjectName) -> Result<Response, SqlError> {
+pub(crate) fn show_create(s: &Context<'_>, name: &ObjectName) -> Result<Response, SqlError> {
     let (table, meta) = table_of(s, name)?;
     let text = create_text(s.home(), table.schema(), &meta, table.is_temporary());
     Ok(Response::text(
@@ -102,7 +102,7 @@ fn create_text(home: &str, schema: &TableSchema, meta: &TableMeta, temporary: bo
 
 /// `DESCRIBE name`, `SHOW [FULL] COLUMNS FROM name [FROM db] [LIKE 'pattern']`.
 pub(crate) fn show_columns(
-    s: &Session,
+    s: &Context<'_>,
     name: &ObjectName,
     full: bool,
     pattern: Option<&str>,
@@ -196,7 +196,7 @@ pub(crate) fn key_of(schema: &TableSchema, c: usize) -> &'static str {
 /// The rows of SHOW PROCESSLIST and `information_schema.PROCESSLIST`: Id, User, Host, db,
 /// Command, Time, State, Info (cut to 100 characters unless `full`, as MySQL does). Host
 /// is not known here, and is empty.
-pub(crate) fn process_rows(s: &Session, full: bool) -> Vec<Vec<Value>> {
+pub(crate) fn process_rows(s: &Context<'_>, full: bool) -> Vec<Vec<Value>> {
     (s.shared().controls.processes().into_iter())
         .map(|p| {
             let info = p.info.map(|mut info| {
@@ -221,7 +221,7 @@ pub(crate) fn process_rows(s: &Session, full: bool) -> Vec<Vec<Value>> {
 }
 
 /// `SHOW [FULL] PROCESSLIST`.
-pub(crate) fn processlist(s: &Session, full: bool) -> Response {
+pub(crate) fn processlist(s: &Context<'_>, full: bool) -> Response {
     Response::text(
         &[
             "Id", "User", "Host", "db", "Command", "Time", "State", "Info",

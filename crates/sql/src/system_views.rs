@@ -19,7 +19,7 @@ use waterline_txn::{
 
 use crate::error::SqlError;
 use crate::information_schema::Catalog;
-use crate::session::{Response, Session};
+use crate::session::{Context, Response};
 use waterline_planner::walk;
 
 const PERFORMANCE_SCHEMA: &str = "performance_schema";
@@ -51,7 +51,7 @@ impl View {
     /// Its columns and rows, now.
     fn contents(
         self,
-        s: &Session,
+        s: &Context<'_>,
         engine: &waterline_txn::Engine,
     ) -> (Vec<Column>, Vec<Vec<Value>>) {
         match self {
@@ -178,7 +178,7 @@ pub(crate) fn reads_system_table(statement: &Statement) -> Result<bool, SqlError
 /// session's transaction has seen (other tables it reads are read as of now too). `None`
 /// if it reads none.
 pub(crate) fn read(
-    s: &mut Session,
+    s: &mut Context<'_>,
     statement: &Statement,
     params: &[Value],
 ) -> Result<Option<Response>, SqlError> {
@@ -228,7 +228,7 @@ fn optimizer_trace_columns() -> Vec<Column> {
 }
 
 /// The session's last trace, if any: one row.
-fn trace_rows(s: &Session) -> Vec<Vec<Value>> {
+fn trace_rows(s: &Context<'_>) -> Vec<Vec<Value>> {
     s.last_trace()
         .map(|(query, trace)| {
             vec![
@@ -312,7 +312,7 @@ pub(crate) fn lock_place(tables: &[Table], lock: &DataLock) -> (String, String) 
     (name, index)
 }
 
-fn lock_rows(s: &Session, tables: &[Table], locks: Vec<DataLock>) -> Vec<Vec<Value>> {
+fn lock_rows(s: &Context<'_>, tables: &[Table], locks: Vec<DataLock>) -> Vec<Vec<Value>> {
     let home = s.home();
     locks
         .into_iter()

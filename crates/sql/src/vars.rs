@@ -15,7 +15,7 @@ use waterline_planner::{Env, PlannerMode};
 use waterline_txn::{Counter, Isolation, Value};
 
 use crate::error::SqlError;
-use crate::session::{Response, Session};
+use crate::session::{Context, Response};
 use crate::settings::{
     DEFAULT_SQL_MODE, Level, OptimizerSwitch, SqlMode, TimeZone, isolation_name, parse_isolation,
     read_uncommitted,
@@ -67,7 +67,7 @@ const NAMES: [&str; 38] = [
 /// What the engine's commits are: `in-memory` (no log), `fdatasync-per-group` (the log
 /// synced before a group's commits are acknowledged) or `os-write` (written, synced by the
 /// OS).
-fn durability(s: &Session) -> &'static str {
+fn durability(s: &Context<'_>) -> &'static str {
     let engine = &s.shared().engine;
     if engine.log_since_checkpoint().is_none() {
         return "in-memory";
@@ -81,7 +81,7 @@ fn durability(s: &Session) -> &'static str {
 
 /// The value of system variable `name` (after `@@`; `session.`, `local.` or `global.` may
 /// lead it: the session's value, or the one new sessions start with).
-pub fn get(s: &Session, name: &str) -> Result<Value, SqlError> {
+pub fn get(s: &Context<'_>, name: &str) -> Result<Value, SqlError> {
     let name = name.to_ascii_lowercase();
     let global = name.starts_with("global.");
     let name = name
@@ -217,7 +217,7 @@ fn timeout(t: &Timeouts, name: &str) -> Option<Value> {
 /// An integer variable's new value, clamped into `range` with MySQL's warning 1292 (and
 /// error 1232 for a value that is not an integer).
 fn integer(
-    s: &mut Session,
+    s: &mut Context<'_>,
     name: &str,
     value: &Value,
     range: std::ops::RangeInclusive<i64>,
@@ -274,7 +274,7 @@ fn switch(name: &str, value: &Value) -> Result<bool, SqlError> {
 }
 
 fn assign(
-    s: &mut Session,
+    s: &mut Context<'_>,
     global: bool,
     name: &str,
     e: &Ast,
@@ -393,7 +393,7 @@ fn assign(
 }
 
 /// SET statements.
-pub(crate) fn set(s: &mut Session, set: &Set, params: &[Value]) -> Result<Response, SqlError> {
+pub(crate) fn set(s: &mut Context<'_>, set: &Set, params: &[Value]) -> Result<Response, SqlError> {
     match set {
         Set::SingleAssignment {
             variable,
@@ -486,7 +486,7 @@ fn filtered(
 
 /// SHOW [SESSION | GLOBAL] VARIABLES [LIKE 'pattern'].
 pub(crate) fn show_variables(
-    s: &Session,
+    s: &Context<'_>,
     filter: Option<&ShowStatementFilter>,
 ) -> Result<Response, SqlError> {
     // SHOW VARIABLES says ON and OFF where SELECT @@name says 1 and 0.
@@ -516,7 +516,7 @@ pub(crate) fn show_variables(
 /// SHOW STATUS [LIKE 'pattern']: the server's counters and the engine's (views, bytes
 /// copied, latch acquisitions, lock waits, group commit, admission).
 pub(crate) fn show_status(
-    s: &Session,
+    s: &Context<'_>,
     filter: Option<&ShowStatementFilter>,
 ) -> Result<Response, SqlError> {
     let c = &s.shared().counters;

@@ -26,7 +26,7 @@ use waterline_txn::{
 
 use crate::error::SqlError;
 use crate::foreign::{Action, ForeignKey, leading_index};
-use crate::session::Session;
+use crate::session::Context;
 
 /// How deep cascades go: InnoDB's `FK_MAX_CASCADE_DEL`.
 const MAX_CASCADE_DEPTH: usize = 15;
@@ -84,7 +84,7 @@ fn unchanged(old: Option<&Row>, new: &Row, columns: &[usize]) -> bool {
 
 impl Checks {
     /// The checks of `table` (none for a temporary table, which has no foreign keys).
-    pub(crate) fn of(s: &Session, table: &Table) -> Result<Arc<Checks>, SqlError> {
+    pub(crate) fn of(s: &Context<'_>, table: &Table) -> Result<Arc<Checks>, SqlError> {
         if table.is_temporary() {
             return Ok(Arc::default());
         }
@@ -104,7 +104,7 @@ impl Checks {
         Ok(checks)
     }
 
-    fn resolve(s: &Session, table: &Table) -> Checks {
+    fn resolve(s: &Context<'_>, table: &Table) -> Checks {
         let shared = s.shared();
         let (engine, catalog) = (&shared.engine, &shared.catalog);
         let schema = table.schema();
@@ -149,14 +149,14 @@ impl Checks {
     }
 
     /// Whether anything is to be checked in `s`.
-    fn on(&self, s: &Session) -> bool {
+    fn on(&self, s: &Context<'_>) -> bool {
         s.settings().foreign_key_checks && !(self.as_child.is_empty() && self.as_parent.is_empty())
     }
 
     /// Inserts `row` into `table` (whose checks these are), then checks its parents.
     pub(crate) fn insert(
         &self,
-        s: &Session,
+        s: &Context<'_>,
         trx: &mut Transaction,
         table: &Table,
         row: Row,
@@ -174,7 +174,7 @@ impl Checks {
     /// there was a row to delete.
     pub(crate) fn delete(
         &self,
-        s: &Session,
+        s: &Context<'_>,
         trx: &mut Transaction,
         table: &Table,
         key: Key,
@@ -187,7 +187,7 @@ impl Checks {
     /// when its primary key changes; then its parents and children are checked.
     pub(crate) fn update(
         &self,
-        s: &Session,
+        s: &Context<'_>,
         trx: &mut Transaction,
         table: &Table,
         (key, old): (Key, &Row),
@@ -198,7 +198,7 @@ impl Checks {
 
     fn delete_at(
         &self,
-        s: &Session,
+        s: &Context<'_>,
         trx: &mut Transaction,
         table: &Table,
         (key, old): (Key, &Row),
@@ -213,7 +213,7 @@ impl Checks {
 
     fn update_at(
         &self,
-        s: &Session,
+        s: &Context<'_>,
         trx: &mut Transaction,
         table: &Table,
         (key, old): (Key, &Row),
@@ -240,7 +240,7 @@ impl Checks {
     /// is locked shared.
     fn find_parents(
         &self,
-        s: &Session,
+        s: &Context<'_>,
         trx: &mut Transaction,
         old: Option<&Row>,
         new: &Row,
@@ -272,7 +272,7 @@ impl Checks {
     /// key restricts it, else deleted, updated or set NULL as their key says.
     fn find_children(
         &self,
-        s: &Session,
+        s: &Context<'_>,
         trx: &mut Transaction,
         old: &Row,
         new: Option<&Row>,

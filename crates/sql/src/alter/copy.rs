@@ -17,7 +17,7 @@ use waterline_txn::{Isolation, KeyRange, ReadOptions, Table, TableSchema, Value,
 
 use super::definition::Col;
 use crate::error::SqlError;
-use crate::session::Session;
+use crate::session::Context;
 use crate::shared::TableMeta;
 
 /// The name of `table`'s copy, in its database.
@@ -44,7 +44,7 @@ fn no_zero_date(column: &str, row: usize) -> SqlError {
 
 /// One row of the new table, from `old` (a row of the old one, number `n` from 1).
 fn converted(
-    s: &Session,
+    s: &Context<'_>,
     columns: &[Col],
     old: &[Value],
     n: usize,
@@ -79,11 +79,11 @@ fn converted(
 /// value comes from, runs `check` on the copy (the foreign keys added), then swaps it in.
 /// The new table (under the old name), and how many rows it has.
 pub(super) fn copy(
-    s: &mut Session,
+    s: &mut Context<'_>,
     table: &Table,
     (mut schema, meta): (TableSchema, TableMeta),
     columns: &[Col],
-    check: impl Fn(&Session, &Table) -> Result<(), SqlError>,
+    check: impl Fn(&Context<'_>, &Table) -> Result<(), SqlError>,
 ) -> Result<(Table, usize), SqlError> {
     let engine = std::sync::Arc::clone(&s.shared().engine);
     let name = copy_name(table);

@@ -20,7 +20,7 @@ use waterline_txn::{Key, KeyRange, ReadOptions, Table, Value};
 
 use crate::error::SqlError;
 use crate::foreign::ForeignKey;
-use crate::session::{Response, Session};
+use crate::session::{Context, Response};
 use definition::Definition;
 
 /// What MySQL answers an ALTER TABLE that copied `rows` rows.
@@ -34,7 +34,7 @@ fn altered(rows: usize) -> Response {
 
 /// The base table `name` names (temporary tables are refused: they have no foreign keys and
 /// no CREATE INDEX here).
-fn base_table(s: &Session, name: &ast::ObjectName, what: &str) -> Result<Table, SqlError> {
+fn base_table(s: &Context<'_>, name: &ast::ObjectName, what: &str) -> Result<Table, SqlError> {
     let db = s.catalog_database();
     let name = object_name(name)?;
     if s.temporary_table(&name).is_some() {
@@ -210,7 +210,10 @@ fn cannot_drop(name: &str) -> SqlError {
 }
 
 /// ALTER TABLE t operation, ...: see the module page.
-pub(crate) fn alter_table(s: &mut Session, alter: &ast::AlterTable) -> Result<Response, SqlError> {
+pub(crate) fn alter_table(
+    s: &mut Context<'_>,
+    alter: &ast::AlterTable,
+) -> Result<Response, SqlError> {
     if alter.if_exists && s.shared().engine.table(&object_name(&alter.name)?).is_err() {
         return Ok(altered(0));
     }
@@ -219,7 +222,7 @@ pub(crate) fn alter_table(s: &mut Session, alter: &ast::AlterTable) -> Result<Re
 
 /// DROP INDEX name ON t: ALTER TABLE t DROP INDEX name, as in MySQL.
 pub(crate) fn drop_index(
-    s: &mut Session,
+    s: &mut Context<'_>,
     index: &ast::ObjectName,
     table: &ast::ObjectName,
 ) -> Result<Response, SqlError> {
@@ -229,7 +232,7 @@ pub(crate) fn drop_index(
 
 /// ALTER TABLE `name` `operations`.
 fn alter_operations(
-    s: &mut Session,
+    s: &mut Context<'_>,
     name: &ast::ObjectName,
     operations: &[AlterTableOperation],
 ) -> Result<Response, SqlError> {
@@ -261,7 +264,7 @@ fn alter_operations(
         None if same_auto => meta.next_id,
         None => 0,
     };
-    let check = |s: &Session, t: &Table| {
+    let check = |s: &Context<'_>, t: &Table| {
         if s.settings().foreign_key_checks {
             for fk in &foreign {
                 no_orphans(s, t, fk)?;
@@ -301,7 +304,7 @@ fn alter_operations(
 /// the parent index of a key of another table that references it), 1829 if a column such
 /// a key references is.
 fn keys_still_indexed(
-    s: &Session,
+    s: &Context<'_>,
     table: &Table,
     schema: &waterline_txn::TableSchema,
     meta: &crate::shared::TableMeta,
@@ -377,7 +380,7 @@ fn keys_still_indexed(
 /// The keys of other tables that reference `table`'s renamed columns name them anew, as
 /// MySQL's do.
 fn follow_renamed_columns(
-    s: &Session,
+    s: &Context<'_>,
     table: &Table,
     renames: &[(String, String)],
 ) -> Result<(), SqlError> {
@@ -407,7 +410,7 @@ fn follow_renamed_columns(
 /// there, 1049 for a database that is not); the foreign keys that reference a renamed
 /// table follow it.
 pub(crate) fn rename_tables(
-    s: &mut Session,
+    s: &mut Context<'_>,
     renames: &[ast::RenameTable],
 ) -> Result<Response, SqlError> {
     for r in renames {
@@ -420,7 +423,7 @@ pub(crate) fn rename_tables(
 }
 
 /// Base table `from` is named `to` from now on, and the keys that reference it follow.
-fn rename_table(s: &Session, from: &str, to: &str) -> Result<(), SqlError> {
+fn rename_table(s: &Context<'_>, from: &str, to: &str) -> Result<(), SqlError> {
     let shared = s.shared();
     let table = shared.engine.table(from)?;
     let children = shared.catalog.referencing(&shared.engine, from);
@@ -448,7 +451,7 @@ fn rename_table(s: &Session, from: &str, to: &str) -> Result<(), SqlError> {
 /// 1452 if a row of `table` has a key `fk`'s parent does not have (read as of now, without
 /// locks: MySQL's ALTER holds a metadata lock that keeps writers out meanwhile, which
 /// waterline does not have).
-fn no_orphans(s: &Session, table: &Table, fk: &ForeignKey) -> Result<(), SqlError> {
+fn no_orphans(s: &Context<'_>, table: &Table, fk: &ForeignKey) -> Result<(), SqlError> {
     let engine = &s.shared().engine;
     let parent = if fk.parent.eq_ignore_ascii_case(table.name()) {
         table.clone()
@@ -489,7 +492,7 @@ fn no_orphans(s: &Session, table: &Table, fk: &ForeignKey) -> Result<(), SqlErro
 }
 
 /// ANALYZE TABLE t: every index's statistics recomputed now; MySQL's one-row report.
-pub(crate) fn analyze(s: &Session, analyze: &ast::Analyze) -> Result<Response, SqlError> {
+pub(crate) fn analyze(s: &Context<'_>, analyze: &ast::Analyze) -> Result<Response, SqlError> {
     let Some(name) = &analyze.table_name else {
         return Err(SqlError::parse("ANALYZE without TABLE"));
     };
@@ -529,7 +532,10 @@ pub(crate) fn analyze(s: &Session, analyze: &ast::Analyze) -> Result<Response, S
 /// TRUNCATE [TABLE] t: every row deleted (in a transaction of its own, after the implicit
 /// commit), AUTO_INCREMENT back to 1. Refused (1701) for a table another table's foreign key
 /// references, unless `foreign_key_checks` is off.
-pub(crate) fn truncate(s: &mut Session, truncate: &ast::Truncate) -> Result<Response, SqlError> {
+pub(crate) fn truncate(
+    s: &mut Context<'_>,
+    truncate: &ast::Truncate,
+) -> Result<Response, SqlError> {
     let [target] = truncate.table_names.as_slice() else {
         return Err(SqlError::unsupported("TRUNCATE of several tables"));
     };

@@ -15,7 +15,7 @@ use waterline_txn::{
 
 use super::{Assignments, bind_assignments, table_handle};
 use crate::error::SqlError;
-use crate::session::{Bound, Response, Session};
+use crate::session::{Bound, Context, Response};
 use crate::shared::{TableMeta, meta_key};
 use crate::types::store;
 use crate::write::Checks;
@@ -52,12 +52,12 @@ pub(crate) fn implicit_default(column: &Column) -> Option<Value> {
 }
 
 /// The table's metadata.
-fn meta(s: &Session, table: &Table) -> TableMeta {
+fn meta(s: &Context<'_>, table: &Table) -> TableMeta {
     s.shared().catalog.meta_of(&s.shared().engine, table)
 }
 
 /// Reserves `n` AUTO_INCREMENT values past `at_least - 1`; returns the first.
-fn reserve_ids(s: &Session, table: &Table, column: usize, n: i64, at_least: i64) -> i64 {
+fn reserve_ids(s: &Context<'_>, table: &Table, column: usize, n: i64, at_least: i64) -> i64 {
     let mut all = s.shared().catalog.meta.lock();
     let meta = all.entry(meta_key(table)).or_default();
     if meta.next_id == 0 {
@@ -135,7 +135,7 @@ enum Source {
 
 /// Binds INSERT INTO t [(columns)] VALUES (...), (...).
 pub(crate) fn bind_insert(
-    s: &Session,
+    s: &Context<'_>,
     tables: &[Table],
     ins: &ast::Insert,
 ) -> Result<BoundInsert, SqlError> {
@@ -224,7 +224,7 @@ const VALUES_ROW: &str = "\0values";
 /// ON DUPLICATE KEY UPDATE's assignments, bound (and whether they read a session value of
 /// this moment); `None` without the clause. Its `?`s come after the rest of the statement's.
 fn bind_on_duplicate(
-    s: &Session,
+    s: &Context<'_>,
     table: &Table,
     ins: &ast::Insert,
 ) -> Result<Option<(Assignments, bool)>, SqlError> {
@@ -270,7 +270,7 @@ fn bind_on_duplicate(
 /// evaluated, or its query run in `trx`, reading the source rows as InnoDB's INSERT ...
 /// SELECT does (locking them FOR SHARE, except in READ COMMITTED).
 fn source_rows(
-    s: &mut Session,
+    s: &mut Context<'_>,
     bound: &BoundInsert,
     statement: &Statement,
     params: &[Value],
@@ -330,7 +330,7 @@ fn source_rows(
 
 /// Runs a bound INSERT with `params`.
 pub(crate) fn insert(
-    s: &mut Session,
+    s: &mut Context<'_>,
     bound: &BoundInsert,
     statement: &Statement,
     params: &[Value],
@@ -418,7 +418,7 @@ struct Completed {
 /// [`bulk_reservation`]. With `ignore` (INSERT IGNORE), values are stored as without a
 /// strict sql_mode, and a NULL for a NOT NULL column is its type's implicit default.
 fn complete_rows(
-    s: &mut Session,
+    s: &mut Context<'_>,
     table: &Table,
     mut rows: Vec<Vec<Option<Value>>>,
     bulk: bool,
@@ -568,7 +568,7 @@ fn conflicts(
 /// MySQL's REPLACE does before it inserts. Returns how many it deleted (each counts as an
 /// affected row).
 fn delete_conflicts(
-    s: &Session,
+    s: &Context<'_>,
     trx: &mut Transaction,
     (table, checks): (&Table, &Checks),
     row: &Row,
@@ -595,7 +595,7 @@ fn delete_conflicts(
 /// Returns `None` when there is no duplicate (insert `row`), else the affected rows MySQL
 /// counts: 2 for a changed row, 0 for one the update left as it was.
 fn update_duplicate(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
     (table, checks): (&Table, &Checks),
     row: &Row,
@@ -631,7 +631,7 @@ impl Bound for BoundInsert {
 
     fn run(
         &self,
-        s: &mut Session,
+        s: &mut Context<'_>,
         statement: &Statement,
         params: &[Value],
     ) -> Result<Response, SqlError> {

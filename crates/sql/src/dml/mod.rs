@@ -19,7 +19,7 @@ use waterline_txn::{
 
 use crate::access::{TxnAccess, plan_failure};
 use crate::error::SqlError;
-use crate::session::{Bound, Response, Session};
+use crate::session::{Bound, Context, Response};
 use crate::types::store;
 use crate::write::Checks;
 
@@ -32,7 +32,7 @@ type Assignments = Vec<(usize, Expr)>;
 
 /// The database and the handle of table `name`, from the catalog's `tables`.
 fn table_handle(
-    s: &Session,
+    s: &Context<'_>,
     tables: &[Table],
     name: &ast::ObjectName,
 ) -> Result<(Arc<str>, Table), SqlError> {
@@ -48,7 +48,7 @@ fn table_handle(
 
 /// The WHERE of an UPDATE or DELETE of `table`, bound.
 fn bind_filter(
-    s: &Session,
+    s: &Context<'_>,
     db: &str,
     table: &Table,
     selection: Option<&Ast>,
@@ -97,7 +97,7 @@ fn selects(filter: &BoundSelect, row: &Row, params: &[Value]) -> Result<bool, Sq
 ///
 /// Under REPEATABLE READ and SERIALIZABLE every row read stays locked, with the gaps.
 fn target_rows(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
     (db, table): (&str, &Table),
     filter: &Arc<BoundSelect>,
@@ -133,7 +133,7 @@ fn target_rows(
 /// lock if `semi_consistent` and the plan scans the clustered index, locked for update
 /// otherwise.
 fn candidates(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
     (db, table): (&str, &Table),
     filter: &Arc<BoundSelect>,
@@ -225,7 +225,7 @@ pub(crate) struct BoundUpdate {
 
 /// Binds UPDATE t SET c = expr, ... [WHERE ...].
 pub(crate) fn bind_update(
-    s: &Session,
+    s: &Context<'_>,
     tables: &[Table],
     up: &ast::Update,
 ) -> Result<BoundUpdate, SqlError> {
@@ -278,7 +278,7 @@ fn bind_assignments(
 
 /// Runs a bound UPDATE with `params`.
 pub(crate) fn update(
-    s: &mut Session,
+    s: &mut Context<'_>,
     bound: &BoundUpdate,
     params: &[Value],
 ) -> Result<Response, SqlError> {
@@ -297,7 +297,7 @@ pub(crate) fn update(
 /// [`update`]'s work in `trx`: the rows matched and changed, its warnings added to
 /// `warnings`.
 pub(crate) fn update_in(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
     bound: &BoundUpdate,
     params: &[Value],
@@ -349,7 +349,12 @@ impl Bound for BoundDelete {
         self.filter.volatile
     }
 
-    fn run(&self, s: &mut Session, _: &Statement, params: &[Value]) -> Result<Response, SqlError> {
+    fn run(
+        &self,
+        s: &mut Context<'_>,
+        _: &Statement,
+        params: &[Value],
+    ) -> Result<Response, SqlError> {
         delete(s, self, params)
     }
 }
@@ -359,14 +364,19 @@ impl Bound for BoundUpdate {
         self.volatile
     }
 
-    fn run(&self, s: &mut Session, _: &Statement, params: &[Value]) -> Result<Response, SqlError> {
+    fn run(
+        &self,
+        s: &mut Context<'_>,
+        _: &Statement,
+        params: &[Value],
+    ) -> Result<Response, SqlError> {
         update(s, self, params)
     }
 }
 
 /// Binds DELETE FROM t [WHERE ...].
 pub(crate) fn bind_delete(
-    s: &Session,
+    s: &Context<'_>,
     tables: &[Table],
     del: &ast::Delete,
 ) -> Result<BoundDelete, SqlError> {
@@ -398,7 +408,7 @@ pub(crate) fn bind_delete(
 
 /// Runs a bound DELETE with `params`.
 pub(crate) fn delete(
-    s: &mut Session,
+    s: &mut Context<'_>,
     bound: &BoundDelete,
     params: &[Value],
 ) -> Result<Response, SqlError> {
@@ -408,7 +418,7 @@ pub(crate) fn delete(
 
 /// [`delete`]'s work in `trx`: the rows deleted.
 pub(crate) fn delete_in(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
     bound: &BoundDelete,
     params: &[Value],

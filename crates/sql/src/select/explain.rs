@@ -13,7 +13,7 @@ use super::limit::{limit_offset, usable_rows};
 use super::{BoundQuery, bind, select_of};
 use crate::access::{Derived, TxnAccess};
 use crate::error::SqlError;
-use crate::session::{Response, Session};
+use crate::session::{Context, Response};
 
 /// How EXPLAIN shows a plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +55,7 @@ pub(crate) enum Explained {
 
 /// EXPLAIN of a query without subqueries (planned in the session's transaction, not run).
 pub(crate) fn explain_flat(
-    s: &mut Session,
+    s: &mut Context<'_>,
     q: &ast::Query,
     params: &[Value],
     format: Format,
@@ -76,7 +76,7 @@ pub(crate) fn explain_flat(
 /// `params` in database `db`, with the statement's `derived` tables, and explained.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn explain_in(
-    s: &mut Session,
+    s: &mut Context<'_>,
     q: &ast::Query,
     bound: &BoundQuery,
     params: &[Value],

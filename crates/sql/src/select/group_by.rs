@@ -5,13 +5,13 @@ use waterline_planner::Expr;
 use waterline_planner::bind::BoundTable;
 
 use crate::error::SqlError;
-use crate::session::Session;
+use crate::session::Context;
 
 /// ONLY_FULL_GROUP_BY: every column a grouped query's select list reads outside an aggregate
 /// is grouped, or belongs to a table whose whole primary key is grouped (so it has one
 /// value per group); a select item that is itself a GROUP BY expression is grouped.
 pub(super) fn full_group_by(
-    s: &Session,
+    s: &Context<'_>,
     tables: &[BoundTable],
     exprs: &[Expr],
     group_by: &[Expr],
@@ -61,7 +61,7 @@ pub(crate) fn determined(
 /// expression number `position` of the select list of a query that aggregates without
 /// GROUP BY (1140) or groups by columns that do not determine it (1055).
 pub(crate) fn nonaggregated(
-    s: &Session,
+    s: &Context<'_>,
     tables: &[BoundTable],
     (table, column): (usize, usize),
     position: usize,

@@ -32,7 +32,7 @@ pub(crate) use project::{describe, describe_in};
 
 use crate::access::{Derived, TxnAccess, plan_failure, scans_without_index, unlock_unselected};
 use crate::error::SqlError;
-use crate::session::{Bound, Response, Session};
+use crate::session::{Bound, Context, Response};
 
 /// The query a bound SELECT, UNION or query with subqueries runs: its statement's.
 fn query_of(statement: &Statement) -> Result<&ast::Query, SqlError> {
@@ -80,7 +80,7 @@ impl Bound for BoundQuery {
 
     fn run(
         &self,
-        s: &mut Session,
+        s: &mut Context<'_>,
         statement: &Statement,
         params: &[Value],
     ) -> Result<Response, SqlError> {
@@ -104,7 +104,7 @@ fn handles(tables: &[Table], bound: &[BoundTable]) -> Vec<Table> {
 /// EXPLAIN of a query (planned in the session's transaction, not run; a query with
 /// subqueries runs them, as their values are what the query around them is planned with).
 pub(crate) fn explain(
-    s: &mut Session,
+    s: &mut Context<'_>,
     q: &ast::Query,
     params: &[Value],
     format: Format,
@@ -117,7 +117,11 @@ pub(crate) fn explain(
 }
 
 /// Binds a query against the catalog's `tables`.
-pub(crate) fn bind(s: &Session, tables: &[Table], q: &ast::Query) -> Result<BoundQuery, SqlError> {
+pub(crate) fn bind(
+    s: &Context<'_>,
+    tables: &[Table],
+    q: &ast::Query,
+) -> Result<BoundQuery, SqlError> {
     let database = s.catalog_database();
     bind_in(s, tables, q, Some(&database), None, &[])
 }
@@ -126,7 +130,7 @@ pub(crate) fn bind(s: &Session, tables: &[Table], q: &ast::Query) -> Result<Boun
 /// statement's `derived` tables if it has any, and the subqueries flattened into `q` as
 /// `semis`.
 pub(crate) fn bind_in(
-    s: &Session,
+    s: &Context<'_>,
     tables: &[Table],
     q: &ast::Query,
     database: Option<&str>,
@@ -172,7 +176,7 @@ pub(crate) fn bind_in(
 
 /// Runs a bound query: plans it for `params`, reads, and projects.
 pub(crate) fn run(
-    s: &mut Session,
+    s: &mut Context<'_>,
     q: &ast::Query,
     bound: &BoundQuery,
     params: &[Value],
@@ -191,7 +195,7 @@ pub(crate) fn run(
 
 /// A query without FROM (or FROM DUAL): one row, or none if WHERE is not true of it.
 fn without_from(
-    s: &Session,
+    s: &Context<'_>,
     q: &ast::Query,
     bound: &BoundQuery,
     params: &[Value],
@@ -211,7 +215,7 @@ fn without_from(
 /// Plans a bound query for `params` in database `db`, reads with `trx` (locking in `lock`'s
 /// mode, if any), and projects: [`run`]'s work, in a transaction of the caller's choice.
 pub(crate) fn read(
-    s: &mut Session,
+    s: &mut Context<'_>,
     q: &ast::Query,
     bound: &BoundQuery,
     params: &[Value],
@@ -224,7 +228,7 @@ pub(crate) fn read(
 /// Plans bound query `bound` for `params` over `access`, for the first `usable` rows if it
 /// may stop there, in the session's planner mode, its trace kept if the trace is on.
 fn plan(
-    s: &mut Session,
+    s: &mut Context<'_>,
     access: &TxnAccess<'_>,
     bound: &BoundQuery,
     params: &[Value],
@@ -245,7 +249,7 @@ fn plan(
 /// for the projection to read) (`subquery/correlated.rs`).
 pub(crate) type RowFilter<'f> =
     &'f mut dyn FnMut(
-        &mut Session,
+        &mut Context<'_>,
         &mut waterline_txn::Transaction,
         &[BoundTable],
         Vec<Vec<Row>>,
@@ -255,7 +259,7 @@ pub(crate) type RowFilter<'f> =
 /// rows if the block has one (then no LIMIT is pushed into the plan).
 #[allow(clippy::too_many_arguments)]
 fn read_in(
-    s: &mut Session,
+    s: &mut Context<'_>,
     q: &ast::Query,
     bound: &BoundQuery,
     params: &[Value],

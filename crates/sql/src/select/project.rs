@@ -13,7 +13,7 @@ use waterline_txn::{Row, Value};
 
 use super::select_of;
 use crate::error::SqlError;
-use crate::session::{Response, ResultColumn, Session};
+use crate::session::{Context, Response, ResultColumn};
 use crate::types::{ColumnMeta, FieldType, value_field_type};
 
 #[derive(Clone, Debug)]
@@ -29,8 +29,8 @@ pub(super) struct OutCol {
 
 /// A binder for a select list and the clauses after it: it binds aggregates, and session
 /// values (see `functions.rs`) wherever they stand.
-fn projection_binder<'b>(session: &'b Session, tables: &'b [BoundTable]) -> Binder<'b> {
-    Binder::new(tables).with_session(session).with_aggregates()
+fn projection_binder<'b>(s: &'b Context<'b>, tables: &'b [BoundTable]) -> Binder<'b> {
+    Binder::new(tables).with_session(s).with_aggregates()
 }
 
 /// The metadata and table name a select item's expression fixes: a column's own, COUNT's
@@ -80,7 +80,7 @@ impl Projection {
 
 /// Binds a query's select list, GROUP BY and ORDER BY over its bound `tables`.
 pub(super) fn bind_projection(
-    s: &Session,
+    s: &Context<'_>,
     tables: &[BoundTable],
     q: &ast::Query,
     select: &ast::Select,
@@ -215,7 +215,7 @@ pub(super) fn bind_projection(
 /// projects, sorts and cuts them to `window` (`(limit, offset)`, from
 /// [`super::limit::limit_offset`]); this names their columns.
 pub(super) fn project(
-    s: &Session,
+    s: &Context<'_>,
     p: &Projection,
     rows: Vec<Vec<Row>>,
     params: &[Value],
@@ -296,7 +296,7 @@ fn group_key(
 /// (`t.*`, or `db.t.*` in the database in use). A name no table of the query has is error
 /// 1051, and `*` with no table error 1096, as in MySQL.
 fn star_tables<'t>(
-    s: &Session,
+    s: &Context<'_>,
     item: &SelectItem,
     tables: &'t [BoundTable],
 ) -> Result<Vec<&'t BoundTable>, SqlError> {
@@ -347,13 +347,13 @@ fn star_tables<'t>(
 }
 
 /// The columns a query returns, without running it (COM_STMT_PREPARE).
-pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
+pub(crate) fn describe(s: &mut Context<'_>, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
     describe_in(s, q, None)
 }
 
 /// [`describe`], with the schemas of the query's `derived` tables.
 pub(crate) fn describe_in(
-    s: &mut Session,
+    s: &mut Context<'_>,
     q: &ast::Query,
     derived: Option<&crate::access::Derived>,
 ) -> Result<Vec<ResultColumn>, SqlError> {

@@ -17,7 +17,7 @@ use waterline_txn::{LockMode, Table, Value};
 use super::limit::limit_offset;
 use super::{BoundQuery, bind, read, select_of, without_from};
 use crate::error::SqlError;
-use crate::session::{Bound, Response, ResultColumn, Session};
+use crate::session::{Bound, Context, Response, ResultColumn};
 use crate::types::{ColumnMeta, value_field_type};
 
 /// One SELECT of a UNION, bound.
@@ -103,7 +103,7 @@ fn query_of(body: SetExpr) -> ast::Query {
 
 /// Binds a UNION against the catalog's `tables`.
 pub(crate) fn bind_union(
-    s: &Session,
+    s: &Context<'_>,
     tables: &[Table],
     q: &ast::Query,
 ) -> Result<BoundUnion, SqlError> {
@@ -187,7 +187,7 @@ impl Bound for BoundUnion {
 
     fn run(
         &self,
-        s: &mut Session,
+        s: &mut Context<'_>,
         statement: &ast::Statement,
         params: &[Value],
     ) -> Result<Response, SqlError> {
@@ -197,7 +197,7 @@ impl Bound for BoundUnion {
 
 /// Runs a bound UNION.
 fn run(
-    s: &mut Session,
+    s: &mut Context<'_>,
     q: &ast::Query,
     bound: &BoundUnion,
     params: &[Value],
@@ -292,7 +292,7 @@ pub(crate) fn combine(answers: Vec<(bool, Response)>) -> Result<Response, SqlErr
 }
 
 /// The columns a UNION returns: its first SELECT's (COM_STMT_PREPARE).
-pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
+pub(crate) fn describe(s: &mut Context<'_>, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
     let mut flat = Vec::new();
     flatten(&q.body, false, &mut flat)?;
     let (first, _) = flat

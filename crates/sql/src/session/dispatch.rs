@@ -10,11 +10,36 @@ use sqlparser::ast::{self, Statement};
 use waterline_txn::Value;
 
 use crate::error::SqlError;
-use crate::session::{Binding, Bound, Prepared, Response, ResultColumn, Session};
+use crate::session::{Binding, Bound, Context, Prepared, Response, ResultColumn, Session};
 
 impl Session {
     /// Runs one SQL statement.
     pub fn execute(&mut self, sql: &str) -> Result<Response, SqlError> {
+        self.forget_stale_bindings();
+        self.context().execute(sql)
+    }
+
+    /// Prepares a statement: its id, its parameter count, and (for a SELECT) its columns.
+    pub fn prepare(&mut self, sql: &str) -> Result<(u32, usize, Vec<ResultColumn>), SqlError> {
+        let (prepared, columns) = self.context().prepare(sql)?;
+        let params = prepared.params;
+        Ok((self.keep_prepared(prepared), params, columns))
+    }
+
+    /// Runs prepared statement `id` with `params`.
+    pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<Response, SqlError> {
+        self.forget_stale_bindings();
+        let prepared = self.prepared(id);
+        let (response, binding) = self.context().execute_prepared(id, prepared, params);
+        if let Some(binding) = binding {
+            self.keep_binding(id, binding);
+        }
+        response
+    }
+}
+
+impl Context<'_> {
+    fn execute(&mut self, sql: &str) -> Result<Response, SqlError> {
         self.control().busy(
             crate::control::Running::Text(Arc::from(sql)),
             self.database(),
@@ -27,7 +52,6 @@ impl Session {
 
     fn execute_text(&mut self, sql: &str) -> Result<Response, SqlError> {
         self.start_statement()?;
-        self.forget_stale_bindings();
         if sql.len() > self.shared().config.max_allowed_packet {
             return Err(SqlError::new(
                 1153,
@@ -53,17 +77,18 @@ impl Session {
         self.run(&statement, &[])
     }
 
-    /// Prepares a statement: its id, its parameter count, and (for a SELECT) its columns.
-    pub fn prepare(&mut self, sql: &str) -> Result<(u32, usize, Vec<ResultColumn>), SqlError> {
+    /// A statement prepared (the session keeps it), and (for a SELECT) its columns.
+    fn prepare(&mut self, sql: &str) -> Result<(Prepared, Vec<ResultColumn>), SqlError> {
+        let not_preparable = || {
+            SqlError::new(
+                1295,
+                "HY000",
+                "This command is not supported in the prepared statement protocol yet",
+            )
+        };
         let mut statement = match crate::parse::one(sql)? {
             crate::parse::Parsed::Statement(s) => s,
-            crate::parse::Parsed::Special(_) => {
-                return Err(SqlError::new(
-                    1295,
-                    "HY000",
-                    "This command is not supported in the prepared statement protocol yet",
-                ));
-            }
+            crate::parse::Parsed::Special(_) => return Err(not_preparable()),
         };
         self.qualify(&mut statement)?;
         let params = crate::parse::count_params(&statement);
@@ -78,55 +103,55 @@ impl Session {
                 | Statement::Commit { .. }
                 | Statement::Rollback { .. }
         );
-        if !preparable {
-            return Err(SqlError::new(
-                1295,
-                "HY000",
-                "This command is not supported in the prepared statement protocol yet",
-            ));
-        }
-        if crate::system_views::reads_system_table(&statement)? {
-            return Err(SqlError::new(
-                1295,
-                "HY000",
-                "This command is not supported in the prepared statement protocol yet",
-            ));
+        if !preparable || crate::system_views::reads_system_table(&statement)? {
+            return Err(not_preparable());
         }
         let columns = match statement.as_ref() {
             Statement::Query(q) => self.describe(q)?,
             _ => Vec::new(),
         };
-        let id = self.keep_prepared(Prepared {
+        let prepared = Prepared {
             statement: Arc::from(statement),
             params,
             binding: None,
             hint: crate::parse::max_execution_time_hint(sql),
-        });
-        Ok((id, params, columns))
+        };
+        Ok((prepared, columns))
     }
 
-    /// Runs prepared statement `id` with `params`.
-    pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<Response, SqlError> {
-        if let Some(prepared) = self.prepared(id) {
+    /// Runs `prepared`, the session's statement `id` (`None`: it has none of that id), with
+    /// `params`; with the binding the session is to keep for the statement's next
+    /// executions, if one was made.
+    fn execute_prepared(
+        &mut self,
+        id: u32,
+        prepared: Option<Prepared>,
+        params: &[Value],
+    ) -> (Result<Response, SqlError>, Option<Arc<Binding>>) {
+        if let Some(prepared) = &prepared {
             let running = crate::control::Running::Prepared(Arc::clone(&prepared.statement));
             self.control().busy(running, self.database());
         }
-        let response = self.execute_statement(id, params);
+        let mut made = None;
+        let response = self.execute_statement(id, prepared.as_ref(), params, &mut made);
         self.statement_done();
         if self.tracing()
-            && let Some(prepared) = self.prepared(id)
+            && let Some(prepared) = &prepared
         {
             self.finish_trace(|| prepared.statement.to_string());
         }
-        response
+        (response, made)
     }
 
-    fn execute_statement(&mut self, id: u32, params: &[Value]) -> Result<Response, SqlError> {
+    fn execute_statement(
+        &mut self,
+        id: u32,
+        prepared: Option<&Prepared>,
+        params: &[Value],
+        made: &mut Option<Arc<Binding>>,
+    ) -> Result<Response, SqlError> {
         self.start_statement()?;
-        self.forget_stale_bindings();
-        let prepared = self
-            .prepared(id)
-            .ok_or_else(|| SqlError::unknown_statement(id, "EXECUTE"))?;
+        let prepared = prepared.ok_or_else(|| SqlError::unknown_statement(id, "EXECUTE"))?;
         if params.len() != prepared.params {
             return Err(SqlError::new(
                 1210,
@@ -138,13 +163,13 @@ impl Session {
             self.limit_select(prepared.hint);
         }
         self.may_run(&prepared.statement)?;
-        let binding = match prepared.binding {
-            Some(b) if b.is_current(self) => b,
+        let binding = match &prepared.binding {
+            Some(b) if b.is_current(self) => Arc::clone(b),
             _ => match self.bind(&prepared.statement)? {
                 Some(b) => {
                     let b = Arc::new(b);
                     if !b.bound.volatile() {
-                        self.keep_binding(id, Arc::clone(&b));
+                        *made = Some(Arc::clone(&b));
                     }
                     b
                 }
@@ -240,7 +265,7 @@ impl Session {
         }
     }
 
-    /// [`Session::run`] of a statement that reads no system table.
+    /// [`Context::run`] of a statement that reads no system table.
     pub(crate) fn run_statement(
         &mut self,
         statement: &Statement,

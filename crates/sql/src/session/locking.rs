@@ -3,7 +3,7 @@
 
 use sqlparser::ast::{self, Statement};
 
-use super::{Response, Session};
+use super::{Context, Response};
 use crate::error::SqlError;
 use crate::table_locks::{not_locked, read_locked, tables_of};
 
@@ -19,7 +19,7 @@ pub(crate) struct Locked {
     pub(crate) write: bool,
 }
 
-impl Session {
+impl Context<'_> {
     /// LOCK TABLES: commits, gives back the locks the session held, then takes these (a
     /// table named twice is locked WRITE if either says so). Temporary tables need none.
     pub(crate) fn lock_tables(&mut self, tables: &[ast::LockTable]) -> Result<Response, SqlError> {
@@ -69,7 +69,7 @@ impl Session {
             &ids,
             (self.vars.settings.lock_wait_timeout, &stop),
         )?;
-        self.locked_tables = wanted;
+        *self.locked_tables = wanted;
         Ok(Response::done(0))
     }
 
@@ -80,7 +80,7 @@ impl Session {
     pub(crate) fn with_table_exclusive<T>(
         &mut self,
         table: waterline_txn::TableId,
-        f: impl FnOnce(&mut Session) -> Result<T, SqlError>,
+        f: impl FnOnce(&mut Context<'_>) -> Result<T, SqlError>,
     ) -> Result<T, SqlError> {
         if !self.locked_tables.is_empty() {
             return f(self);

@@ -4,18 +4,18 @@
 
 use sqlparser::ast::Statement;
 
-use super::Session;
+use super::Context;
 use crate::error::SqlError;
 use crate::names::split;
 
-impl Session {
+impl Context<'_> {
     /// The server's home database (see `names.rs`).
     pub(crate) fn home(&self) -> &str {
         self.shared().home()
     }
 
     /// The database a statement's tables are named from: the one in use, else the home
-    /// database (every table name is qualified by then: [`Session::qualify`]).
+    /// database (every table name is qualified by then: [`Context::qualify`]).
     pub(crate) fn catalog_database(&self) -> std::sync::Arc<str> {
         match self.database() {
             Some(db) => std::sync::Arc::clone(db),

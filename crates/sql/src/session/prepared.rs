@@ -6,7 +6,7 @@ use std::sync::Arc;
 use sqlparser::ast::Statement;
 use waterline_txn::Value;
 
-use super::{Response, Session};
+use super::{Context, Response, Session};
 use crate::error::SqlError;
 
 /// The session's prepared statements, by id.
@@ -51,7 +51,7 @@ pub(crate) trait Bound: std::fmt::Debug + Send + Sync {
     /// Runs `statement`, bound as `self`, with `params`.
     fn run(
         &self,
-        s: &mut Session,
+        s: &mut Context<'_>,
         statement: &Statement,
         params: &[Value],
     ) -> Result<Response, SqlError>;
@@ -68,7 +68,7 @@ pub(crate) struct Binding {
 
 impl Binding {
     /// Whether it still names what it named: the catalog and `s`'s database are the same.
-    pub(crate) fn is_current(&self, s: &Session) -> bool {
+    pub(crate) fn is_current(&self, s: &Context<'_>) -> bool {
         self.version == s.catalog_version() && self.database == s.vars.database
     }
 }
@@ -78,7 +78,7 @@ impl Session {
     /// handles, and a dropped table's rows live as long as its last handle. So a statement
     /// that is never run again keeps a dropped table only until its session's next statement.
     pub(crate) fn forget_stale_bindings(&mut self) {
-        let version = self.catalog_version();
+        let version = self.context().catalog_version();
         if version != self.prepared.checked {
             for p in self.prepared.by_id.values_mut() {
                 if p.binding.as_ref().is_some_and(|b| b.version != version) {

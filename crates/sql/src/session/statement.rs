@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use waterline_txn::{Interruption, TxnError};
 
-use super::{Response, Session};
+use super::{Context, Response};
 use crate::control::Watch;
 use crate::error::SqlError;
 
@@ -40,7 +40,7 @@ impl Current {
     }
 }
 
-impl Session {
+impl Context<'_> {
     /// A statement starts: counted, the clock unread, a `KILL QUERY` that came between
     /// statements forgotten. A killed connection runs nothing more (1053).
     pub(crate) fn start_statement(&mut self) -> Result<(), SqlError> {
@@ -104,7 +104,7 @@ impl Session {
 
 /// What the planner reads of the session while it evaluates a statement's expressions: the
 /// session-valued functions (`functions.rs`) and the time zone.
-impl waterline_planner::SessionValues for Session {
+impl waterline_planner::SessionValues for Context<'_> {
     fn value(
         &self,
         e: &sqlparser::ast::Expr,

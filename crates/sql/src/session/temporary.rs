@@ -15,7 +15,7 @@ pub(super) struct Temporary {
     pub(super) changes: u64,
 }
 
-impl Session {
+impl Context<'_> {
     /// The tables this session's statements name, and the version of that list: the
     /// engine's, with each of the session's temporary tables in place of a base table of
     /// its name.
@@ -34,7 +34,7 @@ impl Session {
         (version + self.temporary.changes, tables)
     }
 
-    /// The version of [`Session::tables`] (it moves whenever the list may have changed).
+    /// The version of [`Context::tables`] (it moves whenever the list may have changed).
     pub(crate) fn catalog_version(&self) -> u64 {
         self.shared.engine.catalog_version() + self.temporary.changes
     }

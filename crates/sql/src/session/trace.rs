@@ -9,7 +9,7 @@
 
 use waterline_planner::{Catalog, Plan, Planner};
 
-use super::Session;
+use super::Context;
 
 /// A session's trace: the running statement's lines and the last statement's.
 #[derive(Debug, Default)]
@@ -18,7 +18,7 @@ pub(crate) struct Traces {
     last: Option<(String, String)>,
 }
 
-impl Session {
+impl Context<'_> {
     /// Whether the optimizer trace is on (`optimizer_trace`'s `enabled`).
     pub(crate) fn tracing(&self) -> bool {
         self.vars.settings.optimizer_trace

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use waterline_txn::Transaction;
 
-use super::{Response, Session};
+use super::{Context, Response, Session};
 use crate::error::SqlError;
 
 /// The session's transaction, if one is open, and how it began.
@@ -34,6 +34,33 @@ impl Open {
 }
 
 impl Session {
+    /// BEGIN for async callers: ends the open transaction as BEGIN does (committing it),
+    /// then begins one, waiting for the engine's admission permit without blocking the
+    /// thread (BEGIN through [`Session::execute`] blocks it). A client that runs sessions as
+    /// tokio tasks needs this: a worker thread blocked waiting for a permit could be the
+    /// one the permit's holder needs to finish.
+    pub async fn begin_async(&mut self) -> Result<(), SqlError> {
+        self.context().begin_async().await
+    }
+}
+
+impl Context<'_> {
+    /// BEGIN for async callers ([`Session::begin_async`]).
+    async fn begin_async(&mut self) -> Result<(), SqlError> {
+        self.shared
+            .counters
+            .questions
+            .fetch_add(1, Ordering::Relaxed);
+        self.unlock_tables()?;
+        self.commit()?;
+        self.take_next_modes();
+        let trx = (self.shared.engine)
+            .begin_async(self.transaction.level.engine())
+            .await;
+        self.transaction.trx = Some(self.adopt(trx));
+        Ok(())
+    }
+
     /// Runs `f` as one statement of the session's transaction, opening one if none is open
     /// and committing it after if it is the statement's own (autocommit).
     pub(crate) fn with_trx<R>(
@@ -80,26 +107,6 @@ impl Session {
             }
         }
         result
-    }
-
-    /// BEGIN for async callers: ends the open transaction as BEGIN does (committing it),
-    /// then begins one, waiting for the engine's admission permit without blocking the
-    /// thread (BEGIN through [`Session::execute`] blocks it). A client that runs sessions as
-    /// tokio tasks needs this: a worker thread blocked waiting for a permit could be the
-    /// one the permit's holder needs to finish.
-    pub async fn begin_async(&mut self) -> Result<(), SqlError> {
-        self.shared
-            .counters
-            .questions
-            .fetch_add(1, Ordering::Relaxed);
-        self.unlock_tables()?;
-        self.commit()?;
-        self.take_next_modes();
-        let trx = (self.shared.engine)
-            .begin_async(self.transaction.level.engine())
-            .await;
-        self.transaction.trx = Some(self.adopt(trx));
-        Ok(())
     }
 
     /// Whether a plain SELECT now reads `FOR SHARE`: in a SERIALIZABLE transaction, open

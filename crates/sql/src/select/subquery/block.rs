@@ -23,7 +23,7 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{self, Expr as Ast, Query, TableFactor, Visitor};
 use waterline_txn::{Column, LockMode, TableSchema, Transaction};
 
-use super::context::{Context, Explaining, Kind};
+use super::blocks::{Blocks, Explaining, Kind};
 use super::resolve::Resolve;
 
 use super::correlated::{
@@ -35,7 +35,7 @@ use super::{joined, merge, semi};
 use crate::access::Derived;
 use crate::error::SqlError;
 use crate::select::{RowFilter, bind_in, explain_in, read_in, select_of, without_from};
-use crate::session::{Response, Session};
+use crate::session::{Context, Response};
 use waterline_planner::walk;
 
 /// How many SELECTs `q` holds, its own included.
@@ -108,8 +108,8 @@ pub(super) fn context<'a>(
     db: Option<&'a str>,
     outer: HashSet<String>,
     explain: Option<Explaining>,
-) -> Context<'a> {
-    Context {
+) -> Blocks<'a> {
+    Blocks {
         lock,
         db,
         outer,
@@ -123,9 +123,9 @@ pub(super) fn context<'a>(
 /// What block `q` (numbered `id`) returns, read in `trx`; `None` when `run` is false (the
 /// statement is explained and this is its outer block, which is planned, not read).
 pub(super) fn answer(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
-    st: &mut Context<'_>,
+    st: &mut Blocks<'_>,
     q: &Query,
     (id, kind): (usize, Kind),
     run: bool,
@@ -137,9 +137,9 @@ pub(super) fn answer(
 }
 
 fn answer_block(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
-    st: &mut Context<'_>,
+    st: &mut Blocks<'_>,
     q: &Query,
     (id, parent, kind): (usize, usize, Kind),
     run: bool,
@@ -261,7 +261,7 @@ fn answer_block(
     }
     let lock = bound.lock.or(st.lock);
     let first = correlated.first().map_or(id, |(id, _)| *id);
-    let mut filter = |s: &mut Session, trx: &mut Transaction, tables: &[_], rows| {
+    let mut filter = |s: &mut Context<'_>, trx: &mut Transaction, tables: &[_], rows| {
         let mut rows = match filters.is_empty() {
             true => rows,
             false => filter_rows(s, trx, st, (&filters, first), tables, rows)?,
@@ -285,9 +285,9 @@ fn answer_block(
 /// columns if given (the right side of an IN: 1241). EXPLAIN adds MySQL's `UNION RESULT`
 /// row. An ORDER BY or LIMIT on the whole UNION is not built (1235).
 fn answer_union(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
-    st: &mut Context<'_>,
+    st: &mut Blocks<'_>,
     q: &Query,
     (id, kind): (usize, Kind),
     width: Option<usize>,
@@ -337,9 +337,9 @@ type Numbers = Vec<(String, usize)>;
 /// `q` with each derived table of its FROM (numbered by `ids`) run and replaced by a table
 /// of its alias's name; their schemas and rows, and each alias with its number.
 fn materialize(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
-    st: &mut Context<'_>,
+    st: &mut Blocks<'_>,
     mut q: Query,
     ids: Vec<usize>,
 ) -> Result<(Query, Derived, Numbers), SqlError> {

@@ -29,11 +29,11 @@ use waterline_planner::value::truth;
 
 use waterline_txn::{Column, Row, TableSchema, Transaction, Value};
 
-use super::context::{Context, Kind};
+use super::blocks::{Blocks, Kind};
 use super::values::{column_type, constant};
 use super::{contains_subquery, factors, own_exprs};
 use crate::error::SqlError;
-use crate::session::{Response, ResultColumn, Session};
+use crate::session::{Context, Response, ResultColumn};
 use waterline_planner::walk;
 
 /// The name of the table of the values of a block's correlated select-list subqueries
@@ -154,9 +154,9 @@ pub(super) fn without_values(q: &Query) -> Query {
 /// select-list subqueries `items` (a row of [`VALUES`]); returns that table, its columns
 /// typed as the subqueries' results are.
 pub(super) fn item_values(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
-    st: &mut Context<'_>,
+    st: &mut Blocks<'_>,
     (items, id): (&Items, usize),
     tables: &[BoundTable],
     rows: &mut [Vec<Row>],
@@ -235,7 +235,7 @@ pub(super) fn item_values(
 /// `items` reads a column of the block without one value per group: as ONLY_FULL_GROUP_BY
 /// checks a select list, whatever the rows.
 fn check_grouped(
-    s: &Session,
+    s: &Context<'_>,
     tables: &[BoundTable],
     items: &Items,
     allowed: &[(usize, usize)],
@@ -325,9 +325,9 @@ pub(super) fn take_filters(q: &mut Query) -> Result<Vec<Ast>, SqlError> {
 
 /// The joined `rows` of a block over `tables` for which every one of `filters` is true.
 pub(super) fn filter_rows(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
-    st: &mut Context<'_>,
+    st: &mut Blocks<'_>,
     (filters, id): (&[Ast], usize),
     tables: &[BoundTable],
     rows: Vec<Vec<Row>>,
@@ -387,7 +387,7 @@ fn select_one() -> Query {
 
 /// `q` (a correlated subquery) with its references to the block's `tables` made `?`
 /// placeholders: what EXPLAIN plans it as (a value known only per row).
-pub(super) fn with_placeholders(s: &Session, q: &Query, tables: &[BoundTable]) -> Query {
+pub(super) fn with_placeholders(s: &Context<'_>, q: &Query, tables: &[BoundTable]) -> Query {
     let mut q = q.clone();
     let mut visitor = Substitute {
         s,
@@ -402,7 +402,7 @@ pub(super) fn with_placeholders(s: &Session, q: &Query, tables: &[BoundTable]) -
 /// `e` with each reference to a column of the block's `tables` (one no query inside `e`
 /// has a table for) replaced by `value(table, column)`.
 fn substitute(
-    s: &Session,
+    s: &Context<'_>,
     e: &Ast,
     tables: &[BoundTable],
     value: &dyn Fn(usize, usize) -> Ast,
@@ -419,7 +419,7 @@ fn substitute(
 }
 
 /// The column of the block's `tables` expression `e` names, if it is one.
-fn column_at(s: &Session, tables: &[BoundTable], e: &Ast) -> Option<(usize, usize)> {
+fn column_at(s: &Context<'_>, tables: &[BoundTable], e: &Ast) -> Option<(usize, usize)> {
     let resolver = Substitute {
         s,
         tables,
@@ -440,7 +440,7 @@ fn column_at(s: &Session, tables: &[BoundTable], e: &Ast) -> Option<(usize, usiz
 type Scope = Vec<(String, Option<Vec<String>>)>;
 
 struct Substitute<'a> {
-    s: &'a Session,
+    s: &'a Context<'a>,
     tables: &'a [BoundTable],
     value: &'a dyn Fn(usize, usize) -> Ast,
     /// The FROMs of the queries being visited, innermost last.

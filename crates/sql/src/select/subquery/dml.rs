@@ -20,12 +20,12 @@ use sqlparser::ast::{self, FromTable, Statement};
 use waterline_txn::{Isolation, LockMode, Value};
 
 use super::block::{answer, context};
-use super::context::{Context, Kind};
+use super::blocks::{Blocks, Kind};
 use super::resolve::resolve_statement;
 use super::{contains_subquery, factors, subquery_of, with_params};
 use crate::dml::{bind_delete, bind_update, delete_in, update_in};
 use crate::error::SqlError;
-use crate::session::{Bound, Response, Session};
+use crate::session::{Bound, Context, Response};
 use waterline_planner::walk;
 
 /// Whether UPDATE or DELETE `statement` has a subquery in an expression.
@@ -44,7 +44,7 @@ impl Bound for DmlWithSubqueries {
 
     fn run(
         &self,
-        s: &mut Session,
+        s: &mut Context<'_>,
         statement: &Statement,
         params: &[Value],
     ) -> Result<Response, SqlError> {
@@ -140,9 +140,9 @@ fn refuse_reading_target(statement: &Statement, target: &str) -> Result<(), SqlE
 /// A correlated UPDATE or DELETE on `target`: its rows found by a locking query, then
 /// changed one by one by primary key.
 fn per_row(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut waterline_txn::Transaction,
-    st: &mut Context<'_>,
+    st: &mut Blocks<'_>,
     statement: &Statement,
     target: &str,
 ) -> Result<Response, SqlError> {

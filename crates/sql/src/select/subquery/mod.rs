@@ -7,7 +7,7 @@
 //! MySQL numbers and names the blocks it does not merge or transform (`PRIMARY`,
 //! `SUBQUERY`, `DEPENDENT SUBQUERY`, `DERIVED`, `<derivedN>`). `block.rs` is the only file
 //! that answers blocks; what runs inside one (`resolve.rs`, `correlated.rs`, `semi.rs`)
-//! answers the blocks inside it through the statement's `Context` (`context.rs`).
+//! answers the blocks inside it through the statement's `Blocks` (`blocks.rs`).
 //!
 //! An `EXISTS` or `IN` subquery that is one of WHERE's conditions (or its negation) may
 //! instead become a semi-join (an anti-join) of the block: its tables join the block's, read
@@ -55,7 +55,7 @@ use sqlparser::ast::{self, Expr as Ast, SetExpr, Statement, TableFactor};
 use waterline_txn::{Column, LockMode, TableSchema, Transaction, Value};
 
 mod block;
-mod context;
+mod blocks;
 mod correlated;
 pub(crate) mod dml;
 mod joined;
@@ -67,13 +67,13 @@ mod semi;
 mod values;
 
 use block::{answer, context};
-use context::{Explaining, Kind};
+use blocks::{Explaining, Kind};
 use values::{column_type, constant, table_named};
 
 use super::{Explained, Format, select_of};
 use crate::access::Derived;
 use crate::error::SqlError;
-use crate::session::{Bound, Response, ResultColumn, Session};
+use crate::session::{Bound, Context, Response, ResultColumn};
 use waterline_planner::walk;
 
 /// The table factors of `select`'s FROM: each item's first table and those it joins, and
@@ -204,7 +204,7 @@ impl Bound for WithSubqueries {
 
     fn run(
         &self,
-        s: &mut Session,
+        s: &mut Context<'_>,
         statement: &Statement,
         params: &[Value],
     ) -> Result<Response, SqlError> {
@@ -212,7 +212,7 @@ impl Bound for WithSubqueries {
     }
 }
 
-fn run(s: &mut Session, q: &ast::Query, params: &[Value]) -> Result<Response, SqlError> {
+fn run(s: &mut Context<'_>, q: &ast::Query, params: &[Value]) -> Result<Response, SqlError> {
     let lock = s.serializable_read().then_some(LockMode::Shared);
     let mut answered = s.with_trx(|s, trx| read_in(s, trx, q, params, lock))?;
     if let Response::Rows { columns, .. } = &mut answered {
@@ -224,7 +224,7 @@ fn run(s: &mut Session, q: &ast::Query, params: &[Value]) -> Result<Response, Sq
 /// What query `q` (with subqueries, derived tables or CTEs) returns for `params`, read in
 /// `trx`, in `lock`'s mode if any: a statement's query (a SELECT, INSERT ... SELECT's).
 pub(crate) fn read_in(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
     q: &ast::Query,
     params: &[Value],
@@ -243,7 +243,7 @@ pub(crate) fn read_in(
 /// number, or the tree of each block with the blocks in it under it. The subqueries run (in
 /// the session's transaction), as the blocks around them are planned with what they return.
 pub(crate) fn explain(
-    s: &mut Session,
+    s: &mut Context<'_>,
     q: &ast::Query,
     params: &[Value],
     format: Format,
@@ -356,7 +356,7 @@ fn collect_aliases(q: &ast::Query, out: &mut Vec<String>) {
 
 /// Whether the unknown column of a 1054 `message` ("Unknown column 'x.y' in ...") names a
 /// table of the statement, or a column one of them has: the subquery refers outside itself.
-fn refers_outside(message: &str, outer: &HashSet<String>, s: &Session) -> bool {
+fn refers_outside(message: &str, outer: &HashSet<String>, s: &Context<'_>) -> bool {
     let Some(name) = message.split('\'').nth(1) else {
         return false;
     };
@@ -378,7 +378,7 @@ fn refers_outside(message: &str, outer: &HashSet<String>, s: &Session) -> bool {
 /// The columns a query with subqueries returns (COM_STMT_PREPARE), without running it:
 /// those of the query with each expression subquery as NULL and each derived table as an
 /// empty table of the columns its query describes, named as the query names them.
-pub(crate) fn describe(s: &mut Session, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
+pub(crate) fn describe(s: &mut Context<'_>, q: &ast::Query) -> Result<Vec<ResultColumn>, SqlError> {
     let mut stripped = super::cte::inline(q)?;
     let _ = walk::exprs_mut(&mut stripped, |e| {
         if matches!(

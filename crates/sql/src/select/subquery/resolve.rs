@@ -9,18 +9,18 @@ use sqlparser::ast::{self, Expr as Ast, Query, VisitorMut};
 use waterline_planner::walk;
 use waterline_txn::Transaction;
 
-use super::context::{Context, Kind};
+use super::blocks::{Blocks, Kind};
 use super::values::{in_list, scalar};
 use super::{refers_outside, subquery_of};
 use crate::error::SqlError;
-use crate::session::{Response, Session};
+use crate::session::{Context, Response};
 
 /// Replaces each subquery in an expression of UPDATE or DELETE `statement` with what it
 /// returns; the correlated ones it leaves, and returns.
 pub(super) fn resolve_statement(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
-    st: &mut Context<'_>,
+    st: &mut Blocks<'_>,
     statement: &mut ast::Statement,
 ) -> Result<Vec<(usize, Query)>, SqlError> {
     let mut resolve = Resolve::new(s, trx, st, Vec::new(), 0);
@@ -34,10 +34,10 @@ pub(super) fn resolve_statement(
 type Answered = (usize, Vec<Vec<waterline_txn::Value>>);
 
 /// Replaces each subquery in an expression of the block with what it returns.
-pub(super) struct Resolve<'b, 'a> {
-    pub(super) s: &'b mut Session,
+pub(super) struct Resolve<'b, 'a, 'c> {
+    pub(super) s: &'b mut Context<'c>,
     pub(super) trx: &'b mut Transaction,
-    pub(super) st: &'b mut Context<'a>,
+    pub(super) st: &'b mut Blocks<'a>,
     /// The subquery expressions to leave as they are (by address): the block's semi-join
     /// candidates, chosen for after the rest is known (`semi.rs`).
     pub(super) defer: Vec<*const Ast>,
@@ -55,16 +55,16 @@ pub(super) struct Resolve<'b, 'a> {
     pub(super) correlated: Vec<(usize, Query)>,
 }
 
-impl<'b, 'a> Resolve<'b, 'a> {
+impl<'b, 'a, 'c> Resolve<'b, 'a, 'c> {
     /// A resolver of the subqueries numbered `ids` (in the order of the text), standing in
     /// expressions at query depth `base` (1 in a query block, 0 in a lone expression).
     pub(super) fn new(
-        s: &'b mut Session,
+        s: &'b mut Context<'c>,
         trx: &'b mut Transaction,
-        st: &'b mut Context<'a>,
+        st: &'b mut Blocks<'a>,
         ids: Vec<usize>,
         base: usize,
-    ) -> Resolve<'b, 'a> {
+    ) -> Resolve<'b, 'a, 'c> {
         Resolve {
             s,
             trx,
@@ -131,7 +131,7 @@ impl<'b, 'a> Resolve<'b, 'a> {
     }
 }
 
-impl VisitorMut for Resolve<'_, '_> {
+impl VisitorMut for Resolve<'_, '_, '_> {
     type Break = SqlError;
 
     fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<SqlError> {

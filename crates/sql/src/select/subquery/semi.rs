@@ -27,17 +27,17 @@ pub(super) use waterline_planner::semijoin::take_conditions as take;
 use waterline_planner::semijoin::{Flattenable, and_all, flattenable, where_conjuncts};
 use waterline_txn::Transaction;
 
-use super::context::{Context, Kind};
+use super::blocks::{Blocks, Kind};
 use super::resolve::Resolve;
 use crate::access::{Derived, SchemaCatalog, TxnAccess};
 use crate::error::SqlError;
 use crate::select::bind_in;
-use crate::session::{Response, Session};
+use crate::session::{Context, Response};
 use waterline_planner::walk;
 
 /// The conditions of `q`'s WHERE that may become semi-joins, as the session's
 /// `optimizer_switch` allows.
-pub(super) fn candidates(s: &Session, st: &Context<'_>, q: &Query) -> Vec<Flattenable> {
+pub(super) fn candidates(s: &Context<'_>, st: &Blocks<'_>, q: &Query) -> Vec<Flattenable> {
     let Some(db) = st.db else {
         return Vec::new();
     };
@@ -81,9 +81,9 @@ pub(super) struct Chosen {
 /// it as a subquery; a condition made constants goes back into `q`'s WHERE.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn choose(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
-    st: &mut Context<'_>,
+    st: &mut Blocks<'_>,
     q: &mut Query,
     derived: &mut Derived,
     candidates: Vec<(usize, Flattenable, Ast)>,
@@ -168,9 +168,9 @@ pub(super) fn choose(
 /// types do not allow that (`materialization.rs`), puts them into `q`'s WHERE as an IN
 /// list. Whether it became a table; `None` if `cond` is not such an IN, and nothing ran.
 fn materialize(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
-    st: &mut Context<'_>,
+    st: &mut Blocks<'_>,
     q: &mut Query,
     derived: &mut Derived,
     (id, cond): (usize, &Ast),
@@ -226,9 +226,9 @@ fn materialize(
 
 /// The estimated cost of block `q` with `semis` flattened into it, planned but not read.
 fn cost(
-    s: &mut Session,
+    s: &mut Context<'_>,
     trx: &mut Transaction,
-    st: &Context<'_>,
+    st: &Blocks<'_>,
     q: &Query,
     derived: &Derived,
     semis: &[SemiJoin],

@@ -1,5 +1,5 @@
 //! What the blocks of one statement with subqueries share while they are answered: the
-//! [`Context`], EXPLAIN's rows or trees as they are made, and where each block stands.
+//! [`Blocks`], EXPLAIN's rows or trees as they are made, and where each block stands.
 
 use std::collections::HashSet;
 
@@ -9,10 +9,10 @@ use waterline_txn::{LockMode, Transaction};
 
 use crate::error::SqlError;
 use crate::select::{Explained, Format};
-use crate::session::{Response, Session};
+use crate::session::{Context, Response};
 
 /// What the blocks of one statement share.
-pub(super) struct Context<'a> {
+pub(super) struct Blocks<'a> {
     /// The mode of a locking read (SERIALIZABLE's FOR SHARE), if any.
     pub(super) lock: Option<LockMode>,
     /// The database in use.
@@ -31,14 +31,14 @@ pub(super) struct Context<'a> {
 }
 
 /// What block `q` (numbered, and of a kind) returns, read in the transaction; `None` when
-/// the bool (run) is false. Handed down in the [`Context`], so that what runs inside a block
+/// the bool (run) is false. Handed down in the [`Blocks`], so that what runs inside a block
 /// (its subqueries' resolution, a correlated subquery per row, a semi-join's
 /// materialization) answers the blocks inside it without naming `block.rs`, which calls it:
 /// the recursion is in one file.
 pub(super) type Answer = fn(
-    &mut Session,
-    &mut Transaction,
     &mut Context<'_>,
+    &mut Transaction,
+    &mut Blocks<'_>,
     &Query,
     (usize, Kind),
     bool,
@@ -47,9 +47,9 @@ pub(super) type Answer = fn(
 /// What a UNION of blocks returns, each SELECT with the given number of columns if one is
 /// given.
 pub(super) type AnswerUnion = fn(
-    &mut Session,
-    &mut Transaction,
     &mut Context<'_>,
+    &mut Transaction,
+    &mut Blocks<'_>,
     &Query,
     (usize, Kind),
     Option<usize>,
