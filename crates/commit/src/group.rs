@@ -50,6 +50,7 @@ use std::time::{Duration, Instant};
 
 use crate::record::{Lsn, MAX_PAYLOAD_BYTES, TrxTag};
 use crate::stats::{Counters, GroupCommitStats};
+use crate::sync::held::Held;
 use crate::sync::{CondMutex as Mutex, CondMutexGuard as MutexGuard, Condvar};
 use crate::wal::{FlushPolicy, Syncer, Wal, WalError, record_bytes};
 
@@ -298,7 +299,7 @@ impl<T> GroupCommit<T> {
     /// leads (then it waits like a follower) or it has published.
     fn lead(&self, me: &Waiter) -> Outcome {
         // Flush: write the group's records with one write.
-        let mut flush = self.flush.lock.lock();
+        let mut flush = Held::timed(self.flush.lock.lock(), &self.counters.stage_held[0]);
         let mut group = self.flush.fetch();
         self.counters.group(group.len());
         if let Err(error) = self
@@ -315,7 +316,7 @@ impl<T> GroupCommit<T> {
         }
 
         // Sync: one fdatasync for everything queued.
-        let sync = self.sync.lock.lock();
+        let sync = Held::timed(self.sync.lock.lock(), &self.counters.stage_held[1]);
         self.delay_for_more();
         let group = self.sync.fetch();
         if let Err(error) = self.sync_group(&group) {
@@ -329,7 +330,7 @@ impl<T> GroupCommit<T> {
         }
 
         // Commit: publish in order, then release every follower.
-        let mut commit = self.commit.lock.lock();
+        let mut commit = Held::timed(self.commit.lock.lock(), &self.counters.stage_held[2]);
         let mut group = self.commit.fetch();
         // A group before this one failed to publish after this one was synced: this one may
         // have built on it, so it fails too.

@@ -47,7 +47,7 @@ mod wal;
 
 pub use group::{CommitError, GroupCommit, GroupCommitConfig, Outcome, Publish, Wakeup, Written};
 pub use record::{Damage, HEADER_BYTES, Lsn, MAX_PAYLOAD_BYTES, Record, TrxTag};
-pub use stats::{GROUP_SIZE_BUCKETS, GroupCommitStats, WAKES_PER_FOLLOWER_BUCKETS};
+pub use stats::{GROUP_SIZE_BUCKETS, GroupCommitStats, STAGES, WAKES_PER_FOLLOWER_BUCKETS};
 pub use wal::{
     FlushPolicy, PREALLOCATE_BYTES, Scan, Syncer, Tail, Wal, WalConfig, WalError, record_bytes,
     scan,

@@ -39,6 +39,8 @@ pub(crate) struct Counters {
     wakeups: AtomicU64,
     wasted: AtomicU64,
     wakes_per_follower: [AtomicU64; WAKES_PER_FOLLOWER_BUCKETS.len()],
+    /// Nanoseconds each stage's latch was held (flush, sync, commit).
+    pub(crate) stage_held: [AtomicU64; 3],
 }
 
 impl Counters {
@@ -98,6 +100,7 @@ impl Counters {
             wakeups: get(&self.wakeups),
             wasted_wakeups: get(&self.wasted),
             wakes_per_follower: self.wakes_per_follower.each_ref().map(get),
+            stage_held_ns: self.stage_held.each_ref().map(get),
         }
     }
 }
@@ -131,7 +134,13 @@ pub struct GroupCommitStats {
     /// Followers by the wake-ups they needed; bucket `i` counts followers woken at most
     /// `WAKES_PER_FOLLOWER_BUCKETS[i]` times (bucket 0: released without sleeping).
     pub wakes_per_follower: [u64; WAKES_PER_FOLLOWER_BUCKETS.len()],
+    /// Nanoseconds the flush, sync and commit stages' latches were held (every hold
+    /// timed: a stage is taken once per group), in that order ([`STAGES`]).
+    pub stage_held_ns: [u64; 3],
 }
+
+/// The names of the stages, in the order of [`GroupCommitStats::stage_held_ns`].
+pub const STAGES: [&str; 3] = ["flush", "sync", "commit"];
 
 impl GroupCommitStats {
     /// The counts since `earlier`.
@@ -154,6 +163,9 @@ impl GroupCommitStats {
             wakeups: sub(self.wakeups, earlier.wakeups),
             wasted_wakeups: sub(self.wasted_wakeups, earlier.wasted_wakeups),
             wakes_per_follower: sub_all(&self.wakes_per_follower, &earlier.wakes_per_follower)
+                .try_into()
+                .unwrap_or_default(),
+            stage_held_ns: sub_all(&self.stage_held_ns, &earlier.stage_held_ns)
                 .try_into()
                 .unwrap_or_default(),
         }

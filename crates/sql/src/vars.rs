@@ -571,6 +571,22 @@ pub(crate) fn show_status(
             counter(Counter::RegistryLatchWaits),
         ),
         (
+            "Waterline_trx_sys_latch_held_ns".into(),
+            counter(Counter::TrxSysLatchHeldNs),
+        ),
+        (
+            "Waterline_registry_latch_held_ns".into(),
+            counter(Counter::RegistryLatchHeldNs),
+        ),
+        (
+            "Waterline_lock_table_latch".into(),
+            counter(Counter::LockTableLatch),
+        ),
+        (
+            "Waterline_lock_table_latch_held_ns".into(),
+            counter(Counter::LockTableLatchHeldNs),
+        ),
+        (
             "Waterline_rw_trx_begun".into(),
             counter(Counter::RwTrxBegun),
         ),
@@ -643,6 +659,9 @@ pub(crate) fn show_status(
             "Waterline_wasted_wakeups".into(),
             Value::Int(g.wasted_wakeups as i64),
         ));
+        for (stage, ns) in waterline_txn::COMMIT_STAGES.iter().zip(g.stage_held_ns) {
+            rows.push((format!("Waterline_gc_{stage}_held_ns"), int(ns)));
+        }
     }
     if let Some((taken, micros)) = s.shared().engine.checkpoint_stats() {
         rows.push(("Waterline_checkpoints".into(), int(taken)));

@@ -14,9 +14,12 @@
 //! that group commit's broadcast baseline is measured with, where parking_lot's would
 //! requeue the waiters on the mutex and wake one.
 //!
+//! [`held`] times how long latches are held, sampled, for the engine's statistics.
+//!
 //! The manual's chapter on how it is tested (the loom models): `docs/src/testing.md` in the repository (an mdBook:
 //! `mdbook serve docs`).
 
+pub mod held;
 pub mod wait;
 
 #[cfg(not(loom))]

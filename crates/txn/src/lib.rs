@@ -114,7 +114,8 @@ pub use waterline_types::{
 };
 // The engine's own paths to the vocabulary it shares with the planner.
 pub use waterline_commit::{
-    CommitError, FlushPolicy, GroupCommitConfig, GroupCommitStats, Lsn, Tail, Wakeup, WalError,
+    CommitError, FlushPolicy, GroupCommitConfig, GroupCommitStats, Lsn, STAGES as COMMIT_STAGES,
+    Tail, Wakeup, WalError,
 };
 pub use waterline_readview::{
     ActiveSetError, ConfigError as ReadViewConfigError, HybridLayout, SnapshotKind, TrxId,

@@ -98,6 +98,7 @@ use crate::error::{Interruption, TxnError};
 use crate::hash_index::{HashedMap, hash_of, shard_of};
 use crate::key::Key;
 use crate::stats::{Counter, Stats};
+use crate::sync::held::Held as HeldLatch;
 use crate::table_id::TableId;
 
 /// Lock modes.
@@ -361,6 +362,16 @@ impl LockManager {
         &self.shards[shard_of(hash, self.shards.len())]
     }
 
+    /// The latch of the shard of the locks whose [`lock_hash`] is `hash`, held (and its
+    /// holding timed, sampled).
+    fn latch(&self, hash: u64) -> HeldLatch<'_, MutexGuard<'_, HashedMap<LockKey, Lock>>> {
+        self.stats.incr(Counter::LockTableLatch);
+        HeldLatch::sampled(
+            self.shard(hash).locks.lock(),
+            self.stats.cell(Counter::LockTableLatchHeldNs),
+        )
+    }
+
     /// Grants the lock, waiting if needed. `Ok(true)` when newly taken (the caller records it
     /// for release), `Ok(false)` when the transaction held it already in this or a stronger
     /// mode. A gap lock is granted at once.
@@ -392,7 +403,7 @@ impl LockManager {
         hash: u64,
         insert: impl FnOnce(bool) -> Gapped,
     ) -> Option<Gapped> {
-        let mut locks = self.shard(hash).locks.lock();
+        let mut locks = self.latch(hash);
         let mut mine = false;
         if let Some(lock) = locks.get_mut(hash, key) {
             if lock.holders.iter().any(|&(t, _)| t != trx) {
@@ -407,7 +418,7 @@ impl LockManager {
     /// holds it, and says whether it ran: purge unlinks an entry this way, so that the gap
     /// below it never loses a lock by merging with the one above.
     pub(crate) fn unless_gap_held(&self, key: &LockKey, hash: u64, f: impl FnOnce()) -> bool {
-        let mut locks = self.shard(hash).locks.lock();
+        let mut locks = self.latch(hash);
         if locks
             .get_mut(hash, key)
             .is_some_and(|lock| !lock.holders.is_empty())
@@ -438,7 +449,7 @@ impl LockManager {
         } = request;
         let gap = key.1.is_gap();
         let intention = want == Want::Intention;
-        let mut locks = self.shard(hash).locks.lock();
+        let mut locks = self.latch(hash);
         // The common case, one hash probe and no clock read: nobody holds or awaits the lock,
         // or this transaction holds it already.
         match locks.get_mut(hash, &key) {
@@ -554,8 +565,10 @@ impl LockManager {
                     if let Some(boost) = &self.boost {
                         // Queued already, so a release meanwhile wakes us; system calls
                         // are not made under the shard's latch.
-                        MutexGuard::unlocked(&mut locks, || {
-                            boost.waiting_for(&blockers, &self.stats);
+                        locks.unlocked(|g| {
+                            MutexGuard::unlocked(g, || {
+                                boost.waiting_for(&blockers, &self.stats);
+                            })
                         });
                     }
                     waiter
@@ -565,16 +578,18 @@ impl LockManager {
                 // The holder is likely running on another CPU and about to end: waiting for
                 // it awake skips the sleep and the wake-up, each a trip through the kernel.
                 let until = deadline.min(Instant::now() + self.spin);
-                let woke = MutexGuard::unlocked(&mut locks, || {
-                    while !waiter.woken.load(Ordering::Acquire) {
-                        if Instant::now() >= until {
-                            return false;
+                let woke = locks.unlocked(|g| {
+                    MutexGuard::unlocked(g, || {
+                        while !waiter.woken.load(Ordering::Acquire) {
+                            if Instant::now() >= until {
+                                return false;
+                            }
+                            for _ in 0..64 {
+                                std::hint::spin_loop();
+                            }
                         }
-                        for _ in 0..64 {
-                            std::hint::spin_loop();
-                        }
-                    }
-                    true
+                        true
+                    })
                 });
                 if woke {
                     self.stats.incr(Counter::LockSpinGrants);
@@ -585,8 +600,10 @@ impl LockManager {
             // slice (hundreds of waiters waking every slice would count as running), and
             // outside the latch.
             if waiting.is_none() && crate::sync::wait::observed() {
-                waiting = Some(MutexGuard::unlocked(&mut locks, || {
-                    crate::sync::wait::begin(crate::sync::wait::Kind::RowLock)
+                waiting = Some(locks.unlocked(|g| {
+                    MutexGuard::unlocked(g, || {
+                        crate::sync::wait::begin(crate::sync::wait::Kind::RowLock)
+                    })
                 }));
             }
             // Under the latch again: a wake-up is either in the flag already or still to come.
@@ -595,7 +612,7 @@ impl LockManager {
                     Some(_) => deadline.min(Instant::now() + LOCK_WAIT_SLICE),
                     None => deadline,
                 };
-                waiter.condvar.wait_until(&mut locks, until);
+                locks.unlocked(|g| waiter.condvar.wait_until(g, until));
                 waiter.woken.store(false, Ordering::Relaxed);
             }
         };
@@ -621,7 +638,7 @@ impl LockManager {
     /// waiting: nobody else holds it or waits for it. An insert that finds its key free
     /// takes no lock-table entry (its uncommitted version locks the row implicitly).
     pub(crate) fn is_free_for(&self, trx: TrxId, key: &LockKey, hash: u64) -> bool {
-        let mut locks = self.shard(hash).locks.lock();
+        let mut locks = self.latch(hash);
         locks.get_mut(hash, key).is_none_or(|lock| {
             lock.waiters.is_empty() && lock.holders.iter().all(|&(t, _)| t == trx)
         })
@@ -731,7 +748,7 @@ impl LockManager {
     /// Releases every lock in `held` held by `trx`, waking the waiters that can go now.
     pub(crate) fn release_all(&self, trx: TrxId, held: &[Held]) {
         for (hash, key) in held {
-            let mut locks = self.shard(*hash).locks.lock();
+            let mut locks = self.latch(*hash);
             locks.update(*hash, key, |lock| {
                 lock.holders.retain(|&mut (t, _)| t != trx);
                 lock.wake_grantable(key.1.is_gap());

@@ -30,6 +30,7 @@ use crate::config::{EngineConfig, Isolation, ViewClose};
 use crate::error::TxnError;
 use crate::horizon::{ViewSlot, ViewSlots};
 use crate::stats::{Counter, Stats};
+use crate::sync::held::Held;
 use crate::sync::{Mutex, MutexGuard};
 
 /// The global active set, one variant per snapshot kind.
@@ -133,22 +134,24 @@ impl TrxSys {
 
     /// The trx-sys latch, counting the acquisitions that had to wait for it (the book's
     /// Fig 8-1 measures this latch's contention).
-    fn lock(&self) -> MutexGuard<'_, Latched> {
+    fn lock(&self) -> Held<'_, MutexGuard<'_, Latched>> {
         self.stats.incr(Counter::TrxSysLatch);
-        self.latch.try_lock().unwrap_or_else(|| {
+        let guard = self.latch.try_lock().unwrap_or_else(|| {
             self.stats.incr(Counter::TrxSysLatchWaits);
             self.latch.lock()
-        })
+        });
+        Held::sampled(guard, self.stats.cell(Counter::TrxSysLatchHeldNs))
     }
 
     /// The latch of `id`'s registry shard, held, counting the acquisitions that waited.
-    fn shard(&self, id: TrxId) -> parking_lot::MutexGuard<'_, HashMap<TrxId, TrxInfo>> {
+    fn shard(&self, id: TrxId) -> Held<'_, parking_lot::MutexGuard<'_, HashMap<TrxId, TrxInfo>>> {
         self.stats.incr(Counter::RegistryLatch);
         let shard = &self.registry[(id.get() % self.registry.len() as u64) as usize];
-        shard.try_lock().unwrap_or_else(|| {
+        let guard = shard.try_lock().unwrap_or_else(|| {
             self.stats.incr(Counter::RegistryLatchWaits);
             shard.lock()
-        })
+        });
+        Held::sampled(guard, self.stats.cell(Counter::RegistryLatchHeldNs))
     }
 
     /// The snapshot kind.
@@ -249,7 +252,7 @@ impl TrxSys {
             _ => {
                 let latched = self.lock();
                 let bytes = snapshot_into(&latched.active, view, creator);
-                slot.open_latched(latched.next_id.get(), &latched);
+                slot.open_latched(latched.next_id.get(), latched.guard());
                 bytes
             }
         };
