@@ -133,6 +133,17 @@ fn every_experiment_runs_quick_and_writes_what_its_summary_claims() {
         assert!(summary.starts_with(&format!("# {name}: ")), "{summary}");
         assert!(summary.contains("- Machine: "), "{summary}");
         assert!(summary.contains("every point passed"), "{summary}");
+        // The bound each configuration's latches imply, next to its throughput: computed
+        // for an in-process engine, said to be missing for a server's.
+        assert!(
+            summary.contains("The lowest ceiling a latch sets")
+                && (summary.contains(" txn/s (trx-sys, ")
+                    || summary.contains(" txn/s (flush, ")
+                    || summary.contains(" txn/s (sync, ")
+                    || summary.contains(" txn/s (commit, ")
+                    || summary.contains("not measured (no in-process engine)")),
+            "{name}: no latch ceiling: {summary}"
+        );
         let columns = header(&exp.join("results.csv"));
         for used in used_columns(&summary) {
             assert!(

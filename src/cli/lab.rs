@@ -714,6 +714,50 @@ fn summary(
         }
         out.push('\n');
     }
+    // What bounds each configuration on any machine: the latch whose time held per
+    // transaction caps throughput lowest, next to the throughput measured here.
+    let _ = write!(
+        out,
+        "\nThe lowest ceiling a latch sets, by configuration, next to the throughput \
+         measured. {}\n\n| clients |",
+        waterline::tpcc::LATCH_NOTE
+    );
+    for c in &configs {
+        let _ = write!(
+            out,
+            " {c}: txn/s | {c}: lowest ceiling | {c}: trx-sys ns/txn |"
+        );
+    }
+    let _ = writeln!(out, "\n|{}", "---|".repeat(1 + 3 * configs.len()));
+    for &n in &clients {
+        let _ = write!(out, "| {n} |");
+        for c in &configs {
+            let Some(p) = find(c, n) else {
+                out.push_str(" - | - | - |");
+                continue;
+            };
+            let ceiling = p.tightest_latch().map_or_else(
+                || "not measured (no in-process engine)".to_owned(),
+                |l| {
+                    format!(
+                        "{} ({}, {:.0} ns/txn)",
+                        waterline::tpcc::txn_rate(l.ceiling().unwrap_or(0.0)),
+                        l.latch,
+                        l.ns_per_commit
+                    )
+                },
+            );
+            let trx_sys = (p.latches().iter())
+                .find(|l| l.latch == "trx-sys")
+                .map_or_else(|| "-".to_owned(), |l| format!("{:.0}", l.ns_per_commit));
+            let _ = write!(
+                out,
+                " {:.0} | {ceiling} | {trx_sys} |",
+                p.measurement.txn_per_sec()
+            );
+        }
+        out.push('\n');
+    }
     let headline = match &best_ratio {
         Some((r, c, n)) => format!(
             "largest ratio {r:.2}x ({c} vs {} at {n} clients)",

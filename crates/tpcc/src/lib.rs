@@ -53,7 +53,9 @@ pub use backend::{BackendKind, Settings, Target};
 pub use driver::{DriverOptions, Limit, Measurement, OnThreadStart, Runtime};
 pub use host::Host;
 pub use process::transparent_huge_pages;
-pub use report::{BuildProfile, Machine, Point, Report, RunInfo, Topology};
+pub use report::{
+    BuildProfile, LATCH_NOTE, LatchHold, Machine, Point, Report, RunInfo, Topology, txn_rate,
+};
 pub use run::{run_point, run_point_on};
 pub use schema::Scale;
 

@@ -157,6 +157,68 @@ impl Point {
         })
     }
 
+    /// The time held inside each latch the engine's transactions share, per committed
+    /// transaction, over the point (in-process backends; empty without a commit).
+    pub fn latches(&self) -> Vec<LatchHold> {
+        let mut out = Vec::new();
+        if let Some(stats) = &self.stats {
+            let commits = stats.get(Counter::Commits);
+            let mut add = |latch, shards, acquired: u64, held: u64| {
+                if commits > 0 && acquired > 0 {
+                    out.push(LatchHold {
+                        latch,
+                        shards,
+                        ns_per_commit: held as f64 / commits as f64,
+                        acquisitions_per_commit: acquired as f64 / commits as f64,
+                    });
+                }
+            };
+            add(
+                "trx-sys",
+                false,
+                stats.get(Counter::TrxSysLatch),
+                stats.get(Counter::TrxSysLatchHeldNs),
+            );
+            add(
+                "registry",
+                true,
+                stats.get(Counter::RegistryLatch),
+                stats.get(Counter::RegistryLatchHeldNs),
+            );
+            add(
+                "lock table",
+                true,
+                stats.get(Counter::LockTableLatch),
+                stats.get(Counter::LockTableLatchHeldNs),
+            );
+        }
+        if let Some(c) = &self.commit
+            && c.commits > 0
+        {
+            for (stage, held) in waterline_txn::COMMIT_STAGES.iter().zip(c.stage_held_ns) {
+                out.push(LatchHold {
+                    latch: stage,
+                    shards: false,
+                    ns_per_commit: held as f64 / c.commits as f64,
+                    acquisitions_per_commit: c.groups as f64 / c.commits as f64,
+                });
+            }
+        }
+        out
+    }
+
+    /// The latch of [`Point::latches`] whose ceiling is lowest, if one has a ceiling.
+    pub fn tightest_latch(&self) -> Option<LatchHold> {
+        self.latches()
+            .into_iter()
+            .filter(|l| l.ceiling().is_some())
+            .min_by(|a, b| {
+                a.ceiling()
+                    .partial_cmp(&b.ceiling())
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
+    }
+
     fn consistency(&self) -> Json {
         if self.violations.is_empty() {
             json!("ok")
@@ -165,6 +227,71 @@ impl Point {
         }
     }
 }
+
+/// How long one latch the engine's transactions share was held, per committed transaction
+/// (see [`Point::latches`]): the trx-sys latch, the registry's and the lock table's shards
+/// (sampled, one hold in `waterline_sync::held::SAMPLE_EVERY`), and the group-commit
+/// stages (every hold).
+#[derive(Clone, Copy, Debug)]
+pub struct LatchHold {
+    /// The latch: `trx-sys`, `registry`, `lock table`, or a group-commit stage (`flush`,
+    /// `sync`, `commit`).
+    pub latch: &'static str,
+    /// One of many shards (the registry's, the lock table's): the time is spread over them,
+    /// so it implies no single ceiling.
+    pub shards: bool,
+    /// Nanoseconds held per committed transaction.
+    pub ns_per_commit: f64,
+    /// Acquisitions per committed transaction (a group-commit stage: groups per commit).
+    pub acquisitions_per_commit: f64,
+}
+
+impl LatchHold {
+    /// The most transactions per second the latch lets through on any number of cores:
+    /// 1e9 / the nanoseconds it is held per transaction. A bound computed from a
+    /// measurement, not a measurement of a larger machine; `None` for a sharded latch.
+    pub fn ceiling(&self) -> Option<f64> {
+        (!self.shards && self.ns_per_commit > 0.0).then(|| 1e9 / self.ns_per_commit)
+    }
+
+    /// Nanoseconds per acquisition.
+    pub fn ns_per_acquisition(&self) -> f64 {
+        self.ns_per_commit / self.acquisitions_per_commit
+    }
+
+    /// "trx-sys 412 ns/txn (38 ns x 10.8), ceiling 2.43M txn/s", as the summaries say it.
+    pub fn describe(&self) -> String {
+        let mut out = format!(
+            "{} {:.0} ns/txn ({:.0} ns x {:.2})",
+            self.latch,
+            self.ns_per_commit,
+            self.ns_per_acquisition(),
+            self.acquisitions_per_commit
+        );
+        match self.ceiling() {
+            Some(c) => out.push_str(&format!(", ceiling {}", txn_rate(c))),
+            None => out.push_str(", sharded"),
+        }
+        out
+    }
+}
+
+/// A rate of transactions per second, in thousands or millions.
+pub fn txn_rate(per_sec: f64) -> String {
+    if per_sec >= 1e6 {
+        format!("{:.2}M txn/s", per_sec / 1e6)
+    } else {
+        format!("{:.0}k txn/s", per_sec / 1e3)
+    }
+}
+
+/// The summary's paragraph on what [`Point::latches`] are, for a report that has them.
+pub const LATCH_NOTE: &str = "Time held inside each latch the transactions share, per \
+committed transaction (the trx-sys latch and the registry's and lock table's shards sampled one \
+hold in 32, the group-commit stages every hold), and the most transactions per second a latch \
+held that long lets through on any number of cores (1e9 / ns): a bound computed from this \
+measurement, not a measurement of a larger machine. A sharded latch spreads its time over its \
+shards and implies no single bound.";
 
 /// What the process spent per transaction (see [`crate::process::Spent`]).
 #[derive(Clone, Copy, Debug)]
@@ -724,6 +851,21 @@ impl Report {
                 let _ = writeln!(out, "    error: {e}");
             }
         }
+        if self.points.iter().any(|p| !p.latches().is_empty()) {
+            let _ = writeln!(out, "{LATCH_NOTE}");
+            for p in &self.points {
+                let latches: Vec<String> = p.latches().iter().map(LatchHold::describe).collect();
+                if !latches.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "  {} {} clients: {}",
+                        label(p),
+                        p.clients,
+                        latches.join("; ")
+                    );
+                }
+            }
+        }
         // Over mysql:// the columns are the server's, which a reader might take for the
         // driver's.
         if self
@@ -774,7 +916,7 @@ impl Report {
 }
 
 /// The group-commit columns of the CSV (empty for a point without a pipeline).
-pub const COMMIT_COLUMNS: [&str; 8] = [
+pub const COMMIT_COLUMNS: [&str; 11] = [
     "gc_commits",
     "gc_groups",
     "gc_fsyncs",
@@ -783,6 +925,9 @@ pub const COMMIT_COLUMNS: [&str; 8] = [
     "gc_wakeups",
     "gc_wasted_wakeups",
     "gc_wake_efficiency",
+    "gc_flush_held_ns",
+    "gc_sync_held_ns",
+    "gc_commit_held_ns",
 ];
 
 /// Wake-up efficiency (book 8.1.2): useful wake-ups / wake-ups; `None` (n/a in the CSV,
@@ -791,7 +936,7 @@ pub fn wake_efficiency(c: &GroupCommitStats) -> Option<f64> {
     (c.wakeups > 0).then(|| (c.wakeups - c.wasted_wakeups) as f64 / c.wakeups as f64)
 }
 
-fn commit_values(c: &GroupCommitStats) -> [String; 8] {
+fn commit_values(c: &GroupCommitStats) -> [String; 11] {
     [
         c.commits.to_string(),
         c.groups.to_string(),
@@ -801,6 +946,9 @@ fn commit_values(c: &GroupCommitStats) -> [String; 8] {
         c.wakeups.to_string(),
         c.wasted_wakeups.to_string(),
         wake_efficiency(c).map_or_else(|| "n/a".into(), |e| format!("{e:.4}")),
+        c.stage_held_ns[0].to_string(),
+        c.stage_held_ns[1].to_string(),
+        c.stage_held_ns[2].to_string(),
     ]
 }
 
@@ -816,6 +964,11 @@ fn commit_json(c: &GroupCommitStats) -> Json {
         "wasted_wakeups": c.wasted_wakeups,
         "wake_efficiency": wake_efficiency(c),
         "wakes_per_follower": c.wakes_per_follower,
+        "stage_held_ns": {
+            "flush": c.stage_held_ns[0],
+            "sync": c.stage_held_ns[1],
+            "commit": c.stage_held_ns[2],
+        },
     })
 }
 
