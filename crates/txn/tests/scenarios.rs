@@ -463,9 +463,12 @@ impl goldenscript::Runner for Runner {
 }
 
 /// The `[stats]` tag's line: the engine counters a command moved (those that depend on
-/// timing, spinning and priority boosts, left out).
+/// timing, spinning and priority boosts, and the sampled times latches were held, left out).
 fn stats_line(moved: &StatsSnapshot) -> String {
     let timing = [
+        Counter::TrxSysLatchHeldNs,
+        Counter::RegistryLatchHeldNs,
+        Counter::LockTableLatchHeldNs,
         Counter::LockSpinGrants,
         Counter::LockBoosts,
         Counter::LockBoostsDenied,
