@@ -1059,10 +1059,14 @@ fn summary(args: &CompareArgs, runs: &[Run]) -> String {
 fn describe_side(workload: Workload, side: &Side, server: Option<&Server>) -> String {
     match (server, side) {
         (Some(server), _) => format!("{}; it reported {}", server.described, server.reported),
-        // A bench binary says nothing of its build: its name is cargo's hash of it.
-        (None, Side::Binary(binary)) if workload == Workload::Bench => {
-            format!("`{}` (a criterion bench binary)", binary.display())
-        }
+        // A bench binary says nothing of its build: its name is cargo's hash of it. The
+        // report says so rather than leave the profile out in silence.
+        (None, Side::Binary(binary)) if workload == Workload::Bench => format!(
+            "`{}` (a criterion bench binary; build profile not recorded: a bench binary \
+             cannot say it, and `cargo bench` builds the `bench` profile, which inherits \
+             `measure`, unless told otherwise)",
+            binary.display()
+        ),
         (None, Side::Binary(binary)) => {
             format!("`{}` ({})", binary.display(), describe_binary(binary))
         }

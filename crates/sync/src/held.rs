@@ -76,7 +76,6 @@ impl HoldClock {
 pub struct Held<'a, G> {
     guard: G,
     clock: HoldClock,
-    every: bool,
     into: &'a AtomicU64,
 }
 
@@ -87,7 +86,6 @@ impl<'a, G> Held<'a, G> {
         Held {
             guard,
             clock: HoldClock::start(),
-            every: false,
             into,
         }
     }
@@ -99,7 +97,6 @@ impl<'a, G> Held<'a, G> {
         Held {
             guard,
             clock: HoldClock::always(),
-            every: true,
             into,
         }
     }
@@ -114,7 +111,8 @@ impl<'a, G> Held<'a, G> {
     pub fn unlocked<R>(&mut self, f: impl FnOnce(&mut G) -> R) -> R {
         self.count();
         let r = f(&mut self.guard);
-        self.clock = if self.every {
+        // The same kind of clock again: a timed hold's weight is 1.
+        self.clock = if self.clock.1 == 1 {
             HoldClock::always()
         } else {
             HoldClock::start()
